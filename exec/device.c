@@ -1,0 +1,59 @@
+/* device.c — discovery of the processing elements at start-up.  Device 0 is
+ * the host CPU: its model name, the x86-64 micro-architecture level the code
+ * generators may target (x86-64-v2/v3/v4, detected with
+ * __builtin_cpu_supports), memory and hardware threads.  CUDA devices come
+ * with the CUDA executor. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "device.h"
+
+static void cpu_model_name(char *out, size_t n)
+{
+    snprintf(out, n, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0) continue;
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        colon++;
+        while (*colon == ' ' || *colon == '\t') colon++;
+        colon[strcspn(colon, "\n")] = 0;
+        snprintf(out, n, "%s", colon);
+        break;
+    }
+    fclose(f);
+}
+
+static const char *isa_level(void)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    bool v2 = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt") &&
+              __builtin_cpu_supports("ssse3");
+    bool v3 = v2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+              __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx");
+    bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+              __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+              __builtin_cpu_supports("avx512vl");
+    return v4 ? "x86-64-v4" : v3 ? "x86-64-v3" : v2 ? "x86-64-v2" : "x86-64";
+#else
+    return "generic";
+#endif
+}
+
+void pe_detect_cpu(pe_device_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = PE_DEVICE_CPU;
+    cpu_model_name(out->name, sizeof out->name);
+    snprintf(out->arch, sizeof out->arch, "%s", isa_level());
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    out->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    out->cores = cores > 0 ? (int)cores : 1;
+}

@@ -1,0 +1,29 @@
+/* executor.h — the interface every executor implements (the reference
+ * interpreter now; the CPU JIT and CUDA executors later).  The C-scheduler
+ * hands an executor a batch of work-queue entries in queue order; the
+ * executor makes every live COMPUTE entry's port READY or INVALID. */
+#ifndef PE_EXEC_EXECUTOR_H
+#define PE_EXEC_EXECUTOR_H
+
+#include <stddef.h>
+
+#include "../jit/runtime.h"
+
+struct pe_executor {
+    const char *name;
+    /* Inputs of each COMPUTE entry are READY or INVALID, or computed earlier in
+     * the same batch.  Returns the number of ports it computed. */
+    size_t (*run)(pe_executor *ex, const pe_entry *entries, size_t n);
+};
+
+extern pe_executor pe_interp_executor;
+
+/* Gives a uniform constant a buffer holding its value (for pe_map); false
+ * when out of memory. */
+bool pe_interp_materialise(pe_port *p);
+
+/* True if nothing can observe the port any more: no application reference,
+ * no pending consumer, no map view; only its own COMPUTE entry holds it. */
+static inline bool pe_port_is_dead(const pe_port *p) { return p->refs_app == 0 && p->refs_int <= 1 && p->maps == 0; }
+
+#endif

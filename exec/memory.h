@@ -1,0 +1,13 @@
+/* memory.h — host buffers for array values: aligned allocation with
+ * accounting (pe_stats.live_bytes). */
+#ifndef PE_EXEC_MEMORY_H
+#define PE_EXEC_MEMORY_H
+#include <stddef.h>
+
+/* 64-byte aligned, at least one byte; NULL when out of memory. */
+void *pe_mem_alloc(size_t bytes);
+void pe_mem_free(void *p, size_t bytes);
+/* Accounts for a buffer the application handed over (pe_adopt). */
+void pe_mem_account(long long delta);
+
+#endif

@@ -1,0 +1,436 @@
+/* pe.h — the public C API of PE, the progressive-evaluation array runtime.
+ *
+ * This header implements the contract of the design repository's spec/api.md.
+ * Every operation is a macro that records its call site (PE_HERE) and calls a
+ * real function pe_<name>_at(const pe_site *site, ...); bindings for other
+ * languages call the _at functions with site == NULL.  Nothing is computed
+ * when an operation is called: PE records the request and computes it when a
+ * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
+ *
+ * Not yet in this version (later work, not declared here so that nothing
+ * unfinished links): random numbers, intrinsics (matmul, fft, lu, conv, spmv),
+ * complex dtypes (PE_C64/PE_C128 are reserved and rejected), PE_MACRO,
+ * pe_peek and pe_reference.
+ *
+ * Threading: one application thread calls the API at a time.
+ */
+#ifndef PE_H
+#define PE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* libpe is built with hidden visibility; what this header declares is its ABI. */
+#pragma GCC visibility push(default)
+
+#define PE_VERSION_STRING "0.1.0"
+#define PE_MAX_RANK 4 /* shapes are int64_t, row-major */
+
+/* ---------------------------------------------------------------- types */
+
+typedef enum { PE_F32, PE_F64, PE_I32, PE_BOOL, PE_C64, PE_C128 } pe_dtype; /* complex: reserved */
+
+typedef struct { uint64_t h; } pe_array; /* opaque handle; (pe_array){0} is "no array" */
+typedef struct { uint64_t h; } pe_rng;
+typedef struct { uint32_t depth; } pe_scope;
+
+/* A call site.  PE_HERE makes one static object per call site, so each site
+ * has one stable address; `rt` belongs to the runtime (it caches the site id). */
+typedef struct pe_site {
+    const char *file;
+    int line;
+    const char *func;
+    void *rt;
+} pe_site;
+
+#define PE_HERE                                                                  \
+    __extension__({                                                              \
+        static pe_site pe__here_site = {__FILE__, __LINE__, __func__, 0};        \
+        &pe__here_site;                                                          \
+    })
+
+/* --------------------------------------------------------------- errors */
+
+typedef enum {
+    PE_OK = 0,
+    PE_E_ARG = -1,     /* bad argument, API misuse (also: call before pe_init) */
+    PE_E_SHAPE = -2,   /* shapes do not broadcast / do not fit */
+    PE_E_TYPE = -3,    /* dtype not allowed here */
+    PE_E_HANDLE = -4,  /* null, stale, released or foreign handle; double release */
+    PE_E_NOMEM = -5,   /* out of memory */
+    PE_E_DEVICE = -6,  /* no such device / device failure */
+    PE_E_COMPILE = -7, /* kernel compilation failed */
+    PE_E_INVALID = -8, /* read of an invalid array (an earlier operation failed) */
+    PE_E_MACRO = -9,
+    PE_E_CHECK = -10,
+    PE_E_IO = -11
+} pe_status;
+
+/* `message` is the whole diagnostic, "FILE:LINE: FUNC: text", where FILE, LINE
+ * and FUNC are the user's call site (the same values as the fields).  The
+ * default handler prints "pe: " followed by the message and aborts. */
+typedef struct {
+    pe_status code;
+    const char *message;
+    const char *file;
+    int line;
+    const char *func;
+} pe_error;
+
+typedef int (*pe_error_handler)(const pe_error *e, void *user); /* nonzero: handled, continue */
+void pe_push_error_handler(pe_error_handler h, void *user);
+void pe_pop_error_handler(void);
+const pe_error *pe_last_error(void); /* NULL before any error */
+const char *pe_status_name(pe_status code);
+
+/* ---------------------------------------------- lifecycle, configuration */
+
+typedef enum { PE_LOG_ERROR, PE_LOG_WARN, PE_LOG_INFO, PE_LOG_DEBUG } pe_log_level;
+
+/* Zero fields mean "default, or the PE_* environment variable". */
+typedef struct pe_config {
+    int device;               /* 0: auto; otherwise PE_DEVICE numbering + 1 (1 = CPU) */
+    int threads;              /* PE_THREADS */
+    const char *cache_dir;    /* PE_CACHE_DIR */
+    int trace_cache_entries;  /* PE_TRACE_CACHE (negative: off) */
+    const char *profile;      /* PE_PROFILE */
+    int log_level;            /* PE_LOG, as pe_log_level + 1 (0: default warn) */
+    int64_t queue_limit;      /* work-queue entries before an automatic flush (PE_QUEUE_LIMIT) */
+} pe_config;
+
+int pe_init(const pe_config *cfg); /* NULL: defaults, then PE_* environment; PE_OK or a pe_status */
+void pe_shutdown(void);            /* flushes, waits, frees everything */
+const char *pe_version(void);
+
+typedef enum { PE_DEVICE_CPU = 0, PE_DEVICE_CUDA = 1 } pe_device_kind;
+typedef struct {
+    pe_device_kind kind;
+    char name[128];
+    char arch[32];         /* "x86-64-v3", "sm_90", ... */
+    uint64_t memory_bytes;
+    int cores;             /* CPU: hardware threads; CUDA: SMs */
+} pe_device_info;
+
+int pe_device_count(void);                       /* CPU is device 0; CUDA devices follow */
+int pe_device_info_get(int dev, pe_device_info *out);
+#define pe_device_info(dev, out) pe_device_info_get((dev), (out))
+int pe_set_device(int dev);                      /* preferred device for following work; -1 = automatic */
+
+/* Counters of the runtime, for tests and tools. */
+typedef struct {
+    uint64_t ops_recorded;   /* operation requests made */
+    uint64_t ops_folded;     /* requests answered at record time (constant folding, strength reduction) */
+    uint64_t ops_executed;   /* ports computed by an executor */
+    uint64_t flushes;        /* times the work queue was processed */
+    int64_t queued;          /* work-queue entries waiting now */
+    int64_t live_arrays;     /* ports alive (referenced by the application or by pending work) */
+    int64_t live_bytes;      /* host bytes held by array buffers */
+} pe_stats;
+void pe_get_stats(pe_stats *out);
+
+/* -------------------------------------------- creation and data movement */
+
+pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, const void *data);
+pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, void *data,
+                     void (*free_fn)(void *data, void *ctx), void *ctx);
+pe_array pe_f32_1d_at(const pe_site *s, const float *data, int64_t n);
+pe_array pe_f64_1d_at(const pe_site *s, const double *data, int64_t n);
+pe_array pe_f32_2d_at(const pe_site *s, const float *data, int64_t rows, int64_t cols);
+pe_array pe_f64_2d_at(const pe_site *s, const double *data, int64_t rows, int64_t cols);
+pe_array pe_scalar_at(const pe_site *s, pe_dtype t, double v);
+pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double v);
+pe_array pe_index_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, int axis);
+pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n);
+
+#define pe_from_host(t, rank, shape, data) pe_from_host_at(PE_HERE, (t), (rank), (shape), (data))
+#define pe_adopt(t, rank, shape, data, free_fn, ctx) \
+    pe_adopt_at(PE_HERE, (t), (rank), (shape), (data), (free_fn), (ctx))
+#define pe_f32_1d(data, n) pe_f32_1d_at(PE_HERE, (data), (n))
+#define pe_f64_1d(data, n) pe_f64_1d_at(PE_HERE, (data), (n))
+#define pe_f32_2d(data, r, c) pe_f32_2d_at(PE_HERE, (data), (r), (c))
+#define pe_f64_2d(data, r, c) pe_f64_2d_at(PE_HERE, (data), (r), (c))
+#define pe_scalar(t, v) pe_scalar_at(PE_HERE, (t), (v))
+#define pe_fill(t, rank, shape, v) pe_fill_at(PE_HERE, (t), (rank), (shape), (v))
+#define pe_index(t, rank, shape, axis) pe_index_at(PE_HERE, (t), (rank), (shape), (axis))
+#define pe_identity(t, n) pe_identity_at(PE_HERE, (t), (n))
+
+/* Reads wait for the value.  pe_read copies numel * element-size bytes and
+ * needs dst_bytes to be exactly that; PE_BOOL elements are one byte (0 or 1). */
+int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
+int pe_read_f32_at(const pe_site *s, pe_array a, float *v);   /* 1-element arrays, any dtype */
+int pe_read_f64_at(const pe_site *s, pe_array a, double *v);
+const void *pe_map_at(const pe_site *s, pe_array a);          /* read-only host view until pe_unmap */
+void pe_unmap_at(const pe_site *s, pe_array a);
+#define pe_read(a, dst, n) pe_read_at(PE_HERE, (a), (dst), (n))
+#define pe_read_f32(a, v) pe_read_f32_at(PE_HERE, (a), (v))
+#define pe_read_f64(a, v) pe_read_f64_at(PE_HERE, (a), (v))
+#define pe_map(a) pe_map_at(PE_HERE, (a))
+#define pe_unmap(a) pe_unmap_at(PE_HERE, (a))
+
+/* Queries answer at once (shapes are known when an operation is recorded). */
+pe_dtype pe_dtype_of_at(const pe_site *s, pe_array a);
+int pe_rank_at(const pe_site *s, pe_array a);
+int64_t pe_dim_at(const pe_site *s, pe_array a, int axis);
+int64_t pe_numel_at(const pe_site *s, pe_array a);
+#define pe_dtype_of(a) pe_dtype_of_at(PE_HERE, (a))
+#define pe_rank(a) pe_rank_at(PE_HERE, (a))
+#define pe_dim(a, axis) pe_dim_at(PE_HERE, (a), (axis))
+#define pe_numel(a) pe_numel_at(PE_HERE, (a))
+int pe_is_valid(pe_array a); /* 1: a live, valid array; 0 otherwise (no error raised) */
+
+/* ------------------------------------------------------------- lifetime */
+
+pe_array pe_retain_at(const pe_site *s, pe_array a);   /* another reference (the same handle value) */
+void pe_release_at(const pe_site *s, pe_array a);
+pe_scope pe_scope_begin_at(const pe_site *s);
+void pe_scope_end_at(const pe_site *s, pe_scope sc);    /* releases arrays created in the scope, not kept */
+pe_array pe_keep_at(const pe_site *s, pe_array a);     /* moves a to the enclosing scope */
+#define pe_retain(a) pe_retain_at(PE_HERE, (a))
+#define pe_release(a) pe_release_at(PE_HERE, (a))
+#define pe_scope_begin() pe_scope_begin_at(PE_HERE)
+#define pe_scope_end(sc) pe_scope_end_at(PE_HERE, (sc))
+#define pe_keep(a) pe_keep_at(PE_HERE, (a))
+
+/* ------------------------------------------------ element-wise operations
+ *
+ * Operands may be pe_array or a C scalar (float, double, or an integer type),
+ * which _Generic wraps as a "weak" 0-d constant: it takes the type of the
+ * array operand of the same kind (a double with an f32 array stays f32), and
+ * a floating scalar with an i32/bool array gives f32.  Otherwise shapes
+ * broadcast as in NumPy and types promote bool < i32 < f32 < f64.
+ * Result types: arithmetic gives the promoted type, at least i32; functions
+ * that are real-valued by nature (exp, log, sin, sqrt, pow, erf, ...) give the
+ * promoted type, at least f32; comparisons, logic and tests give PE_BOOL.
+ * Integer (i32) arithmetic wraps; division truncates toward zero; x / 0 and
+ * x % 0 give 0.  pe_mod is C's fmod (the sign of the dividend).  pe_round
+ * rounds half away from zero.  pe_min/pe_max propagate NaN.  pe_cast from a
+ * floating type to i32 truncates and saturates (NaN gives 0).
+ */
+pe_array pe__weak_f32(float v);
+pe_array pe__weak_f64(double v);
+pe_array pe__weak_int(long long v);
+static inline pe_array pe__as_array(pe_array a) { return a; }
+#define PE_ARG(x)                                                                \
+    _Generic((x),                                                                \
+        pe_array: pe__as_array,                                                  \
+        float: pe__weak_f32,                                                     \
+        double: pe__weak_f64,                                                    \
+        long double: pe__weak_f64,                                               \
+        default: pe__weak_int)(x)
+
+#define PE__DECL1(name) pe_array pe_##name##_at(const pe_site *s, pe_array a);
+#define PE__DECL2(name) pe_array pe_##name##_at(const pe_site *s, pe_array a, pe_array b);
+#define PE__DECL3(name) pe_array pe_##name##_at(const pe_site *s, pe_array a, pe_array b, pe_array c);
+#define PE__OP1(name, a) pe_##name##_at(PE_HERE, PE_ARG(a))
+#define PE__OP2(name, a, b) pe_##name##_at(PE_HERE, PE_ARG(a), PE_ARG(b))
+#define PE__OP3(name, a, b, c) pe_##name##_at(PE_HERE, PE_ARG(a), PE_ARG(b), PE_ARG(c))
+
+/* arithmetic */
+PE__DECL2(add) PE__DECL2(sub) PE__DECL2(mul) PE__DECL2(div) PE__DECL2(pow) PE__DECL2(mod)
+PE__DECL1(neg) PE__DECL1(abs) PE__DECL1(sign) PE__DECL3(fma) PE__DECL2(min) PE__DECL2(max)
+PE__DECL3(clamp)
+#define pe_add(a, b) PE__OP2(add, a, b)
+#define pe_sub(a, b) PE__OP2(sub, a, b)
+#define pe_mul(a, b) PE__OP2(mul, a, b)
+#define pe_div(a, b) PE__OP2(div, a, b)
+#define pe_pow(a, b) PE__OP2(pow, a, b)
+#define pe_mod(a, b) PE__OP2(mod, a, b)
+#define pe_neg(a) PE__OP1(neg, a)
+#define pe_abs(a) PE__OP1(abs, a)
+#define pe_sign(a) PE__OP1(sign, a)
+#define pe_fma(a, b, c) PE__OP3(fma, a, b, c)          /* a * b + c, one rounding */
+#define pe_min(...) PE__BY_ARITY(__VA_ARGS__, pe__min_elementwise, pe__min_reduce, _)(__VA_ARGS__)
+#define pe_max(...) PE__BY_ARITY(__VA_ARGS__, pe__max_elementwise, pe__max_reduce, _)(__VA_ARGS__)
+#define pe_clamp(x, lo, hi) PE__OP3(clamp, x, lo, hi)  /* min(max(x, lo), hi) */
+
+/* exponential and roots */
+PE__DECL1(exp) PE__DECL1(exp2) PE__DECL1(exp10) PE__DECL1(expm1) PE__DECL1(log) PE__DECL1(log2)
+PE__DECL1(log10) PE__DECL1(log1p) PE__DECL2(logb) PE__DECL1(sqrt) PE__DECL1(rsqrt) PE__DECL1(cbrt)
+PE__DECL2(root) PE__DECL1(rcp)
+#define pe_exp(a) PE__OP1(exp, a)
+#define pe_exp2(a) PE__OP1(exp2, a)
+#define pe_exp10(a) PE__OP1(exp10, a)
+#define pe_expm1(a) PE__OP1(expm1, a)
+#define pe_log(a) PE__OP1(log, a)
+#define pe_log2(a) PE__OP1(log2, a)
+#define pe_log10(a) PE__OP1(log10, a)
+#define pe_log1p(a) PE__OP1(log1p, a)
+#define pe_logb(x, base) PE__OP2(logb, x, base)   /* log(x) / log(base) */
+#define pe_sqrt(a) PE__OP1(sqrt, a)
+#define pe_rsqrt(a) PE__OP1(rsqrt, a)
+#define pe_cbrt(a) PE__OP1(cbrt, a)
+#define pe_root(x, n) PE__OP2(root, x, n)         /* x^(1/n); real odd roots of negative x */
+#define pe_rcp(a) PE__OP1(rcp, a)
+
+/* trigonometric */
+PE__DECL1(sin) PE__DECL1(cos) PE__DECL1(tan) PE__DECL1(sec) PE__DECL1(csc) PE__DECL1(cot)
+PE__DECL1(asin) PE__DECL1(acos) PE__DECL1(atan) PE__DECL1(asec) PE__DECL1(acsc) PE__DECL1(acot)
+PE__DECL2(atan2)
+#define pe_sin(a) PE__OP1(sin, a)
+#define pe_cos(a) PE__OP1(cos, a)
+#define pe_tan(a) PE__OP1(tan, a)
+#define pe_sec(a) PE__OP1(sec, a)
+#define pe_csc(a) PE__OP1(csc, a)
+#define pe_cot(a) PE__OP1(cot, a)
+#define pe_asin(a) PE__OP1(asin, a)
+#define pe_acos(a) PE__OP1(acos, a)
+#define pe_atan(a) PE__OP1(atan, a)
+#define pe_asec(a) PE__OP1(asec, a)
+#define pe_acsc(a) PE__OP1(acsc, a)
+#define pe_acot(a) PE__OP1(acot, a)
+#define pe_atan2(y, x) PE__OP2(atan2, y, x)
+
+/* hyperbolic */
+PE__DECL1(sinh) PE__DECL1(cosh) PE__DECL1(tanh) PE__DECL1(sech) PE__DECL1(csch) PE__DECL1(coth)
+PE__DECL1(asinh) PE__DECL1(acosh) PE__DECL1(atanh)
+#define pe_sinh(a) PE__OP1(sinh, a)
+#define pe_cosh(a) PE__OP1(cosh, a)
+#define pe_tanh(a) PE__OP1(tanh, a)
+#define pe_sech(a) PE__OP1(sech, a)
+#define pe_csch(a) PE__OP1(csch, a)
+#define pe_coth(a) PE__OP1(coth, a)
+#define pe_asinh(a) PE__OP1(asinh, a)
+#define pe_acosh(a) PE__OP1(acosh, a)
+#define pe_atanh(a) PE__OP1(atanh, a)
+
+/* special */
+PE__DECL1(erf) PE__DECL1(erfc) PE__DECL1(cdf_norm)
+#define pe_erf(a) PE__OP1(erf, a)
+#define pe_erfc(a) PE__OP1(erfc, a)
+#define pe_cdf_norm(a) PE__OP1(cdf_norm, a)   /* standard normal CDF */
+
+/* rounding and tests */
+PE__DECL1(floor) PE__DECL1(ceil) PE__DECL1(trunc) PE__DECL1(round) PE__DECL1(isnan)
+PE__DECL1(isinf) PE__DECL1(isfinite)
+#define pe_floor(a) PE__OP1(floor, a)
+#define pe_ceil(a) PE__OP1(ceil, a)
+#define pe_trunc(a) PE__OP1(trunc, a)
+#define pe_round(a) PE__OP1(round, a)
+#define pe_isnan(a) PE__OP1(isnan, a)
+#define pe_isinf(a) PE__OP1(isinf, a)
+#define pe_isfinite(a) PE__OP1(isfinite, a)
+
+/* logic (operands are true when nonzero) */
+PE__DECL2(and) PE__DECL2(or) PE__DECL1(not) PE__DECL2(nand) PE__DECL2(nor) PE__DECL2(xor)
+#define pe_and(a, b) PE__OP2(and, a, b)
+#define pe_or(a, b) PE__OP2(or, a, b)
+#define pe_not(a) PE__OP1(not, a)
+#define pe_nand(a, b) PE__OP2(nand, a, b)
+#define pe_nor(a, b) PE__OP2(nor, a, b)
+#define pe_xor(a, b) PE__OP2(xor, a, b)
+
+/* comparison (NaN compares unequal to everything) */
+PE__DECL2(lt) PE__DECL2(le) PE__DECL2(gt) PE__DECL2(ge) PE__DECL2(eq) PE__DECL2(ne)
+#define pe_lt(a, b) PE__OP2(lt, a, b)
+#define pe_le(a, b) PE__OP2(le, a, b)
+#define pe_gt(a, b) PE__OP2(gt, a, b)
+#define pe_ge(a, b) PE__OP2(ge, a, b)
+#define pe_eq(a, b) PE__OP2(eq, a, b)
+#define pe_ne(a, b) PE__OP2(ne, a, b)
+
+/* selection and conversion */
+PE__DECL3(cond)
+pe_array pe_cast_at(const pe_site *s, pe_array a, pe_dtype t);
+#define pe_cond(c, a, b) PE__OP3(cond, c, a, b)   /* c ? a : b element-wise; type of a and b promoted */
+#define pe_cast(a, t) pe_cast_at(PE_HERE, PE_ARG(a), (t))
+
+/* ---------------------------------------------------------- reductions
+ *
+ * pe_X(a) reduces all elements to a 0-d array; pe_X_axis(a, axis) removes the
+ * axis (negative axes count from the end).  Results are deterministic: the
+ * same input gives bitwise the same result, whatever the thread count.
+ * sum/prod: promoted type, at least i32.  max/min: the input type (NaN
+ * propagates).  mean/var/stddev (population, ddof = 0) and the norms: at least
+ * f32.  any/all: PE_BOOL.  argmax/argmin: PE_I32 — the flat row-major index
+ * for the full reduction, the index along the axis for _axis; the first
+ * occurrence wins and a NaN counts as the extreme.  max/min/argmax/argmin of
+ * an empty extent is a PE_E_SHAPE error; the sum of nothing is 0, the product
+ * 1, the mean NaN.
+ */
+#define PE__DECLR(name)                                             \
+    pe_array pe_##name##_at(const pe_site *s, pe_array a);          \
+    pe_array pe_##name##_axis_at(const pe_site *s, pe_array a, int axis);
+PE__DECLR(sum) PE__DECLR(prod) PE__DECLR(mean) PE__DECLR(var)
+PE__DECLR(stddev) PE__DECLR(any) PE__DECLR(all) PE__DECLR(argmax) PE__DECLR(argmin)
+PE__DECLR(norm1) PE__DECLR(norm2) PE__DECLR(norminf)
+#define pe_sum(a) pe_sum_at(PE_HERE, (a))
+#define pe_sum_axis(a, x) pe_sum_axis_at(PE_HERE, (a), (x))
+/* pe_max(a) / pe_min(a) reduce; pe_max(a, b) / pe_min(a, b) are element-wise. */
+pe_array pe_max_reduce_at(const pe_site *s, pe_array a);
+pe_array pe_min_reduce_at(const pe_site *s, pe_array a);
+pe_array pe_max_reduce_axis_at(const pe_site *s, pe_array a, int axis);
+pe_array pe_min_reduce_axis_at(const pe_site *s, pe_array a, int axis);
+#define PE__BY_ARITY(_1, _2, NAME, ...) NAME
+#define pe__max_reduce(a) pe_max_reduce_at(PE_HERE, (a))
+#define pe__min_reduce(a) pe_min_reduce_at(PE_HERE, (a))
+#define pe__max_elementwise(a, b) PE__OP2(max, a, b)
+#define pe__min_elementwise(a, b) PE__OP2(min, a, b)
+#define pe_max_axis(a, x) pe_max_reduce_axis_at(PE_HERE, (a), (x))
+#define pe_min_axis(a, x) pe_min_reduce_axis_at(PE_HERE, (a), (x))
+#define pe_prod(a) pe_prod_at(PE_HERE, (a))
+#define pe_prod_axis(a, x) pe_prod_axis_at(PE_HERE, (a), (x))
+#define pe_mean(a) pe_mean_at(PE_HERE, (a))
+#define pe_mean_axis(a, x) pe_mean_axis_at(PE_HERE, (a), (x))
+#define pe_var(a) pe_var_at(PE_HERE, (a))
+#define pe_var_axis(a, x) pe_var_axis_at(PE_HERE, (a), (x))
+#define pe_stddev(a) pe_stddev_at(PE_HERE, (a))
+#define pe_stddev_axis(a, x) pe_stddev_axis_at(PE_HERE, (a), (x))
+#define pe_any(a) pe_any_at(PE_HERE, (a))
+#define pe_any_axis(a, x) pe_any_axis_at(PE_HERE, (a), (x))
+#define pe_all(a) pe_all_at(PE_HERE, (a))
+#define pe_all_axis(a, x) pe_all_axis_at(PE_HERE, (a), (x))
+#define pe_argmax(a) pe_argmax_at(PE_HERE, (a))
+#define pe_argmax_axis(a, x) pe_argmax_axis_at(PE_HERE, (a), (x))
+#define pe_argmin(a) pe_argmin_at(PE_HERE, (a))
+#define pe_argmin_axis(a, x) pe_argmin_axis_at(PE_HERE, (a), (x))
+#define pe_norm1(a) pe_norm1_at(PE_HERE, (a))
+#define pe_norm1_axis(a, x) pe_norm1_axis_at(PE_HERE, (a), (x))
+#define pe_norm2(a) pe_norm2_at(PE_HERE, (a))
+#define pe_norm2_axis(a, x) pe_norm2_axis_at(PE_HERE, (a), (x))
+#define pe_norminf(a) pe_norminf_at(PE_HERE, (a))
+#define pe_norminf_axis(a, x) pe_norminf_axis_at(PE_HERE, (a), (x))
+/* pe_dot: the sum of a * b over all elements (shapes broadcast); 1-d · 1-d is the dot product. */
+pe_array pe_dot_at(const pe_site *s, pe_array a, pe_array b);
+#define pe_dot(a, b) pe_dot_at(PE_HERE, (a), (b))
+
+/* ------------------------------------------------- views and data movement
+ * Views are copies in value semantics: the source array is never modified. */
+pe_array pe_reshape_at(const pe_site *s, pe_array a, int rank, const int64_t *shape); /* one -1 is inferred */
+pe_array pe_transpose_at(const pe_site *s, pe_array a);                            /* 2-d (0-d, 1-d: unchanged) */
+pe_array pe_slice_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count);
+pe_array pe_periodic_at(const pe_site *s, pe_array a, int rank, const int64_t *shape);
+pe_array pe_spread_at(const pe_site *s, pe_array a, int axis, int64_t n);
+pe_array pe_gather_at(const pe_site *s, pe_array a, pe_array index);
+pe_array pe_concat_at(const pe_site *s, pe_array a, pe_array b, int axis);
+#define pe_reshape(a, rank, shape) pe_reshape_at(PE_HERE, (a), (rank), (shape))
+#define pe_transpose(a) pe_transpose_at(PE_HERE, (a))
+#define pe_slice(a, start, count) pe_slice_at(PE_HERE, (a), (start), (count))
+#define pe_periodic(a, rank, shape) pe_periodic_at(PE_HERE, (a), (rank), (shape))
+/* pe_spread: if a's axis `axis` has size 1 it is replicated n times; otherwise
+ * (or when axis == rank) a new axis of size n is inserted at `axis`. */
+#define pe_spread(a, axis, n) pe_spread_at(PE_HERE, (a), (axis), (n))
+/* pe_gather: result[i] = a.flat[index[i]]; shape of index, dtype of a.  An
+ * index out of range makes the result invalid, with a PE_E_ARG error at read. */
+#define pe_gather(a, index) pe_gather_at(PE_HERE, (a), (index))
+#define pe_concat(a, b, axis) pe_concat_at(PE_HERE, (a), (b), (axis))
+
+/* ---------------------------------------------- hints and synchronisation */
+void pe_hint_read_at(const pe_site *s, pe_array a); /* the application will read a soon: start now */
+void pe_block_begin_at(const pe_site *s);           /* defer processing until the matching end */
+void pe_block_end_at(const pe_site *s);
+void pe_flush_at(const pe_site *s);                 /* process the queue now, do not wait */
+void pe_sync_at(const pe_site *s);                  /* wait until all queued work is done */
+#define pe_hint_read(a) pe_hint_read_at(PE_HERE, (a))
+#define pe_block_begin() pe_block_begin_at(PE_HERE)
+#define pe_block_end() pe_block_end_at(PE_HERE)
+#define pe_flush() pe_flush_at(PE_HERE)
+#define pe_sync() pe_sync_at(PE_HERE)
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif /* PE_H */

@@ -1,0 +1,217 @@
+/* api_read.c — where the application waits for values: pe_read, pe_map,
+ * pe_unmap, and the hints and synchronisation calls that start work early
+ * (pe_hint_read, pe_flush, pe_sync, pe_block_begin/end); also the shape
+ * queries, which never wait. */
+#include <string.h>
+
+#include "runtime.h"
+#include "../exec/executor.h"
+
+/* Makes a's value available; raises PE_E_INVALID for an invalid array. */
+static pe_port *wait_for(const pe_site *s, pe_array a, const char *api)
+{
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, api, &idx);
+    if (!p) return NULL;
+    if (p->state == PE_PORT_PENDING) pe_queue_flush();
+    if (p->state == PE_PORT_INVALID) {
+        if (p->err_msg)
+            pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
+        else
+            pe_raise(s, PE_E_INVALID, api, "the array is invalid: an operation it depends on failed");
+        return NULL;
+    }
+    return p;
+}
+
+static pe_status status_of_failure(void)
+{
+    const pe_error *e = pe_last_error();
+    return e ? e->code : PE_E_ARG;
+}
+
+static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (t) {
+        case PE_F32: ((float *)dst)[i] = (float)v; break;
+        case PE_F64: ((double *)dst)[i] = v; break;
+        case PE_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
+        case PE_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
+        default: break;
+        }
+    }
+}
+
+int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    s = PE_SITE_OR_CALLER(s);
+    pe_port *p = wait_for(s, a, "pe_read");
+    if (!p) return status_of_failure();
+    size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
+    if (!dst) return pe_raise(s, PE_E_ARG, "pe_read", "dst is NULL");
+    if (dst_bytes != bytes)
+        return pe_raise(s, PE_E_ARG, "pe_read", "dst_bytes is %zu but the %s array of %lld elements needs %zu",
+                        dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
+    if (p->buf) memcpy(dst, p->buf, bytes);
+    else fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
+    return PE_OK;
+}
+
+static int read_one(const pe_site *s, pe_array a, double *v, const char *api)
+{
+    pe_port *p = wait_for(s, a, api);
+    if (!p) return status_of_failure();
+    if (!v) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
+    if (p->numel != 1)
+        return pe_raise(s, PE_E_ARG, api, "the array has %lld elements, not 1", (long long)p->numel);
+    if (!p->buf) *v = p->value;
+    else switch ((pe_dtype)p->dtype) {
+        case PE_F32: *v = *(const float *)p->buf; break;
+        case PE_F64: *v = *(const double *)p->buf; break;
+        case PE_I32: *v = *(const int32_t *)p->buf; break;
+        default: *v = *(const uint8_t *)p->buf; break;
+        }
+    return PE_OK;
+}
+
+int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
+{
+    double d = 0;
+    s = PE_SITE_OR_CALLER(s);
+    if (!v) return pe_require_init(s, "pe_read_f32") ? pe_raise(s, PE_E_ARG, "pe_read_f32", "v is NULL") : PE_E_ARG;
+    int rc = read_one(s, a, &d, "pe_read_f32");
+    if (rc == PE_OK) *v = (float)d;
+    return rc;
+}
+
+int pe_read_f64_at(const pe_site *s, pe_array a, double *v)
+{
+    s = PE_SITE_OR_CALLER(s);
+    return read_one(s, a, v, "pe_read_f64");
+}
+
+const void *pe_map_at(const pe_site *s, pe_array a)
+{
+    s = PE_SITE_OR_CALLER(s);
+    pe_port *p = wait_for(s, a, "pe_map");
+    if (!p) return NULL;
+    if (!p->buf && !pe_interp_materialise(p)) {
+        pe_raise(s, PE_E_NOMEM, "pe_map", "out of memory for a host copy");
+        return NULL;
+    }
+    p->maps++;
+    return p->buf;
+}
+
+/* A mapped array may have been released meanwhile: its view stays valid until
+ * this unmap, which then frees it. */
+void pe_unmap_at(const pe_site *s, pe_array a)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_unmap")) return;
+    uint64_t i = (a.h & 0xffffffffu) - 1;
+    if (a.h != 0 && i < pe_rt.n_slots) {
+        pe_port *p = pe_port_at((uint32_t)i);
+        if (p->gen == (uint32_t)(a.h >> 32) && p->state != PE_PORT_FREE && p->maps > 0) {
+            p->maps--;
+            pe_port_maybe_free((uint32_t)i);
+            return;
+        }
+    }
+    uint32_t idx;
+    if (pe_port_lookup(s, a, "pe_unmap", &idx)) pe_raise(s, PE_E_ARG, "pe_unmap", "the array is not mapped");
+}
+
+/* ------------------------------------------------------------- queries */
+
+static pe_port *query(const pe_site *s, pe_array a, const char *api)
+{
+    uint32_t idx;
+    return pe_port_lookup(s, a, api, &idx);
+}
+
+pe_dtype pe_dtype_of_at(const pe_site *s, pe_array a)
+{
+    pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_dtype_of");
+    return p ? (pe_dtype)p->dtype : PE_F32;
+}
+
+int pe_rank_at(const pe_site *s, pe_array a)
+{
+    pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_rank");
+    return p ? p->rank : -1;
+}
+
+int64_t pe_dim_at(const pe_site *s, pe_array a, int axis)
+{
+    s = PE_SITE_OR_CALLER(s);
+    pe_port *p = query(s, a, "pe_dim");
+    if (!p) return -1;
+    if (!pe_normalise_axis(&axis, p->rank)) {
+        pe_raise(s, PE_E_ARG, "pe_dim", "axis %d out of range for rank %d", axis, p->rank);
+        return -1;
+    }
+    return p->shape[axis];
+}
+
+int64_t pe_numel_at(const pe_site *s, pe_array a)
+{
+    pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_numel");
+    return p ? p->numel : -1;
+}
+
+int pe_is_valid(pe_array a)
+{
+    uint64_t i = (a.h & 0xffffffffu) - 1;
+    if (!pe_rt.initialised || a.h == 0 || i >= pe_rt.n_slots) return 0;
+    pe_port *p = pe_port_at((uint32_t)i);
+    return p->gen == (uint32_t)(a.h >> 32) && p->refs_app > 0 && p->state != PE_PORT_FREE &&
+           p->state != PE_PORT_INVALID;
+}
+
+/* ----------------------------------------------- hints and synchronisation */
+
+void pe_hint_read_at(const pe_site *s, pe_array a)
+{
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, "pe_hint_read", &idx);
+    if (!p || p->state != PE_PORT_PENDING) return;
+    pe_queue_push(PE_ENTRY_HINT, idx);
+    pe_queue_flush();
+}
+
+void pe_block_begin_at(const pe_site *s)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_block_begin")) return;
+    pe_rt.block_depth++;
+}
+
+void pe_block_end_at(const pe_site *s)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_block_end")) return;
+    if (pe_rt.block_depth == 0) {
+        pe_raise(s, PE_E_ARG, "pe_block_end", "pe_block_end without a matching pe_block_begin");
+        return;
+    }
+    if (--pe_rt.block_depth == 0) pe_queue_flush();
+}
+
+void pe_flush_at(const pe_site *s)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_flush")) return;
+    pe_queue_flush();
+}
+
+/* The interpreter runs on the application thread, so a flush is complete
+ * when it returns; the asynchronous executors will wait here. */
+void pe_sync_at(const pe_site *s)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_sync")) return;
+    pe_queue_flush();
+}

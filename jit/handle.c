@@ -1,0 +1,194 @@
+/* handle.c — the port table behind handles.  A handle is index + generation
+ * ((gen << 32) | (index + 1)); a slot's generation changes each time it is
+ * reused, so stale handles are detected, and the slot remembers where its last
+ * application reference was released so that a later use can say where.
+ * Ports are counted twice: application references (handles) and runtime
+ * references (pending consumers, queue entries); a port dies when both are
+ * zero and no pe_map view is outstanding.  Free slots are reused in FIFO
+ * order to keep release sites around for diagnostics as long as possible. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "../exec/memory.h"
+
+#define NO_SLOT UINT32_MAX
+
+bool pe_require_init(const pe_site *s, const char *api)
+{
+    if (pe_rt.initialised) return true;
+    pe_raise(s, PE_E_ARG, api, "PE is not initialised: call pe_init first");
+    return false;
+}
+
+static bool add_page(void)
+{
+    pe_port **pages = realloc(pe_rt.pages, (pe_rt.n_pages + 1) * sizeof *pages);
+    if (!pages) return false;
+    pe_rt.pages = pages;
+    pe_port *page = calloc(PE_PAGE_SIZE, sizeof *page);
+    if (!page) return false;
+    pe_rt.pages[pe_rt.n_pages++] = page;
+    return true;
+}
+
+uint32_t pe_port_new(void)
+{
+    uint32_t idx;
+    if (pe_rt.free_head != NO_SLOT) {
+        idx = pe_rt.free_head;
+        pe_rt.free_head = pe_port_at(idx)->next_free;
+        if (pe_rt.free_head == NO_SLOT) pe_rt.free_tail = NO_SLOT;
+    } else {
+        if (pe_rt.n_slots == UINT32_MAX - 1) return NO_SLOT;
+        if (pe_rt.n_slots == pe_rt.n_pages * PE_PAGE_SIZE && !add_page()) return NO_SLOT;
+        idx = pe_rt.n_slots++;
+    }
+    pe_port *p = pe_port_at(idx);
+    uint32_t gen = p->gen + 1, released_gen = p->released_gen;
+    const pe_site *release_site = p->release_site;
+    memset(p, 0, sizeof *p);
+    p->gen = gen ? gen : 1;
+    p->released_gen = released_gen;
+    p->release_site = release_site;
+    p->state = PE_PORT_PENDING;
+    p->next_free = NO_SLOT;
+    pe_rt.stats.live_arrays++;
+    return idx;
+}
+
+static void describe_release(char *out, size_t n, const pe_site *r)
+{
+    if (r) snprintf(out, n, " (released at %s:%d: %s)", r->file, r->line, r->func);
+    else out[0] = 0;
+}
+
+pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out)
+{
+    if (!pe_require_init(s, api)) return NULL;
+    if (a.h == 0) {
+        pe_raise(s, PE_E_HANDLE, api, "no array (null handle)");
+        return NULL;
+    }
+    uint64_t idx64 = (a.h & 0xffffffffu) - 1;
+    uint32_t gen = (uint32_t)(a.h >> 32);
+    if (idx64 >= pe_rt.n_slots || gen == 0) {
+        pe_raise(s, PE_E_HANDLE, api, "not an array handle (0x%llx)", (unsigned long long)a.h);
+        return NULL;
+    }
+    uint32_t idx = (uint32_t)idx64;
+    pe_port *p = pe_port_at(idx);
+    char where[512];
+    if (p->gen == gen && p->refs_app > 0 && p->state != PE_PORT_FREE) {
+        if (idx_out) *idx_out = idx;
+        return p;
+    }
+    if (p->released_gen == gen) {
+        describe_release(where, sizeof where, p->release_site);
+        pe_raise(s, PE_E_HANDLE, api, "array used after release%s", where);
+    } else if (p->gen > gen || p->state == PE_PORT_FREE) {
+        pe_raise(s, PE_E_HANDLE, api, "stale array handle: the array was released earlier");
+    } else {
+        pe_raise(s, PE_E_HANDLE, api, "not an array handle (0x%llx)", (unsigned long long)a.h);
+    }
+    return NULL;
+}
+
+void pe_port_ref(uint32_t idx) { pe_port_at(idx)->refs_int++; }
+
+void pe_port_unref(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    p->refs_int--;
+    pe_port_maybe_free(idx);
+}
+
+void pe_port_release_app(uint32_t idx, const pe_site *s)
+{
+    pe_port *p = pe_port_at(idx);
+    if (--p->refs_app == 0) {
+        p->released_gen = p->gen;
+        p->release_site = s;
+        /* Tell the program generator the value is dead from here on. */
+        if (p->state == PE_PORT_PENDING) pe_queue_push(PE_ENTRY_RELEASE, idx);
+    }
+    pe_port_maybe_free(idx);
+}
+
+void pe_port_drop_inputs(pe_port *p)
+{
+    int n = p->n_in;
+    p->n_in = 0;
+    for (int i = 0; i < n; i++) pe_port_unref(p->in[i]);
+}
+
+static void free_port(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    pe_port_drop_inputs(p);
+    if (p->buf) {
+        if (p->free_fn) {
+            p->free_fn(p->buf, p->free_ctx);
+            pe_mem_account(-(long long)((size_t)p->numel * pe_dtype_size(p->dtype)));
+        } else
+            pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size(p->dtype));
+    }
+    free(p->err_msg);
+    p->buf = NULL;
+    p->err_msg = NULL;
+    p->state = PE_PORT_FREE;
+    p->next_free = NO_SLOT;
+    if (pe_rt.free_tail == NO_SLOT) pe_rt.free_head = idx;
+    else pe_port_at(pe_rt.free_tail)->next_free = idx;
+    pe_rt.free_tail = idx;
+    pe_rt.stats.live_arrays--;
+}
+
+void pe_port_maybe_free(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    if (p->state != PE_PORT_FREE && p->refs_app == 0 && p->refs_int == 0 && p->maps == 0) free_port(idx);
+}
+
+/* At shutdown every port dies, referenced or not. */
+void pe_ports_free_all(void)
+{
+    for (uint32_t i = 0; i < pe_rt.n_slots; i++) {
+        pe_port *p = pe_port_at(i);
+        if (p->state == PE_PORT_FREE) continue;
+        p->n_in = 0; /* inputs die in this same sweep */
+        p->refs_app = p->refs_int = p->maps = 0;
+        free_port(i);
+    }
+    for (uint32_t i = 0; i < pe_rt.n_pages; i++) free(pe_rt.pages[i]);
+    free(pe_rt.pages);
+    pe_rt.pages = NULL;
+    pe_rt.n_pages = pe_rt.n_slots = 0;
+    pe_rt.free_head = pe_rt.free_tail = NO_SLOT;
+}
+
+size_t pe_dtype_size(pe_dtype t)
+{
+    switch (t) {
+    case PE_F32: case PE_I32: return 4;
+    case PE_F64: return 8;
+    case PE_BOOL: return 1;
+    case PE_C64: return 8;
+    case PE_C128: return 16;
+    }
+    return 0;
+}
+
+const char *pe_dtype_name(pe_dtype t)
+{
+    switch (t) {
+    case PE_F32: return "f32";
+    case PE_F64: return "f64";
+    case PE_I32: return "i32";
+    case PE_BOOL: return "bool";
+    case PE_C64: return "c64";
+    case PE_C128: return "c128";
+    }
+    return "?";
+}

@@ -1,0 +1,123 @@
+/* lifecycle.c — pe_init / pe_shutdown, configuration (pe_config, then the
+ * PE_* environment), devices, counters.  The runtime state lives here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtime.h"
+#include "../exec/device.h"
+#include "../exec/executor.h"
+
+pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tail = UINT32_MAX};
+
+static pe_device_info cpu_info;
+
+#define DEFAULT_QUEUE_LIMIT 4096
+
+const char *pe_version(void) { return PE_VERSION_STRING; }
+
+/* Reads a positive integer variable; warns and keeps `fallback` when malformed. */
+static int64_t env_int(const char *name, int64_t fallback, int64_t min)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || n < min) {
+        pe_log_message(PE_LOG_WARN, "%s=%s is not an integer >= %lld; using %lld", name, v, (long long)min,
+               (long long)fallback);
+        return fallback;
+    }
+    return n;
+}
+
+static int env_log_level(int fallback)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    const char *v = getenv("PE_LOG");
+    if (!v || !*v) return fallback;
+    for (int i = 0; i < 4; i++)
+        if (strcasecmp(v, names[i]) == 0) return i;
+    pe_log_message(PE_LOG_WARN, "PE_LOG=%s is not one of error|warn|info|debug; using warn", v);
+    return fallback;
+}
+
+/* PE_DEVICE: auto | cpu | cuda | cuda:N.  Only the CPU exists in this build. */
+static int env_device(void)
+{
+    const char *v = getenv("PE_DEVICE");
+    if (!v || !*v || strcasecmp(v, "auto") == 0) return -1;
+    if (strcasecmp(v, "cpu") == 0) return 0;
+    if (strncasecmp(v, "cuda", 4) == 0) {
+        pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s: this build has no CUDA executor; using the CPU", v);
+        return 0;
+    }
+    pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s is not one of auto|cpu|cuda|cuda:N; using auto", v);
+    return -1;
+}
+
+int pe_init(const pe_config *cfg)
+{
+    if (pe_rt.initialised) return PE_OK;
+    pe_rt.log_level = env_log_level(PE_LOG_WARN);
+    if (cfg && cfg->log_level > 0 && cfg->log_level <= PE_LOG_DEBUG + 1) pe_rt.log_level = cfg->log_level - 1;
+    pe_detect_cpu(&cpu_info);
+    pe_rt.threads = (int)env_int("PE_THREADS", cpu_info.cores, 1);
+    if (cfg && cfg->threads > 0) pe_rt.threads = cfg->threads;
+    pe_rt.device = env_device();
+    if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
+    pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
+    if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
+    pe_rt.executor = &pe_interp_executor;
+    pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
+    memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
+    pe_rt.initialised = true;
+    pe_log_message(PE_LOG_INFO, "PE %s on %s (%s, %d threads), executor %s", PE_VERSION_STRING, cpu_info.name,
+           cpu_info.arch, pe_rt.threads, pe_rt.executor->name);
+    return PE_OK;
+}
+
+void pe_shutdown(void)
+{
+    if (!pe_rt.initialised) return;
+    pe_queue_flush();
+    if (pe_rt.stats.live_arrays > 0)
+        pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
+    pe_scopes_free();
+    pe_ports_free_all();
+    free(pe_rt.queue);
+    pe_rt.queue = NULL;
+    pe_rt.queue_len = pe_rt.queue_cap = 0;
+    pe_rt.block_depth = 0;
+    pe_rt.initialised = false;
+}
+
+int pe_device_count(void) { return 1; }
+
+int pe_device_info_get(int dev, pe_device_info *out)
+{
+    const pe_site *s = pe_site_from_address(__builtin_return_address(0));
+    if (!out) return pe_raise(s, PE_E_ARG, "pe_device_info", "out is NULL");
+    if (dev != 0) return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU)", dev);
+    if (!cpu_info.cores) pe_detect_cpu(&cpu_info);
+    *out = cpu_info;
+    return PE_OK;
+}
+
+int pe_set_device(int dev)
+{
+    const pe_site *s = pe_site_from_address(__builtin_return_address(0));
+    if (!pe_require_init(s, "pe_set_device")) return PE_E_ARG;
+    if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
+        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU)", dev);
+    pe_rt.device = dev;
+    return PE_OK;
+}
+
+void pe_get_stats(pe_stats *out)
+{
+    if (!out) return;
+    *out = pe_rt.stats;
+    out->queued = (int64_t)pe_rt.queue_len;
+}

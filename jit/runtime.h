@@ -1,0 +1,207 @@
+/* runtime.h — the runtime's internal model shared by jit/ and exec/: ports
+ * (the DAG nodes behind handles), the work queue, the global runtime state, and
+ * the entry points each jit/ module offers to the others.  Nothing here is
+ * public; include/pe.h is the only public header. */
+#ifndef PE_JIT_RUNTIME_H
+#define PE_JIT_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pe.h"
+#include "../irformat/ops.h"
+
+/* ------------------------------------------------------------------ ports */
+
+typedef enum {
+    PE_PORT_FREE = 0, /* slot unused */
+    PE_PORT_PENDING,  /* recorded, its COMPUTE entry waits in the work queue */
+    PE_PORT_READY,    /* value available (buffer, or `value` for constants) */
+    PE_PORT_INVALID   /* an operation failed: err_code / err_msg say why */
+} pe_port_state;
+
+#define PE_PORT_MAX_INPUTS 3
+
+typedef struct pe_port {
+    uint32_t gen;        /* generation of the slot; bumped on each reuse */
+    uint8_t state;       /* pe_port_state */
+    uint8_t op;          /* pe_op */
+    uint8_t dtype;       /* pe_dtype of the result */
+    uint8_t ctype;       /* pe_dtype operands are converted to before computing */
+    uint8_t rank;
+    uint8_t n_in;
+    bool weak;           /* weakly typed: a C scalar, or folded from C scalars */
+    bool temp;           /* a C-scalar operand: released by the op that consumes it */
+    uint32_t in[PE_PORT_MAX_INPUTS]; /* input port indices (held by refs_int while pending) */
+    int64_t shape[PE_MAX_RANK];
+    int64_t numel;
+    int64_t param[2 * PE_MAX_RANK];  /* op parameters: axis, slice start, ... */
+    double value;        /* PE_OP_constant: the uniform value (already rounded to dtype) */
+    const pe_site *site; /* where the application asked for it */
+    int32_t refs_app;    /* application references (handles) */
+    int32_t refs_int;    /* runtime references: pending consumers, queue entries */
+    int32_t maps;        /* outstanding pe_map views */
+    void *buf;           /* host buffer, numel * element size bytes, or NULL */
+    void (*free_fn)(void *data, void *ctx); /* pe_adopt's deallocator, else NULL */
+    void *free_ctx;
+    pe_status err_code;  /* PE_PORT_INVALID: the error */
+    char *err_msg;       /* PE_PORT_INVALID: its message, or NULL if it propagated */
+    /* Diagnostics for handles of this slot after the last application release. */
+    uint32_t released_gen;
+    const pe_site *release_site;
+    uint32_t next_free;  /* free list link */
+} pe_port;
+
+/* ------------------------------------------------------------- work queue */
+
+typedef enum {
+    PE_ENTRY_COMPUTE, /* compute the port */
+    PE_ENTRY_RELEASE, /* the application dropped its last reference to the port */
+    PE_ENTRY_HINT     /* the application will read the port soon */
+} pe_entry_kind;
+
+typedef struct {
+    uint8_t kind;  /* pe_entry_kind */
+    uint32_t port; /* port index */
+} pe_entry;
+
+/* ---------------------------------------------------------- global state */
+
+typedef struct {
+    pe_array *items;
+    size_t count, cap;
+} pe_handle_list;
+
+typedef struct pe_executor pe_executor;
+
+typedef struct {
+    bool initialised;
+    /* configuration */
+    int log_level;          /* pe_log_level */
+    int threads;
+    int device;             /* -1: automatic */
+    int64_t queue_limit;
+    /* port table: pages of stable port records */
+    pe_port **pages;
+    uint32_t n_pages;
+    uint32_t n_slots;       /* slots handed out so far */
+    uint32_t free_head, free_tail; /* FIFO free list (delays reuse, keeps release sites) */
+    /* work queue */
+    pe_entry *queue;
+    size_t queue_len, queue_cap;
+    int block_depth;
+    bool flushing;
+    /* scopes: scopes[d - 1] lists the arrays created in scope depth d */
+    pe_handle_list *scopes;
+    uint32_t scope_depth, scope_cap;
+    /* execution */
+    pe_executor *executor;
+    pe_stats stats;
+} pe_runtime;
+
+extern pe_runtime pe_rt;
+
+#define PE_PAGE_BITS 10
+#define PE_PAGE_SIZE (1u << PE_PAGE_BITS)
+
+static inline pe_port *pe_port_at(uint32_t idx) { return &pe_rt.pages[idx >> PE_PAGE_BITS][idx & (PE_PAGE_SIZE - 1)]; }
+static inline pe_array pe_handle_of(uint32_t idx) { return (pe_array){((uint64_t)pe_port_at(idx)->gen << 32) | (idx + 1)}; }
+size_t pe_dtype_size(pe_dtype t);
+const char *pe_dtype_name(pe_dtype t);
+static inline bool pe_dtype_is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+/* --------------------------------------------------- error.c, log, sites */
+
+/* The site of an _at call: the given one, or one made from the caller's address. */
+#define PE_SITE_OR_CALLER(s) ((s) ? (s) : pe_site_from_address(__builtin_return_address(0)))
+const pe_site *pe_site_from_address(void *addr);
+
+/* Formats "FILE:LINE: FUNC: api: text", runs the handler stack; returns `code`
+ * if a handler continued.  Without a handler it prints and aborts. */
+pe_status pe_raise(const pe_site *s, pe_status code, const char *api, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Formats the same text into a heap string, for errors raised later (at a read). */
+char *pe_format_error(const pe_site *s, const char *api, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+pe_status pe_raise_message(const pe_site *s, pe_status code, const char *message);
+void pe_log_message(pe_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pe_format_shape(char *out, size_t n, int rank, const int64_t *shape);
+
+/* ------------------------------------------------------------ handle.c */
+
+/* The port behind a handle, or NULL after raising PE_E_HANDLE (null, foreign,
+ * stale or released handle).  `api` names the entry point in the message. */
+pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out);
+/* A new port slot (state PENDING, refs all zero), or UINT32_MAX when out of memory. */
+uint32_t pe_port_new(void);
+void pe_port_ref(uint32_t idx);   /* +1 runtime reference */
+void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zero */
+void pe_port_release_app(uint32_t idx, const pe_site *s); /* -1 application reference */
+void pe_port_maybe_free(uint32_t idx);
+void pe_port_drop_inputs(pe_port *p);
+void pe_ports_free_all(void);
+bool pe_require_init(const pe_site *s, const char *api);
+
+/* ------------------------------------------------------------- record.c */
+
+/* Registers a newly made port with the application: one app reference, the
+ * current scope, a handle. */
+pe_array pe_publish(uint32_t idx);
+/* An invalid result for a failed request (the error was raised already). */
+pe_array pe_invalid_result(const pe_site *s, pe_op op, pe_status code);
+/* Looks up the operands of a request.  Returns false when a handle was bad
+ * (error raised) or an operand is invalid; *result then holds the answer. */
+bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n, const char *api,
+                         pe_port **in, uint32_t *in_idx, pe_array *result);
+/* Makes a pending port for `op` over the operands and queues its COMPUTE
+ * entry (pe_enqueue_op: unpublished, UINT32_MAX after raising), and
+ * publishes it (pe_record_op).  The caller validated everything. */
+uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
+                       pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params);
+pe_array pe_record_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
+                      pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params);
+pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, pe_dtype explicit_dtype,
+                       const char *api);
+pe_array pe_record_reduce(const pe_site *s, pe_op op, const pe_array *ins, int n, int axis, bool per_axis,
+                          const char *api);
+/* Validates a user-given shape; raises and returns false if bad. */
+bool pe_check_shape(const pe_site *s, const char *api, int rank, const int64_t *shape);
+bool pe_check_dtype(const pe_site *s, const char *api, pe_dtype t);
+/* Creates a constant port (not published). */
+uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, bool weak, const pe_site *s);
+void pe_release_temps(const pe_array *ins, int n);
+int64_t pe_shape_numel(int rank, const int64_t *shape);
+
+/* --------------------------------------------------------------- shape.c */
+
+pe_dtype pe_promote(pe_dtype a, pe_dtype b);
+/* Promotion with weak (C-scalar) operands; see pe.h. */
+pe_dtype pe_promote_operands(pe_port *const *in, int n);
+pe_dtype pe_result_dtype(pe_result_rule rule, pe_dtype promoted);
+pe_dtype pe_compute_dtype(pe_result_rule rule, pe_dtype promoted);
+/* Broadcasts the operand shapes; false if they do not. */
+bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape);
+/* Normalises a possibly negative axis; false if out of range. */
+bool pe_normalise_axis(int *axis, int rank);
+
+/* ---------------------------------------------------------------- fold.c */
+
+/* Constant folding and strength reduction of a MAP request whose operands are
+ * valid.  Returns a port index to answer with (a new constant or an operand,
+ * with a reference the caller publishes), or UINT32_MAX to record the op. */
+uint32_t pe_fold_map(const pe_site *s, pe_op op, pe_port *const *in, const uint32_t *in_idx, int n,
+                     pe_dtype dtype, pe_dtype ctype, int rank, const int64_t *shape);
+
+/* --------------------------------------------------------------- queue.c */
+
+bool pe_queue_push(pe_entry_kind kind, uint32_t port);
+/* Processes the whole queue on the executor (the C-scheduler's trigger). */
+void pe_queue_flush(void);
+void pe_queue_maybe_flush(void);
+
+/* --------------------------------------------------------------- scope.c */
+
+void pe_scope_register(uint32_t idx);
+void pe_scopes_free(void);
+
+#endif

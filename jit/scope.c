@@ -1,0 +1,100 @@
+/* scope.c — pe_scope_begin/end and pe_keep.  Each scope lists the handles of
+ * the arrays created in it; the scope owns their creation reference.  At the
+ * end of a scope every listed handle that is still live is released once; a
+ * handle the application released itself, or moved out with pe_keep, is not. */
+#include <stdlib.h>
+
+#include "runtime.h"
+
+static bool list_push(pe_handle_list *l, pe_array h)
+{
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        pe_array *items = realloc(l->items, cap * sizeof *items);
+        if (!items) return false;
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->count++] = h;
+    return true;
+}
+
+void pe_scope_register(uint32_t idx)
+{
+    if (pe_rt.scope_depth == 0) return;
+    if (!list_push(&pe_rt.scopes[pe_rt.scope_depth - 1], pe_handle_of(idx)))
+        pe_log_message(PE_LOG_WARN, "out of memory in a scope: an array will outlive its scope");
+}
+
+pe_scope pe_scope_begin_at(const pe_site *s)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_scope_begin")) return (pe_scope){0};
+    if (pe_rt.scope_depth == pe_rt.scope_cap) {
+        uint32_t cap = pe_rt.scope_cap ? pe_rt.scope_cap * 2 : 8;
+        pe_handle_list *scopes = realloc(pe_rt.scopes, cap * sizeof *scopes);
+        if (!scopes) {
+            pe_raise(s, PE_E_NOMEM, "pe_scope_begin", "out of memory");
+            return (pe_scope){0};
+        }
+        pe_rt.scopes = scopes;
+        pe_rt.scope_cap = cap;
+    }
+    pe_rt.scopes[pe_rt.scope_depth++] = (pe_handle_list){0};
+    return (pe_scope){pe_rt.scope_depth};
+}
+
+/* The port behind h if h is still a live application handle, else NULL. */
+static pe_port *live_port(pe_array h, uint32_t *idx)
+{
+    uint64_t i = (h.h & 0xffffffffu) - 1;
+    if (h.h == 0 || i >= pe_rt.n_slots) return NULL;
+    pe_port *p = pe_port_at((uint32_t)i);
+    if (p->gen != (uint32_t)(h.h >> 32) || p->refs_app <= 0 || p->state == PE_PORT_FREE) return NULL;
+    *idx = (uint32_t)i;
+    return p;
+}
+
+void pe_scope_end_at(const pe_site *s, pe_scope sc)
+{
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_scope_end")) return;
+    if (sc.depth == 0 || sc.depth != pe_rt.scope_depth) {
+        pe_raise(s, PE_E_ARG, "pe_scope_end",
+                 "scope %u is not the innermost open scope (%u): scopes end in reverse order of their begin",
+                 sc.depth, pe_rt.scope_depth);
+        return;
+    }
+    pe_handle_list *l = &pe_rt.scopes[--pe_rt.scope_depth];
+    for (size_t i = 0; i < l->count; i++) {
+        uint32_t idx;
+        if (live_port(l->items[i], &idx)) pe_port_release_app(idx, s);
+    }
+    free(l->items);
+    *l = (pe_handle_list){0};
+}
+
+pe_array pe_keep_at(const pe_site *s, pe_array a)
+{
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, "pe_keep", &idx)) return a;
+    if (pe_rt.scope_depth == 0) return a;
+    pe_handle_list *l = &pe_rt.scopes[pe_rt.scope_depth - 1];
+    for (size_t i = l->count; i-- > 0;) {
+        if (l->items[i].h != a.h) continue;
+        l->items[i] = l->items[--l->count];
+        if (pe_rt.scope_depth >= 2 && !list_push(&pe_rt.scopes[pe_rt.scope_depth - 2], a))
+            pe_log_message(PE_LOG_WARN, "out of memory in a scope: a kept array will outlive its scope");
+        break;
+    }
+    return a;
+}
+
+void pe_scopes_free(void)
+{
+    for (uint32_t d = 0; d < pe_rt.scope_depth; d++) free(pe_rt.scopes[d].items);
+    free(pe_rt.scopes);
+    pe_rt.scopes = NULL;
+    pe_rt.scope_depth = pe_rt.scope_cap = 0;
+}
