@@ -58,37 +58,35 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     return PE_OK;
 }
 
-static int read_one(const pe_site *s, pe_array a, double *v, const char *api)
+/* Reads a 1-element array of any dtype into a float or a double. */
+static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const char *api)
 {
     pe_port *p = wait_for(s, a, api);
     if (!p) return status_of_failure();
-    if (!v) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
+    if (!dst) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
     if (p->numel != 1)
         return pe_raise(s, PE_E_ARG, api, "the array has %lld elements, not 1", (long long)p->numel);
-    if (!p->buf) *v = p->value;
+    double v;
+    if (!p->buf) v = p->value;
     else switch ((pe_dtype)p->dtype) {
-        case PE_F32: *v = *(const float *)p->buf; break;
-        case PE_F64: *v = *(const double *)p->buf; break;
-        case PE_I32: *v = *(const int32_t *)p->buf; break;
-        default: *v = *(const uint8_t *)p->buf; break;
+        case PE_F32: v = *(const float *)p->buf; break;
+        case PE_F64: v = *(const double *)p->buf; break;
+        case PE_I32: v = *(const int32_t *)p->buf; break;
+        default: v = *(const uint8_t *)p->buf; break;
         }
+    if (as_f32) *(float *)dst = (float)v;
+    else *(double *)dst = v;
     return PE_OK;
 }
 
 int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
 {
-    double d = 0;
-    s = PE_SITE_OR_CALLER(s);
-    if (!v) return pe_require_init(s, "pe_read_f32") ? pe_raise(s, PE_E_ARG, "pe_read_f32", "v is NULL") : PE_E_ARG;
-    int rc = read_one(s, a, &d, "pe_read_f32");
-    if (rc == PE_OK) *v = (float)d;
-    return rc;
+    return read_one(PE_SITE_OR_CALLER(s), a, v, true, "pe_read_f32");
 }
 
 int pe_read_f64_at(const pe_site *s, pe_array a, double *v)
 {
-    s = PE_SITE_OR_CALLER(s);
-    return read_one(s, a, v, "pe_read_f64");
+    return read_one(PE_SITE_OR_CALLER(s), a, v, false, "pe_read_f64");
 }
 
 const void *pe_map_at(const pe_site *s, pe_array a)

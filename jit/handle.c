@@ -108,8 +108,12 @@ void pe_port_release_app(uint32_t idx, const pe_site *s)
 {
     pe_port *p = pe_port_at(idx);
     if (--p->refs_app == 0) {
-        p->released_gen = p->gen;
-        p->release_site = s;
+        /* C-scalar temporaries never reach the application: keep the slot's
+         * diagnostics about the application's own handles */
+        if (!p->temp) {
+            p->released_gen = p->gen;
+            p->release_site = s;
+        }
         /* Tell the program generator the value is dead from here on. */
         if (p->state == PE_PORT_PENDING) pe_queue_push(PE_ENTRY_RELEASE, idx);
     }
