@@ -17,6 +17,17 @@ struct pe_executor {
 };
 
 extern pe_executor pe_interp_executor;
+extern pe_executor pe_cpu_executor;
+
+/* Computes one pending port on the interpreter (or makes it invalid) and
+ * drops its inputs; true if it computed a value. */
+bool pe_interp_execute(pe_port *p);
+/* Makes a port invalid because of input `from`, without a new error. */
+void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
+
+/* The CPU executor's life: thread pool up, program cache down. */
+bool pe_cpu_executor_start(int threads);
+void pe_cpu_executor_stop(void);
 
 /* Gives a uniform constant a buffer holding its value (for pe_map); false
  * when out of memory. */

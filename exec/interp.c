@@ -52,6 +52,13 @@ static void fail(pe_port *p, pe_status code, const char *what)
     p->err_msg = pe_format_error(p->site, api, "%s", what);
 }
 
+void pe_port_inherit_invalid(pe_port *p, const pe_port *from)
+{
+    p->state = PE_PORT_INVALID;
+    p->err_code = from->err_code;
+    p->err_msg = from->err_msg ? strdup(from->err_msg) : NULL;
+}
+
 /* Row-major multi-index of flat index i. */
 static void unflatten(int64_t i, int rank, const int64_t *shape, int64_t *idx)
 {
@@ -68,21 +75,13 @@ static int64_t flatten(int rank, const int64_t *shape, const int64_t *idx)
     return i;
 }
 
-/* Strides (in elements) of `in` seen through a broadcast to `rank`/`shape`:
- * 0 on stretched and missing axes. */
+/* Strides of `in` seen through a broadcast; a uniform constant has none. */
 static void broadcast_strides(const pe_port *in, int rank, const int64_t *shape, int64_t *stride)
 {
-    int off = rank - in->rank;
-    int64_t s = 1;
-    for (int d = rank - 1; d >= 0; d--) {
-        int k = d - off;
-        if (k < 0 || in->shape[k] == 1 || !in->buf) stride[d] = 0;
-        else {
-            stride[d] = s;
-            s *= in->shape[k];
-        }
-        (void)shape;
-    }
+    (void)shape;
+    pe_broadcast_strides(in->rank, in->shape, rank, stride);
+    if (!in->buf)
+        for (int d = 0; d < rank; d++) stride[d] = 0;
 }
 
 /* Visits every element of a broadcast iteration space, keeping one offset per
@@ -417,10 +416,8 @@ static bool compute(pe_port *p)
     pe_port *in[PE_PORT_MAX_INPUTS];
     for (int k = 0; k < p->n_in; k++) {
         in[k] = pe_port_at(p->in[k]);
-        if (in[k]->state == PE_PORT_INVALID) { /* propagate, without a new error */
-            p->state = PE_PORT_INVALID;
-            p->err_code = in[k]->err_code;
-            p->err_msg = in[k]->err_msg ? strdup(in[k]->err_msg) : NULL;
+        if (in[k]->state == PE_PORT_INVALID) {
+            pe_port_inherit_invalid(p, in[k]);
             return false;
         }
     }
@@ -448,6 +445,13 @@ static bool compute(pe_port *p)
     return true;
 }
 
+bool pe_interp_execute(pe_port *p)
+{
+    bool computed = compute(p);
+    pe_port_drop_inputs(p); /* inputs are needed no longer */
+    return computed;
+}
+
 static size_t interp_run(pe_executor *ex, const pe_entry *entries, size_t n)
 {
     (void)ex;
@@ -461,9 +465,7 @@ static size_t interp_run(pe_executor *ex, const pe_entry *entries, size_t n)
             p->state = PE_PORT_READY;
             continue;
         }
-        if (compute(p)) computed++;
-        /* inputs are needed no longer */
-        pe_port_drop_inputs(p);
+        computed += pe_interp_execute(p);
     }
     return computed;
 }

@@ -99,6 +99,7 @@ typedef struct pe_config {
     const char *profile;      /* PE_PROFILE */
     int log_level;            /* PE_LOG, as pe_log_level + 1 (0: default warn) */
     int64_t queue_limit;      /* work-queue entries before an automatic flush (PE_QUEUE_LIMIT) */
+    const char *executor;     /* "jit" (default) or "interp": the reference interpreter (PE_EXECUTOR) */
 } pe_config;
 
 int pe_init(const pe_config *cfg); /* NULL: defaults, then PE_* environment; PE_OK or a pe_status */
@@ -128,6 +129,9 @@ typedef struct {
     int64_t queued;          /* work-queue entries waiting now */
     int64_t live_arrays;     /* ports alive (referenced by the application or by pending work) */
     int64_t live_bytes;      /* host bytes held by array buffers */
+    uint64_t kernels_compiled;   /* fused kernels compiled by the CPU JIT */
+    uint64_t kernels_launched;   /* fused kernel launches */
+    uint64_t program_cache_hits; /* kernels found compiled already */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -69,7 +69,15 @@ int pe_init(const pe_config *cfg)
     if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
     pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
     if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
-    pe_rt.executor = &pe_interp_executor;
+    const char *executor = cfg && cfg->executor ? cfg->executor : getenv("PE_EXECUTOR");
+    pe_rt.executor = &pe_cpu_executor;
+    if (executor && *executor && strcasecmp(executor, "interp") == 0) pe_rt.executor = &pe_interp_executor;
+    else if (executor && *executor && strcasecmp(executor, "jit") != 0)
+        pe_log_message(PE_LOG_WARN, "PE_EXECUTOR=%s is not one of jit|interp; using jit", executor);
+    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads)) {
+        pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
+        pe_rt.executor = &pe_interp_executor;
+    }
     pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
     memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
     pe_rt.initialised = true;
@@ -86,6 +94,7 @@ void pe_shutdown(void)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_scopes_free();
     pe_ports_free_all();
+    if (pe_rt.executor == &pe_cpu_executor) pe_cpu_executor_stop();
     free(pe_rt.queue);
     pe_rt.queue = NULL;
     pe_rt.queue_len = pe_rt.queue_cap = 0;

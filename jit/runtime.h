@@ -51,6 +51,7 @@ typedef struct pe_port {
     uint32_t released_gen;
     const pe_site *release_site;
     uint32_t next_free;  /* free list link */
+    uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
 } pe_port;
 
 /* ------------------------------------------------------------- work queue */
@@ -181,6 +182,9 @@ pe_dtype pe_result_dtype(pe_result_rule rule, pe_dtype promoted);
 pe_dtype pe_compute_dtype(pe_result_rule rule, pe_dtype promoted);
 /* Broadcasts the operand shapes; false if they do not. */
 bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape);
+/* Element strides of an operand of shape in_shape read through a broadcast to
+ * an iteration space of `rank` axes: 0 on stretched and missing axes. */
+void pe_broadcast_strides(int in_rank, const int64_t *in_shape, int rank, int64_t *stride);
 /* Normalises a possibly negative axis; false if out of range. */
 bool pe_normalise_axis(int *axis, int rank);
 

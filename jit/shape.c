@@ -88,3 +88,17 @@ int64_t pe_shape_numel(int rank, const int64_t *shape)
     for (int d = 0; d < rank; d++) n *= shape[d];
     return n;
 }
+
+void pe_broadcast_strides(int in_rank, const int64_t *in_shape, int rank, int64_t *stride)
+{
+    int off = rank - in_rank;
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        int k = d - off;
+        if (k < 0 || in_shape[k] == 1) stride[d] = 0;
+        else {
+            stride[d] = s;
+            s *= in_shape[k];
+        }
+    }
+}

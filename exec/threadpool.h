@@ -1,0 +1,13 @@
+/* threadpool.h — the CPU executor's persistent worker threads. */
+#ifndef PE_EXEC_THREADPOOL_H
+#define PE_EXEC_THREADPOOL_H
+
+#include "../jit/cpu_gccjit.h"
+
+/* Starts threads - 1 workers (the calling thread is the last one). */
+bool pe_pool_start(int threads);
+void pe_pool_stop(void);
+/* Runs fn over [0, n) in chunks on all threads; returns when all are done. */
+void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n);
+
+#endif

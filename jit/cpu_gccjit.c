@@ -1,0 +1,463 @@
+/* cpu_gccjit.c — the CPU code generator: kernel IR to machine code through
+ * libgccjit.  Each kernel becomes
+ *     void k_<hash>(long begin, long end, void **args)
+ * with one loop over [begin, end); SSA values become locals (registers after
+ * optimisation), selects become small if/else diamonds that gcc if-converts.
+ * All kernels of a program sequence are compiled in one context, because a
+ * compilation costs ~40-55 ms whatever its size (gcc runs as/ld) and
+ * libgccjit serialises compilations.  Options: -O3, the ISA level detected at
+ * start-up (-march=native is rejected by libgccjit), -fno-math-errno and
+ * -fno-trapping-math as command-line options (as a driver option
+ * -ffast-math would link crtfastmath.o and flush subnormals process-wide).
+ * Math functions are gcc builtins: sqrt, fabs, floor, fma... inline; the
+ * transcendentals call libm (scalar; vectorised primitives are future work). */
+#include <libgccjit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_gccjit.h"
+
+struct pe_gccjit_unit {
+    gcc_jit_result *result;
+};
+
+typedef struct {
+    gcc_jit_context *ctx;
+    gcc_jit_function *fn;
+    gcc_jit_block *cur;
+    gcc_jit_type *t_void, *t_bool, *t_long, *t_u32, *t_double, *t_voidp;
+    gcc_jit_type *t_of[4]; /* by pe_dtype: float, double, int, unsigned char */
+    gcc_jit_rvalue *ptr[KIR_MAX_PARAMS]; /* typed buffer pointers, or scalar values */
+    gcc_jit_rvalue *val[KIR_MAX_BODY];
+    const kir_kernel *k;
+    gcc_jit_lvalue *i;
+    int n_locals;
+} emitter;
+
+/* --------------------------------------------------------- what we emit */
+
+static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+/* The libm function behind a float op, or NULL. */
+static const char *libm_name(pe_op op)
+{
+    switch (op) {
+    case PE_OP_exp: return "exp";
+    case PE_OP_exp2: return "exp2";
+    case PE_OP_exp10: return "exp10";
+    case PE_OP_expm1: return "expm1";
+    case PE_OP_log: return "log";
+    case PE_OP_log2: return "log2";
+    case PE_OP_log10: return "log10";
+    case PE_OP_log1p: return "log1p";
+    case PE_OP_sqrt: return "sqrt";
+    case PE_OP_cbrt: return "cbrt";
+    case PE_OP_sin: return "sin";
+    case PE_OP_cos: return "cos";
+    case PE_OP_tan: return "tan";
+    case PE_OP_asin: return "asin";
+    case PE_OP_acos: return "acos";
+    case PE_OP_atan: return "atan";
+    case PE_OP_sinh: return "sinh";
+    case PE_OP_cosh: return "cosh";
+    case PE_OP_tanh: return "tanh";
+    case PE_OP_asinh: return "asinh";
+    case PE_OP_acosh: return "acosh";
+    case PE_OP_atanh: return "atanh";
+    case PE_OP_erf: return "erf";
+    case PE_OP_erfc: return "erfc";
+    case PE_OP_floor: return "floor";
+    case PE_OP_ceil: return "ceil";
+    case PE_OP_trunc: return "trunc";
+    case PE_OP_round: return "round";
+    case PE_OP_abs: return "fabs";
+    case PE_OP_pow: return "pow";
+    case PE_OP_atan2: return "atan2";
+    case PE_OP_fma: return "fma";
+    default: return NULL;
+    }
+}
+
+bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+{
+    if (ctype > PE_BOOL || dtype > PE_BOOL) return false;
+    switch (op) {
+    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_sign:
+    case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge: case PE_OP_eq: case PE_OP_ne:
+    case PE_OP_and: case PE_OP_or: case PE_OP_not: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
+    case PE_OP_cond:
+        return true;
+    case PE_OP_cast: /* float -> i32 saturates in the reference: not emitted yet */
+        return !(is_float(operand0) && dtype == PE_I32);
+    case PE_OP_min: case PE_OP_max: case PE_OP_clamp: case PE_OP_div: case PE_OP_mod:
+        /* float min/max must reproduce NaN propagation and the ±0 tie of the
+         * reference exactly; float mod is fmod: left to the interpreter */
+        return ctype == PE_I32 || (op == PE_OP_div && is_float(ctype));
+    case PE_OP_abs:
+        return true;
+    case PE_OP_rsqrt: case PE_OP_rcp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:
+    case PE_OP_asec: case PE_OP_acsc: case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
+    case PE_OP_cdf_norm: case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite:
+        return is_float(ctype);
+    default:
+        return is_float(ctype) && libm_name(op) != NULL;
+    }
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static gcc_jit_type *type_of(emitter *e, pe_dtype t) { return e->t_of[t]; }
+
+static gcc_jit_rvalue *to_local(emitter *e, gcc_jit_rvalue *v, gcc_jit_type *t)
+{
+    char name[24];
+    snprintf(name, sizeof name, "t%d", e->n_locals++);
+    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, t, name);
+    gcc_jit_block_add_assignment(e->cur, NULL, l, v);
+    return gcc_jit_lvalue_as_rvalue(l);
+}
+
+static gcc_jit_rvalue *cast(emitter *e, gcc_jit_rvalue *v, pe_dtype from, pe_dtype to)
+{
+    if (from == to) return v;
+    if (to == PE_BOOL) { /* nonzero is true (NaN too) */
+        gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, type_of(e, from));
+        gcc_jit_rvalue *c = gcc_jit_context_new_comparison(e->ctx, NULL, GCC_JIT_COMPARISON_NE, v, zero);
+        return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_BOOL]);
+    }
+    return gcc_jit_context_new_cast(e->ctx, NULL, v, type_of(e, to));
+}
+
+static gcc_jit_rvalue *truth(emitter *e, gcc_jit_rvalue *v, pe_dtype t)
+{
+    return gcc_jit_context_new_comparison(e->ctx, NULL, GCC_JIT_COMPARISON_NE, v,
+                                          gcc_jit_context_zero(e->ctx, type_of(e, t)));
+}
+
+static gcc_jit_rvalue *bool_to_u8(emitter *e, gcc_jit_rvalue *c)
+{
+    return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_BOOL]);
+}
+
+/* c ? a : b, as a diamond that -O3 turns into a blend. */
+static gcc_jit_rvalue *choose(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, gcc_jit_rvalue *b, gcc_jit_type *t)
+{
+    char name[24];
+    snprintf(name, sizeof name, "s%d", e->n_locals++);
+    gcc_jit_lvalue *r = gcc_jit_function_new_local(e->fn, NULL, t, name);
+    gcc_jit_block *yes = gcc_jit_function_new_block(e->fn, NULL), *no = gcc_jit_function_new_block(e->fn, NULL);
+    gcc_jit_block *join = gcc_jit_function_new_block(e->fn, NULL);
+    gcc_jit_block_end_with_conditional(e->cur, NULL, c, yes, no);
+    gcc_jit_block_add_assignment(yes, NULL, r, a);
+    gcc_jit_block_end_with_jump(yes, NULL, join);
+    gcc_jit_block_add_assignment(no, NULL, r, b);
+    gcc_jit_block_end_with_jump(no, NULL, join);
+    e->cur = join;
+    return gcc_jit_lvalue_as_rvalue(r);
+}
+
+static gcc_jit_rvalue *math(emitter *e, const char *name, pe_dtype t, int n, gcc_jit_rvalue **args)
+{
+    char builtin[48];
+    snprintf(builtin, sizeof builtin, "__builtin_%s%s", name, t == PE_F32 ? "f" : "");
+    gcc_jit_function *f = gcc_jit_context_get_builtin_function(e->ctx, builtin);
+    return gcc_jit_context_new_call(e->ctx, NULL, f, n, args);
+}
+
+static gcc_jit_rvalue *math1(emitter *e, const char *name, pe_dtype t, gcc_jit_rvalue *a)
+{
+    return math(e, name, t, 1, &a);
+}
+
+static gcc_jit_rvalue *num(emitter *e, pe_dtype t, double v)
+{
+    return gcc_jit_context_new_rvalue_from_double(e->ctx, type_of(e, t), v);
+}
+
+static gcc_jit_rvalue *bin(emitter *e, enum gcc_jit_binary_op op, pe_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, op, type_of(e, t), a, b);
+}
+
+static gcc_jit_rvalue *cmp(emitter *e, enum gcc_jit_comparison op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_comparison(e->ctx, NULL, op, a, b);
+}
+
+/* i32 arithmetic wraps: compute in unsigned. */
+static gcc_jit_rvalue *wrap(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    gcc_jit_rvalue *ua = gcc_jit_context_new_cast(e->ctx, NULL, a, e->t_u32);
+    gcc_jit_rvalue *ub = gcc_jit_context_new_cast(e->ctx, NULL, b, e->t_u32);
+    gcc_jit_rvalue *r = gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_u32, ua, ub);
+    return gcc_jit_context_new_cast(e->ctx, NULL, r, e->t_of[PE_I32]);
+}
+
+/* ------------------------------------------------------------------ ops */
+
+static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
+{
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
+    gcc_jit_type *T = type_of(e, ct);
+    gcc_jit_rvalue *v[3];
+    for (int j = 0; j < in->n; j++) {
+        pe_dtype from = (pe_dtype)e->k->body[in->a[j]].dtype;
+        bool raw = (op == PE_OP_cond && j == 0) || op == PE_OP_cast;
+        v[j] = raw ? e->val[in->a[j]] : cast(e, e->val[in->a[j]], from, ct);
+    }
+    bool fl = is_float(ct);
+    switch (op) {
+    case PE_OP_add: return fl ? bin(e, GCC_JIT_BINARY_OP_PLUS, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_PLUS, v[0], v[1]);
+    case PE_OP_sub: return fl ? bin(e, GCC_JIT_BINARY_OP_MINUS, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_MINUS, v[0], v[1]);
+    case PE_OP_mul: return fl ? bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_MULT, v[0], v[1]);
+    case PE_OP_neg:
+        return fl ? gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, T, v[0])
+                  : wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]);
+    case PE_OP_div:
+        if (fl) return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, v[0], v[1]);
+        __attribute__((fallthrough)); /* i32 division and remainder share their guards */
+    case PE_OP_mod: {
+        /* b == 0 gives 0; b == -1 avoids INT_MIN / -1 (quotient -a wraps, remainder 0) */
+        gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, T), *minus1 = gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1);
+        gcc_jit_rvalue *safe_b = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), gcc_jit_context_one(e->ctx, T), v[1], T);
+        safe_b = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, safe_b, minus1), gcc_jit_context_one(e->ctx, T), safe_b, T);
+        gcc_jit_rvalue *q = bin(e, op == PE_OP_div ? GCC_JIT_BINARY_OP_DIVIDE : GCC_JIT_BINARY_OP_MODULO, ct, v[0], safe_b);
+        gcc_jit_rvalue *by_minus1 = op == PE_OP_div ? wrap(e, GCC_JIT_BINARY_OP_MINUS, zero, v[0]) : zero;
+        q = to_local(e, q, T);
+        q = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], minus1), by_minus1, q, T);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), zero, q, T);
+    }
+    case PE_OP_abs:
+        if (fl) return math1(e, "fabs", ct, v[0]);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], gcc_jit_context_zero(e->ctx, T)),
+                      wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]), v[0], T);
+    case PE_OP_sign: {
+        gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, T);
+        gcc_jit_rvalue *neg = choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], zero),
+                                     gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1), v[0], T);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[0], zero), gcc_jit_context_one(e->ctx, T), neg, T);
+    }
+    case PE_OP_min: /* i32 only */
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[1], v[0]), v[1], v[0], T);
+    case PE_OP_max:
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[1], v[0]), v[1], v[0], T);
+    case PE_OP_clamp: {
+        gcc_jit_rvalue *lo = to_local(e, choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[1], v[0]), v[1], v[0], T), T);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[2], lo), v[2], lo, T);
+    }
+    case PE_OP_fma: return math(e, "fma", ct, 3, v);
+    case PE_OP_pow: return math(e, "pow", ct, 2, v);
+    case PE_OP_atan2: return math(e, "atan2", ct, 2, v);
+    case PE_OP_rcp: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]);
+    case PE_OP_rsqrt: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sqrt", ct, v[0]));
+    case PE_OP_logb:
+        return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, math1(e, "log", ct, v[0]), math1(e, "log", ct, v[1]));
+    case PE_OP_sec: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "cos", ct, v[0]));
+    case PE_OP_csc: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sin", ct, v[0]));
+    case PE_OP_cot: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "tan", ct, v[0]));
+    case PE_OP_sech: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "cosh", ct, v[0]));
+    case PE_OP_csch: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sinh", ct, v[0]));
+    case PE_OP_coth: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "tanh", ct, v[0]));
+    case PE_OP_asec: return math1(e, "acos", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_acsc: return math1(e, "asin", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_acot: return math1(e, "atan", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_cdf_norm: /* 0.5 * erfc(-x / sqrt(2)) */
+        return bin(e, GCC_JIT_BINARY_OP_MULT, ct, num(e, ct, 0.5),
+                   math1(e, "erfc", ct, bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], num(e, ct, -0.70710678118654752440))));
+    case PE_OP_isnan: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_NE, v[0], v[0]));
+    case PE_OP_isinf:
+        return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
+    case PE_OP_isfinite:
+        return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
+    case PE_OP_lt: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], v[1]));
+    case PE_OP_le: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LE, v[0], v[1]));
+    case PE_OP_gt: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_GT, v[0], v[1]));
+    case PE_OP_ge: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_GE, v[0], v[1]));
+    case PE_OP_eq: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[0], v[1]));
+    case PE_OP_ne: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_NE, v[0], v[1]));
+    case PE_OP_and: case PE_OP_or: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor: case PE_OP_not: {
+        gcc_jit_rvalue *a = truth(e, v[0], ct);
+        if (op == PE_OP_not)
+            return bool_to_u8(e, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, a));
+        gcc_jit_rvalue *b = truth(e, v[1], ct), *r;
+        if (op == PE_OP_xor) r = cmp(e, GCC_JIT_COMPARISON_NE, a, b);
+        else r = gcc_jit_context_new_binary_op(e->ctx, NULL, op == PE_OP_and || op == PE_OP_nand ? GCC_JIT_BINARY_OP_LOGICAL_AND : GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool, a, b);
+        if (op == PE_OP_nand || op == PE_OP_nor)
+            r = gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, r);
+        return bool_to_u8(e, r);
+    }
+    case PE_OP_cond: {
+        pe_dtype c_type = (pe_dtype)e->k->body[in->a[0]].dtype;
+        return choose(e, truth(e, v[0], c_type), v[1], v[2], T);
+    }
+    case PE_OP_cast: return cast(e, v[0], (pe_dtype)e->k->body[in->a[0]].dtype, rt);
+    default: {
+        const char *name = libm_name(op);
+        return math1(e, name, ct, v[0]);
+    }
+    }
+}
+
+/* --------------------------------------------------------------- kernel */
+
+static gcc_jit_rvalue *element_index(emitter *e, const kir_param *p)
+{
+    gcc_jit_rvalue *i = gcc_jit_lvalue_as_rvalue(e->i);
+    if (p->kind != KIR_IN_BROADCAST) return i;
+    /* i -> coordinates of the iteration space -> offset with the operand's strides */
+    gcc_jit_rvalue *off = gcc_jit_context_zero(e->ctx, e->t_long);
+    int64_t inner = 1;
+    for (int d = e->k->rank - 1; d >= 0; d--) {
+        if (p->stride[d] != 0) {
+            gcc_jit_rvalue *q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, i,
+                                                              gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, inner));
+            if (d > 0)
+                q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MODULO, e->t_long, q,
+                                                  gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, e->k->shape[d]));
+            gcc_jit_rvalue *term = gcc_jit_context_new_binary_op(
+                e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, e->t_long, q,
+                gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, p->stride[d]));
+            off = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_PLUS, e->t_long, off, term);
+        }
+        inner *= e->k->shape[d];
+    }
+    return off;
+}
+
+static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
+{
+    e->k = k;
+    e->n_locals = 0;
+    gcc_jit_param *params[3] = {
+        gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "begin"),
+        gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "end"),
+        gcc_jit_context_new_param(e->ctx, NULL, gcc_jit_type_get_pointer(e->t_voidp), "args"),
+    };
+    e->fn = gcc_jit_context_new_function(e->ctx, NULL, GCC_JIT_FUNCTION_EXPORTED, e->t_void, name, 3, params, 0);
+    gcc_jit_block *entry = gcc_jit_function_new_block(e->fn, "entry");
+    gcc_jit_block *cond = gcc_jit_function_new_block(e->fn, "cond");
+    gcc_jit_block *body = gcc_jit_function_new_block(e->fn, "body");
+    gcc_jit_block *done = gcc_jit_function_new_block(e->fn, "done");
+    gcc_jit_rvalue *args = gcc_jit_param_as_rvalue(params[2]);
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        gcc_jit_type *T = type_of(e, (pe_dtype)q->dtype);
+        gcc_jit_rvalue *raw = gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
+            e->ctx, NULL, args, gcc_jit_context_new_rvalue_from_int(e->ctx, e->t_long, p)));
+        char pname[16];
+        snprintf(pname, sizeof pname, "p%d", p);
+        if (q->kind == KIR_IN_SCALAR) {
+            gcc_jit_rvalue *dp = gcc_jit_context_new_cast(e->ctx, NULL, raw, gcc_jit_type_get_pointer(e->t_double));
+            gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, T, pname);
+            gcc_jit_block_add_assignment(entry, NULL, l,
+                                         gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_lvalue_as_rvalue(
+                                                                      gcc_jit_rvalue_dereference(dp, NULL)), T));
+            e->ptr[p] = gcc_jit_lvalue_as_rvalue(l);
+        } else {
+            gcc_jit_type *PT = gcc_jit_type_get_pointer(T);
+            gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, PT, pname);
+            gcc_jit_block_add_assignment(entry, NULL, l, gcc_jit_context_new_cast(e->ctx, NULL, raw, PT));
+            e->ptr[p] = gcc_jit_lvalue_as_rvalue(l);
+        }
+    }
+    e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
+    gcc_jit_block_add_assignment(entry, NULL, e->i, gcc_jit_param_as_rvalue(params[0]));
+    gcc_jit_block_end_with_jump(entry, NULL, cond);
+    gcc_jit_block_end_with_conditional(cond, NULL,
+                                       cmp(e, GCC_JIT_COMPARISON_LT, gcc_jit_lvalue_as_rvalue(e->i),
+                                           gcc_jit_param_as_rvalue(params[1])),
+                                       body, done);
+    e->cur = body;
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        const kir_param *q = &k->params[in->a[0]];
+        if (in->kind == KIR_LOAD) {
+            gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR
+                                    ? e->ptr[in->a[0]]
+                                    : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
+                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
+            e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
+        } else if (in->kind == KIR_STORE) {
+            gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]],
+                                                                   gcc_jit_lvalue_as_rvalue(e->i));
+            gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
+        } else {
+            e->val[v] = to_local(e, emit_op(e, in), type_of(e, (pe_dtype)in->dtype));
+        }
+    }
+    gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    gcc_jit_block_end_with_void_return(done, NULL);
+}
+
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, pe_kernel_fn *fns,
+                       pe_gccjit_unit **unit, char *err, size_t err_size)
+{
+    gcc_jit_context *ctx = gcc_jit_context_acquire();
+    if (!ctx) {
+        snprintf(err, err_size, "gcc_jit_context_acquire failed");
+        return false;
+    }
+    gcc_jit_context_set_int_option(ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
+    char march[48];
+    if (isa && strncmp(isa, "x86-64", 6) == 0) {
+        snprintf(march, sizeof march, "-march=%s", isa);
+        gcc_jit_context_add_command_line_option(ctx, march);
+    }
+    gcc_jit_context_add_command_line_option(ctx, "-fno-math-errno");
+    gcc_jit_context_add_command_line_option(ctx, "-fno-trapping-math");
+    emitter e = {.ctx = ctx};
+    e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
+    e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
+    e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);
+    e.t_u32 = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_INT);
+    e.t_double = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_DOUBLE);
+    e.t_voidp = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID_PTR);
+    e.t_of[PE_F32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_FLOAT);
+    e.t_of[PE_F64] = e.t_double;
+    e.t_of[PE_I32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_INT);
+    e.t_of[PE_BOOL] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_CHAR);
+    char (*names)[48] = calloc(n ? n : 1, sizeof *names);
+    if (!names) {
+        gcc_jit_context_release(ctx);
+        snprintf(err, err_size, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "pe_k%zu_%016llx", i, (unsigned long long)kir_hash(kernels[i]));
+        emit_kernel(&e, kernels[i], names[i]);
+    }
+    gcc_jit_result *result = gcc_jit_context_compile(ctx);
+    bool ok = result != NULL;
+    if (!ok) {
+        const char *msg = gcc_jit_context_get_first_error(ctx);
+        snprintf(err, err_size, "%s", msg ? msg : "libgccjit compilation failed");
+    } else {
+        for (size_t i = 0; i < n && ok; i++) {
+            fns[i] = (pe_kernel_fn)gcc_jit_result_get_code(result, names[i]);
+            if (!fns[i]) {
+                snprintf(err, err_size, "kernel %s missing from the compiled code", names[i]);
+                ok = false;
+            }
+        }
+        *unit = ok ? malloc(sizeof **unit) : NULL;
+        if (ok && !*unit) {
+            snprintf(err, err_size, "out of memory");
+            ok = false;
+        }
+        if (ok) (*unit)->result = result;
+        else gcc_jit_result_release(result);
+    }
+    free(names);
+    gcc_jit_context_release(ctx);
+    return ok;
+}
+
+void pe_gccjit_unit_free(pe_gccjit_unit *unit)
+{
+    if (!unit) return;
+    gcc_jit_result_release(unit->result);
+    free(unit);
+}

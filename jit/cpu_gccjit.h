@@ -1,0 +1,27 @@
+/* cpu_gccjit.h — the CPU code generator: kernel IR to machine code through
+ * libgccjit, all kernels of a program sequence in one compilation. */
+#ifndef PE_JIT_CPU_GCCJIT_H
+#define PE_JIT_CPU_GCCJIT_H
+
+#include <stddef.h>
+
+#include "kir.h"
+
+/* A compiled kernel: computes iterations [begin, end).  args[p] points to
+ * parameter p's buffer, or for a scalar parameter to a double holding it. */
+typedef void (*pe_kernel_fn)(int64_t begin, int64_t end, void *const *args);
+
+typedef struct pe_gccjit_unit pe_gccjit_unit; /* owns the code of one compilation */
+
+/* True if the emitter can generate `op` computed in `ctype` giving `dtype`
+ * (operand0: the dtype of the first operand, for casts). */
+bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+
+/* Compiles n kernels together.  On success fns[i] are their entry points and
+ * *unit owns them (free with pe_gccjit_unit_free when no kernel is used any
+ * more).  On failure writes the compiler's message to err. */
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, pe_kernel_fn *fns,
+                       pe_gccjit_unit **unit, char *err, size_t err_size);
+void pe_gccjit_unit_free(pe_gccjit_unit *unit);
+
+#endif

@@ -1,0 +1,64 @@
+/* kir.h — the kernel IR: a target-independent, canonical, hashable
+ * description of one fused element-wise kernel.  The program generator
+ * (proggen.c) builds it from ports; code generators (cpu_gccjit.c, later the
+ * CUDA emitter) consume it and never see ports.  Its canonical bytes key the
+ * program cache.
+ *
+ * A kernel iterates i over [begin, end) of a row-major iteration space.
+ * Parameters are arrays read or written at i (CONTIG), arrays read through a
+ * broadcast (BROADCAST: element strides per iteration axis, 0 where
+ * stretched; the iteration shape is then part of the kernel), or uniform
+ * scalars passed at launch (SCALAR: the value is not part of the kernel).
+ * The body is SSA: value v is the result of body[v]. */
+#ifndef PE_JIT_KIR_H
+#define PE_JIT_KIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pe.h"
+#include "../irformat/ops.h"
+
+#define KIR_MAX_PARAMS 64
+#define KIR_MAX_BODY 256
+
+typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT } kir_param_kind;
+
+typedef struct {
+    uint8_t kind;  /* kir_param_kind */
+    uint8_t dtype; /* pe_dtype of the array (or of the scalar's value) */
+    int64_t stride[PE_MAX_RANK]; /* KIR_IN_BROADCAST only */
+} kir_param;
+
+typedef enum {
+    KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
+    KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype` */
+    KIR_STORE /* param a[0] at i = value a[1] */
+} kir_inst_kind;
+
+typedef struct {
+    uint8_t kind;  /* kir_inst_kind */
+    uint8_t op;    /* KIR_OP: pe_op (a MAP op) */
+    uint8_t dtype; /* type of the value this instruction makes */
+    uint8_t ctype; /* KIR_OP: type operands are converted to */
+    uint8_t n;     /* number of operands */
+    uint16_t a[3];
+} kir_inst;
+
+typedef struct {
+    int rank;                     /* iteration shape; rank 0 when every input is CONTIG or SCALAR */
+    int64_t shape[PE_MAX_RANK];
+    int n_params, n_body;
+    kir_param params[KIR_MAX_PARAMS];
+    kir_inst body[KIR_MAX_BODY];
+} kir_kernel;
+
+/* The 64-bit FNV-1a hash of k's canonical bytes (the fields that define the
+ * computation, in a fixed order); equal kernels hash equally. */
+uint64_t kir_hash(const kir_kernel *k);
+bool kir_equal(const kir_kernel *a, const kir_kernel *b);
+/* A readable listing, for PE_LOG=debug and tests. */
+void kir_print(const kir_kernel *k, char *out, size_t n);
+
+#endif

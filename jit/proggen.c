@@ -1,0 +1,242 @@
+/* proggen.c — the program generator (the patent's ProgGen) over one batch of
+ * the work queue:
+ *   backward pass: live consumers of every port; a port that no handle, map
+ *     view or live consumer can observe is dead and is skipped;
+ *   forward pass: element-wise ports of one iteration shape are fused into a
+ *     kernel in queue order.  Values made and consumed inside the kernel stay
+ *     in registers (scalar replacement: a released intermediate never gets a
+ *     buffer); loads are shared and common subexpressions computed once;
+ *     operands of other shapes are read through broadcast strides and uniform
+ *     constants are passed as scalar parameters.  A port the code generator
+ *     cannot emit, or that is not element-wise, closes the kernel and runs on
+ *     the interpreter.
+ * The sequence keeps queue order between programs, so every dependency is
+ * met by the time a program runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proggen.h"
+
+#define NO_VALUE UINT16_MAX
+
+typedef struct {
+    uint32_t port;
+    uint16_t value;
+    bool member;            /* computed by this kernel (else a loaded parameter) */
+    uint32_t internal_uses; /* consumer edges from members */
+} binding;
+
+typedef struct {
+    bool open;
+    int rank;
+    int64_t shape[PE_MAX_RANK];
+    kir_kernel *k;
+    uint32_t bind[KIR_MAX_PARAMS];
+    binding map[KIR_MAX_BODY];
+    int n_map;
+    uint32_t members[KIR_MAX_BODY];
+    int n_members;
+    bool broadcast;
+} group;
+
+static bool seq_push(pe_program_seq *seq, pe_program p)
+{
+    if (seq->n == seq->cap) {
+        size_t cap = seq->cap ? seq->cap * 2 : 16;
+        pe_program *progs = realloc(seq->progs, cap * sizeof *progs);
+        if (!progs) return false;
+        seq->progs = progs;
+        seq->cap = cap;
+    }
+    seq->progs[seq->n++] = p;
+    return true;
+}
+
+void pe_program_seq_free(pe_program_seq *seq)
+{
+    for (size_t i = 0; i < seq->n; i++) {
+        free(seq->progs[i].kir);
+        free(seq->progs[i].bind);
+        free(seq->progs[i].members);
+    }
+    free(seq->progs);
+    *seq = (pe_program_seq){0};
+}
+
+static bool is_uniform_constant(const pe_port *q) { return q->op == PE_OP_constant && q->state == PE_PORT_READY; }
+
+static bool same_shape(const pe_port *p, int rank, const int64_t *shape)
+{
+    if (p->rank != rank) return false;
+    for (int d = 0; d < rank; d++)
+        if (p->shape[d] != shape[d]) return false;
+    return true;
+}
+
+static binding *lookup(group *g, uint32_t port)
+{
+    for (int i = 0; i < g->n_map; i++)
+        if (g->map[i].port == port) return &g->map[i];
+    return NULL;
+}
+
+static uint16_t append(group *g, kir_inst inst)
+{
+    g->k->body[g->k->n_body] = inst;
+    return (uint16_t)g->k->n_body++;
+}
+
+/* The value of operand q inside the kernel: a member's, or a new load. */
+static uint16_t operand_value(group *g, uint32_t qi)
+{
+    binding *b = lookup(g, qi);
+    if (b) {
+        if (b->member) b->internal_uses++;
+        return b->value;
+    }
+    pe_port *q = pe_port_at(qi);
+    kir_param *param = &g->k->params[g->k->n_params];
+    memset(param, 0, sizeof *param);
+    param->dtype = q->dtype;
+    if (is_uniform_constant(q)) {
+        param->kind = KIR_IN_SCALAR;
+    } else if (same_shape(q, g->rank, g->shape)) {
+        param->kind = KIR_IN_CONTIG;
+    } else {
+        param->kind = KIR_IN_BROADCAST;
+        pe_broadcast_strides(q->rank, q->shape, g->rank, param->stride);
+        g->broadcast = true;
+    }
+    g->bind[g->k->n_params] = qi;
+    uint16_t p = (uint16_t)g->k->n_params++;
+    uint16_t v = append(g, (kir_inst){.kind = KIR_LOAD, .dtype = q->dtype, .n = 1, .a = {p}});
+    g->map[g->n_map++] = (binding){qi, v, false, 0};
+    return v;
+}
+
+static void add_member(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    kir_inst op = {.kind = KIR_OP, .op = p->op, .dtype = p->dtype, .ctype = p->ctype, .n = p->n_in};
+    for (int k = 0; k < p->n_in; k++) op.a[k] = operand_value(g, p->in[k]);
+    uint16_t v = NO_VALUE;
+    for (int i = 0; i < g->k->n_body && v == NO_VALUE; i++) { /* common subexpression */
+        const kir_inst *b = &g->k->body[i];
+        if (b->kind == KIR_OP && b->op == op.op && b->dtype == op.dtype && b->ctype == op.ctype && b->n == op.n &&
+            memcmp(b->a, op.a, sizeof op.a[0] * op.n) == 0)
+            v = (uint16_t)i;
+    }
+    if (v == NO_VALUE) v = append(g, op);
+    g->map[g->n_map++] = (binding){pi, v, true, 0};
+    g->members[g->n_members++] = pi;
+}
+
+/* Room for one more member: its loads, its op, and a store for each member. */
+static bool has_room(const group *g, const pe_port *p)
+{
+    return g->k->n_params + p->n_in + g->n_members + 1 < KIR_MAX_PARAMS &&
+           g->k->n_body + p->n_in + 1 + g->n_members + 1 < KIR_MAX_BODY && g->n_map + p->n_in + 1 < KIR_MAX_BODY;
+}
+
+static bool open_group(group *g, const pe_port *p)
+{
+    memset(g, 0, sizeof *g);
+    g->k = calloc(1, sizeof *g->k);
+    if (!g->k) return false;
+    g->open = true;
+    g->rank = p->rank;
+    memcpy(g->shape, p->shape, sizeof g->shape);
+    return true;
+}
+
+/* Adds the stores of members someone outside the kernel can see, and emits
+ * the kernel (or nothing, if no member is visible). */
+static bool close_group(group *g, pe_program_seq *seq)
+{
+    if (!g->open) return true;
+    g->open = false;
+    kir_kernel *k = g->k;
+    for (int i = 0; i < g->n_map; i++) {
+        binding *b = &g->map[i];
+        if (!b->member) continue;
+        pe_port *p = pe_port_at(b->port);
+        bool visible = p->refs_app > 0 || p->maps > 0 || p->live_consumers > b->internal_uses;
+        if (!visible) continue;
+        k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
+        g->bind[k->n_params] = b->port;
+        uint16_t param = (uint16_t)k->n_params++;
+        append(g, (kir_inst){.kind = KIR_STORE, .dtype = p->dtype, .n = 2, .a = {param, b->value}});
+    }
+    k->rank = g->broadcast ? g->rank : 0;
+    if (g->broadcast) memcpy(k->shape, g->shape, sizeof k->shape);
+    pe_program prog = {.kind = PE_PROG_KERNEL, .port = g->members[g->n_members - 1],
+                       .numel = pe_shape_numel(g->rank, g->shape), .kir = k, .n_members = g->n_members};
+    prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
+    prog.members = malloc(sizeof *prog.members * (size_t)g->n_members);
+    if (!prog.bind || !prog.members) {
+        free(prog.bind), free(prog.members), free(k);
+        return false;
+    }
+    memcpy(prog.bind, g->bind, sizeof *prog.bind * (size_t)k->n_params);
+    memcpy(prog.members, g->members, sizeof *prog.members * (size_t)g->n_members);
+    if (!seq_push(seq, prog)) {
+        free(prog.bind), free(prog.members), free(k);
+        return false;
+    }
+    return true;
+}
+
+/* Backward pass: live consumers per port, and which ports are dead. */
+static void find_live_consumers(const pe_entry *entries, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        pe_port *p = pe_port_at(entries[i].port);
+        p->live_consumers = p->state == PE_PORT_PENDING ? (uint32_t)(p->refs_int - 1) : 0;
+    }
+    for (size_t i = n; i-- > 0;) {
+        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        pe_port *p = pe_port_at(entries[i].port);
+        if (p->state != PE_PORT_PENDING) continue;
+        bool dead = p->refs_app == 0 && p->maps == 0 && p->live_consumers == 0;
+        if (!dead) continue;
+        for (int k = 0; k < p->n_in; k++) {
+            pe_port *q = pe_port_at(p->in[k]);
+            if (q->state == PE_PORT_PENDING && q->live_consumers > 0) q->live_consumers--;
+        }
+    }
+}
+
+bool pe_proggen(const pe_entry *entries, size_t n, pe_emittable_fn emittable, pe_program_seq *out)
+{
+    *out = (pe_program_seq){0};
+    find_live_consumers(entries, n);
+    group g = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        uint32_t pi = entries[i].port;
+        pe_port *p = pe_port_at(pi);
+        if (p->state != PE_PORT_PENDING) continue;
+        if (p->refs_app == 0 && p->maps == 0 && p->live_consumers == 0) {
+            if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
+            continue;
+        }
+        bool fusible = pe_op_table[p->op].kind == PE_KIND_MAP && pe_op_table[p->op].fusible &&
+                       emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype,
+                                 (pe_dtype)pe_port_at(p->in[0])->dtype);
+        if (fusible && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p)))
+            if (!close_group(&g, out)) goto oom;
+        if (!fusible) {
+            if (!close_group(&g, out)) goto oom;
+            if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
+            continue;
+        }
+        if (!g.open && !open_group(&g, p)) goto oom;
+        add_member(&g, pi);
+    }
+    if (close_group(&g, out)) return true;
+oom:
+    if (g.open) free(g.k);
+    pe_program_seq_free(out);
+    return false;
+}

@@ -1,0 +1,40 @@
+/* proggen.h — the program generator: turns a batch of work-queue entries into
+ * a program sequence (fused kernels in kernel IR, and ports left to the
+ * interpreter), in an order that respects every dependency. */
+#ifndef PE_JIT_PROGGEN_H
+#define PE_JIT_PROGGEN_H
+
+#include "kir.h"
+#include "runtime.h"
+
+typedef enum {
+    PE_PROG_KERNEL, /* a fused element-wise kernel */
+    PE_PROG_INTERP, /* one port computed by the reference interpreter */
+    PE_PROG_SKIP    /* a dead port: nobody can observe it */
+} pe_prog_kind;
+
+typedef struct {
+    pe_prog_kind kind;
+    uint32_t port;          /* INTERP, SKIP: the port; KERNEL: the last member */
+    int64_t numel;          /* KERNEL: iterations */
+    kir_kernel *kir;        /* KERNEL */
+    uint32_t *bind;         /* KERNEL: the port bound to each parameter */
+    uint32_t *members;      /* KERNEL: the ports it computes, in order */
+    int n_members;
+} pe_program;
+
+typedef struct {
+    pe_program *progs;
+    size_t n, cap;
+} pe_program_seq;
+
+/* Which element-wise ops, in which compute type, a code generator can emit;
+ * other ops end fusion and run on the interpreter. */
+typedef bool (*pe_emittable_fn)(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+
+/* Builds the sequence for a batch; false when out of memory (nothing is
+ * then changed: the caller runs the batch on the interpreter). */
+bool pe_proggen(const pe_entry *entries, size_t n, pe_emittable_fn emittable, pe_program_seq *out);
+void pe_program_seq_free(pe_program_seq *seq);
+
+#endif
