@@ -196,10 +196,27 @@ static gcc_jit_rvalue *wrap(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalu
 
 /* ------------------------------------------------------------------ ops */
 
+/* f32 ops computed in double and rounded once, as the reference does: those
+ * composed of two roundings where the composition is ill-conditioned
+ * (acos(1/x) near 1, 1/tan near a pole), and erf/erfc, whose glibc f32
+ * versions are 3 ulp off. */
+static bool composed_in_double(pe_op op)
+{
+    switch (op) {
+    case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec: case PE_OP_acsc:
+    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth: case PE_OP_cdf_norm: case PE_OP_rsqrt:
+    case PE_OP_erf: case PE_OP_erfc:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
 {
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
+    if (ct == PE_F32 && composed_in_double(op)) ct = PE_F64;
     gcc_jit_type *T = type_of(e, ct);
     gcc_jit_rvalue *v[3];
     for (int j = 0; j < in->n; j++) {
@@ -384,7 +401,10 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
                                                                    gcc_jit_lvalue_as_rvalue(e->i));
             gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
         } else {
-            e->val[v] = to_local(e, emit_op(e, in), type_of(e, (pe_dtype)in->dtype));
+            gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
+            gcc_jit_rvalue *r = emit_op(e, in);
+            if (gcc_jit_rvalue_get_type(r) != T) r = gcc_jit_context_new_cast(e->ctx, NULL, r, T);
+            e->val[v] = to_local(e, r, T);
         }
     }
     gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));

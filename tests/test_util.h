@@ -25,7 +25,7 @@ typedef struct {
 } tu_errors_t;
 static tu_errors_t tu_errors;
 
-static int tu_record_error(const pe_error *e, void *user)
+__attribute__((unused)) static int tu_record_error(const pe_error *e, void *user)
 {
     (void)user;
     tu_errors.count++;
@@ -39,7 +39,7 @@ static int tu_record_error(const pe_error *e, void *user)
 static inline void tu_errors_clear(void) { memset(&tu_errors, 0, sizeof tu_errors); }
 
 /* cmocka group/test fixtures: a fresh runtime per test, errors recorded. */
-static int tu_setup(void **state)
+__attribute__((unused)) static int tu_setup(void **state)
 {
     (void)state;
     tu_errors_clear();
@@ -47,7 +47,7 @@ static int tu_setup(void **state)
     return pe_init(NULL) == PE_OK ? 0 : -1;
 }
 
-static int tu_teardown(void **state)
+__attribute__((unused)) static int tu_teardown(void **state)
 {
     (void)state;
     pe_shutdown();

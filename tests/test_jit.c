@@ -1,0 +1,273 @@
+/* test_jit.c — the CPU JIT against the reference interpreter: every
+ * element-wise op on random inputs at awkward sizes and broadcast shapes, in
+ * f32 and f64, computed once with PE_EXECUTOR semantics "interp" and once
+ * with "jit" in the same process; plus fusion made observable through the
+ * counters (one kernel, one output buffer for a chain of released
+ * temporaries; the program cache serves a repeated chain). */
+#include "test_util.h"
+
+typedef pe_array (*op1_fn)(const pe_site *, pe_array);
+typedef pe_array (*op2_fn)(const pe_site *, pe_array, pe_array);
+
+static const struct {
+    const char *name;
+    op1_fn fn;
+    double lo, hi; /* input range */
+    double ulps;   /* allowed difference in f32 ulps (f64: scaled) */
+} unary[] = {
+    {"neg", pe_neg_at, -100, 100, 0},     {"abs", pe_abs_at, -100, 100, 0},
+    {"sign", pe_sign_at, -2, 2, 0},       {"exp", pe_exp_at, -20, 20, 2},
+    {"exp2", pe_exp2_at, -20, 20, 2},     {"exp10", pe_exp10_at, -10, 10, 2},
+    {"expm1", pe_expm1_at, -5, 5, 2},     {"log", pe_log_at, 1e-3, 1e3, 2},
+    {"log2", pe_log2_at, 1e-3, 1e3, 2},   {"log10", pe_log10_at, 1e-3, 1e3, 2},
+    {"log1p", pe_log1p_at, -0.9, 10, 2},  {"sqrt", pe_sqrt_at, 0, 1e4, 0},
+    {"rsqrt", pe_rsqrt_at, 1e-3, 1e4, 2}, {"cbrt", pe_cbrt_at, -1e3, 1e3, 2},
+    {"rcp", pe_rcp_at, 0.5, 100, 0},      {"sin", pe_sin_at, -10, 10, 2},
+    {"cos", pe_cos_at, -10, 10, 2},       {"tan", pe_tan_at, -1.5, 1.5, 2},
+    {"sec", pe_sec_at, -1.5, 1.5, 3},     {"csc", pe_csc_at, 0.1, 3, 3},
+    {"cot", pe_cot_at, 0.1, 1.5, 3},      {"asin", pe_asin_at, -1, 1, 2},
+    {"acos", pe_acos_at, -1, 1, 2},       {"atan", pe_atan_at, -10, 10, 2},
+    {"asec", pe_asec_at, 1, 10, 3},       {"acsc", pe_acsc_at, 1, 10, 3},
+    {"acot", pe_acot_at, 0.1, 10, 3},     {"sinh", pe_sinh_at, -5, 5, 2},
+    {"cosh", pe_cosh_at, -5, 5, 2},       {"tanh", pe_tanh_at, -5, 5, 2},
+    {"sech", pe_sech_at, -5, 5, 3},       {"csch", pe_csch_at, 0.1, 5, 3},
+    {"coth", pe_coth_at, 0.1, 5, 3},      {"asinh", pe_asinh_at, -10, 10, 2},
+    {"acosh", pe_acosh_at, 1, 10, 2},     {"atanh", pe_atanh_at, -0.9, 0.9, 2},
+    {"erf", pe_erf_at, -3, 3, 2},         {"erfc", pe_erfc_at, -3, 3, 2},
+    {"cdf_norm", pe_cdf_norm_at, -5, 5, 4}, {"floor", pe_floor_at, -10, 10, 0},
+    {"ceil", pe_ceil_at, -10, 10, 0},     {"trunc", pe_trunc_at, -10, 10, 0},
+    {"round", pe_round_at, -10, 10, 0},   {"isnan", pe_isnan_at, -1, 1, 0},
+    {"isinf", pe_isinf_at, -1, 1, 0},     {"isfinite", pe_isfinite_at, -1, 1, 0},
+    {"not", pe_not_at, -1, 1, 0},
+};
+
+static const struct {
+    const char *name;
+    op2_fn fn;
+    double ulps;
+} binary[] = {
+    {"add", pe_add_at, 0}, {"sub", pe_sub_at, 0}, {"mul", pe_mul_at, 0},  {"div", pe_div_at, 0},
+    {"pow", pe_pow_at, 2}, {"atan2", pe_atan2_at, 2}, {"logb", pe_logb_at, 4}, {"lt", pe_lt_at, 0},
+    {"le", pe_le_at, 0},   {"gt", pe_gt_at, 0},   {"ge", pe_ge_at, 0},    {"eq", pe_eq_at, 0},
+    {"ne", pe_ne_at, 0},   {"and", pe_and_at, 0}, {"or", pe_or_at, 0},    {"xor", pe_xor_at, 0},
+    {"nand", pe_nand_at, 0}, {"nor", pe_nor_at, 0}, {"min", pe_min_at, 0}, {"max", pe_max_at, 0},
+    {"mod", pe_mod_at, 0},
+};
+
+static const int64_t sizes[] = {0, 1, 7, 1023, 1000003};
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double uniform(double lo, double hi)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* One case: an op built from operands a and b, its tolerance. */
+typedef pe_array (*builder)(const void *ctx, pe_array a, pe_array b);
+typedef struct {
+    const char *name;
+    builder make;
+    const void *ctx;
+    double ulps;
+    const double *xa, *xb; /* inputs */
+} op_case;
+
+/* Runs every case with the given executor, all recorded before the first
+ * read (so the JIT compiles them in one batch); returns their values. */
+static double **run_on(const char *executor, pe_dtype t, const op_case *cases, int n_cases, const int64_t *sa, int ra,
+                       const int64_t *sb, int rb, int64_t *n_out)
+{
+    pe_config cfg = {.executor = executor};
+    assert_int_equal(pe_init(&cfg), PE_OK);
+    int64_t na = 1, nb = 1;
+    for (int d = 0; d < ra; d++) na *= sa[d];
+    for (int d = 0; d < rb; d++) nb *= sb[d];
+    pe_array *results = calloc((size_t)n_cases, sizeof *results);
+    pe_array *inputs = calloc((size_t)n_cases * 2, sizeof *inputs);
+    void *ba = malloc((size_t)(na + 1) * 8), *bb = malloc((size_t)(nb + 1) * 8);
+    for (int c = 0; c < n_cases; c++) {
+        for (int64_t i = 0; i < na; i++)
+            if (t == PE_F32) ((float *)ba)[i] = (float)cases[c].xa[i]; else ((double *)ba)[i] = cases[c].xa[i];
+        for (int64_t i = 0; i < nb; i++)
+            if (t == PE_F32) ((float *)bb)[i] = (float)cases[c].xb[i]; else ((double *)bb)[i] = cases[c].xb[i];
+        inputs[2 * c] = pe_from_host(t, ra, sa, ba);
+        inputs[2 * c + 1] = pe_from_host(t, rb, sb, bb);
+        results[c] = cases[c].make(cases[c].ctx, inputs[2 * c], inputs[2 * c + 1]);
+    }
+    double **out = calloc((size_t)n_cases, sizeof *out);
+    for (int c = 0; c < n_cases; c++) {
+        out[c] = tu_read_as_f64(results[c], n_out);
+        pe_release(results[c]), pe_release(inputs[2 * c]), pe_release(inputs[2 * c + 1]);
+    }
+    free(ba), free(bb), free(results), free(inputs);
+    pe_shutdown();
+    return out;
+}
+
+static pe_array make_unary(const void *ctx, pe_array a, pe_array b)
+{
+    (void)b;
+    return ((op1_fn)ctx)(PE_HERE, a);
+}
+static pe_array make_binary(const void *ctx, pe_array a, pe_array b) { return ((op2_fn)ctx)(PE_HERE, a, b); }
+
+static void compare(const char *name, pe_dtype t, const double *want, const double *got, int64_t n, double ulps)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double d = t == PE_F32 ? tu_ulps_f32((float)got[i], (float)want[i]) : tu_ulps_f64(got[i], want[i]);
+        if (t == PE_F64) d /= 1 << 29; /* an f32 ulp budget, in f64 ulps */
+        if (!(d <= ulps)) fail_msg("%s %s [%lld]: jit %.17g interp %.17g", name, t == PE_F32 ? "f32" : "f64",
+                                   (long long)i, got[i], want[i]);
+    }
+}
+
+static void check(pe_dtype t, const op_case *cases, int n_cases, const int64_t *sa, int ra, const int64_t *sb, int rb)
+{
+    int64_t n1, n2;
+    double **want = run_on("interp", t, cases, n_cases, sa, ra, sb, rb, &n1);
+    double **got = run_on("jit", t, cases, n_cases, sa, ra, sb, rb, &n2);
+    assert_int_equal(n1, n2);
+    for (int c = 0; c < n_cases; c++) {
+        compare(cases[c].name, t, want[c], got[c], n1, cases[c].ulps);
+        free(want[c]), free(got[c]);
+    }
+    free(want), free(got);
+}
+
+static int no_fixture(void **state) { (void)state; return 0; }
+
+static void test_unary_ops_match_interpreter(void **state)
+{
+    (void)state;
+    enum { N_UNARY = sizeof unary / sizeof unary[0] };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int64_t n = sizes[s];
+        op_case cases[N_UNARY];
+        double *x[N_UNARY];
+        for (int o = 0; o < N_UNARY; o++) {
+            x[o] = malloc((size_t)(n + 1) * sizeof *x[o]);
+            for (int64_t i = 0; i < n; i++) x[o][i] = uniform(unary[o].lo, unary[o].hi);
+            cases[o] = (op_case){unary[o].name, make_unary, (const void *)unary[o].fn, unary[o].ulps, x[o], x[o]};
+        }
+        for (int t = 0; t < 2; t++) check(t ? PE_F64 : PE_F32, cases, N_UNARY, &n, 1, &n, 1);
+        for (int o = 0; o < N_UNARY; o++) free(x[o]);
+    }
+}
+
+static void test_binary_ops_match_interpreter_with_broadcasting(void **state)
+{
+    (void)state;
+    enum { N_BINARY = sizeof binary / sizeof binary[0] };
+    /* (rows, cols) op (cols), (rows, 1) op (1, cols), and same shapes */
+    const int64_t shapes[][2][2] = {{{37, 29}, {29, 0}}, {{37, 1}, {1, 29}}, {{1000, 1003}, {1000, 1003}}};
+    const int ranks[][2] = {{2, 1}, {2, 2}, {2, 2}};
+    for (int c = 0; c < 3; c++) {
+        int64_t na = shapes[c][0][0] * shapes[c][0][1];
+        int64_t nb = ranks[c][1] == 1 ? shapes[c][1][0] : shapes[c][1][0] * shapes[c][1][1];
+        double *a = malloc((size_t)na * sizeof *a), *b = malloc((size_t)nb * sizeof *b);
+        for (int64_t i = 0; i < na; i++) a[i] = uniform(0.1, 4);
+        for (int64_t i = 0; i < nb; i++) b[i] = i % 5 == 0 ? a[i % na] : uniform(0.1, 4); /* some ties */
+        op_case cases[N_BINARY];
+        for (int o = 0; o < N_BINARY; o++)
+            cases[o] = (op_case){binary[o].name, make_binary, (const void *)binary[o].fn, binary[o].ulps, a, b};
+        for (int t = 0; t < 2; t++) check(t ? PE_F64 : PE_F32, cases, N_BINARY, shapes[c][0], ranks[c][0], shapes[c][1], ranks[c][1]);
+        free(a), free(b);
+    }
+}
+
+/* i32 arithmetic and casts: wrap, truncating division, guards. */
+static pe_array make_int_chain(const void *ctx, pe_array a, pe_array b)
+{
+    (void)ctx;
+    pe_array ia = pe_cast(a, PE_I32), ib = pe_cast(b, PE_I32);
+    pe_array r = pe_add(pe_mul(ia, ib), pe_div(ia, ib));
+    r = pe_sub(r, pe_mod(ia, ib));
+    r = pe_max(pe_min(r, 1000000), -1000000);
+    r = pe_add(r, pe_cond(pe_gt(ia, ib), pe_abs(ia), pe_neg(ib)));
+    pe_array f = pe_cast(r, PE_F64);
+    pe_release(ia), pe_release(ib), pe_release(r);
+    return f;
+}
+
+static void test_integer_ops_match_interpreter(void **state)
+{
+    (void)state;
+    int64_t n = 4099;
+    double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (double)(int)uniform(-3e4, 3e4);
+        b[i] = i % 7 == 0 ? 0 : i % 11 == 0 ? -1 : (double)(int)uniform(-300, 300);
+    }
+    a[0] = -2147483648.0, b[1] = -1, a[1] = -2147483648.0;
+    op_case chain = {"i32 chain", make_int_chain, NULL, 0, a, b};
+    check(PE_F64, &chain, 1, &n, 1, &n, 1);
+    free(a), free(b);
+}
+
+static void test_chain_is_one_kernel_with_one_output_buffer(void **state)
+{
+    (void)state;
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit"}), PE_OK);
+    int64_t n = 100000;
+    float *x = malloc((size_t)n * sizeof *x), *out = malloc((size_t)n * sizeof *out);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)i / (float)n;
+    pe_array a = pe_f32_1d(x, n);
+    pe_stats before, after;
+    pe_sync();
+    pe_get_stats(&before);
+    /* ten ops, every intermediate released */
+    pe_array t = pe_mul(a, 2.0f);
+    for (int k = 0; k < 9; k++) {
+        pe_array u = k % 3 == 0 ? pe_add(t, 1.0f) : k % 3 == 1 ? pe_mul(t, 0.5f) : pe_sin(t);
+        pe_release(t);
+        t = u;
+    }
+    pe_sync();
+    pe_get_stats(&after);
+    assert_int_equal(after.kernels_launched - before.kernels_launched, 1);
+    assert_int_equal(after.live_bytes - before.live_bytes, n * (int64_t)sizeof(float)); /* one output buffer */
+    assert_int_equal(pe_read(t, out, (size_t)n * sizeof *out), PE_OK);
+    for (int64_t i = 0; i < n; i += 997) {
+        float v = x[i] * 2.0f;
+        for (int k = 0; k < 9; k++) v = k % 3 == 0 ? v + 1.0f : k % 3 == 1 ? v * 0.5f : sinf(v);
+        assert_true(tu_ulps_f32(out[i], v) <= 4);
+    }
+    pe_release(t), pe_release(a);
+    free(x), free(out);
+    pe_shutdown();
+}
+
+static void test_program_cache_serves_repeated_chain(void **state)
+{
+    (void)state;
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit"}), PE_OK);
+    float x[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)i;
+    pe_array a = pe_f32_1d(x, 64);
+    for (int it = 0; it < 5; it++) {
+        pe_array r = pe_exp(pe_mul(a, -0.01f * (float)(it + 1))); /* the scalar changes, the kernel does not */
+        float v[64];
+        assert_int_equal(pe_read(r, v, sizeof v), PE_OK);
+        assert_true(tu_ulps_f32(v[10], expf(10.0f * (-0.01f * (float)(it + 1)))) <= 2);
+        pe_release(r);
+    }
+    pe_stats st;
+    pe_get_stats(&st);
+    assert_int_equal(st.kernels_compiled, 1);
+    assert_int_equal(st.program_cache_hits, 4);
+    pe_release(a);
+    pe_shutdown();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_unary_ops_match_interpreter, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_binary_ops_match_interpreter_with_broadcasting, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_integer_ops_match_interpreter, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_chain_is_one_kernel_with_one_output_buffer, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_program_cache_serves_repeated_chain, no_fixture, no_fixture),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
