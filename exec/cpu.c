@@ -78,12 +78,45 @@ static void finish_members(const pe_program *p)
     for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
 }
 
+/* Combines the per-chunk partials of a reduction kernel, in chunk order. */
+static double combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
+{
+    if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
+        double best = op == PE_OP_min_reduce ? __builtin_inf() : op == PE_OP_norminf ? 0.0 : -__builtin_inf();
+        for (int64_t c = 0; c < n_chunks; c++) {
+            double v = partials[c];
+            if (v != v) return v;
+            if (op == PE_OP_min_reduce ? v < best : v > best) best = v;
+        }
+        return best;
+    }
+    double sum = 0, comp = 0; /* Neumaier */
+    for (int64_t c = 0; c < n_chunks; c++) {
+        double x = partials[c], t = sum + x;
+        comp += __builtin_fabs(sum) >= __builtin_fabs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+    }
+    sum += comp;
+    if (op == PE_OP_mean) return sum / (double)numel;
+    if (op == PE_OP_norm2) return __builtin_sqrt(sum);
+    return sum;
+}
+
+static void store_scalar(pe_port *p, double v)
+{
+    if (p->dtype == PE_F32) *(float *)p->buf = (float)v;
+    else *(double *)p->buf = v;
+}
+
 /* Runs one fused kernel; false if it could not (the caller interprets). */
 static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
 {
     const kir_kernel *k = p->kir;
     void *args[KIR_MAX_PARAMS];
     double scalars[KIR_MAX_PARAMS];
+    int64_t n_chunks = (p->numel + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
+    double *partials = NULL;
+    int reduce_param = -1;
     for (int i = 0; i < k->n_params; i++) { /* an invalid input makes every member invalid */
         pe_port *q = pe_port_at(p->bind[i]);
         if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_INVALID) {
@@ -97,11 +130,19 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         if (k->params[i].kind == KIR_IN_SCALAR) {
             scalars[i] = q->value;
             args[i] = &scalars[i];
-        } else if (k->params[i].kind == KIR_OUT) {
+        } else if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) {
             q->buf = pe_mem_alloc((size_t)q->numel * pe_dtype_size((pe_dtype)q->dtype));
-            if (!q->buf) { /* out of memory: the interpreter reports it port by port */
+            if (k->params[i].kind == KIR_OUT_PARTIAL) {
+                reduce_param = i;
+                partials = malloc(sizeof *partials * (size_t)(n_chunks ? n_chunks : 1));
+            }
+            if (!q->buf || (k->params[i].kind == KIR_OUT_PARTIAL && !partials)) {
+                /* out of memory: the interpreter reports it port by port */
+                free(partials);
+                if (q->buf) pe_mem_free(q->buf, (size_t)q->numel * pe_dtype_size((pe_dtype)q->dtype));
+                q->buf = NULL;
                 for (int j = 0; j < i; j++)
-                    if (k->params[j].kind == KIR_OUT) {
+                    if (k->params[j].kind == KIR_OUT || k->params[j].kind == KIR_OUT_PARTIAL) {
                         pe_port *o = pe_port_at(p->bind[j]);
                         pe_mem_free(o->buf, (size_t)o->numel * pe_dtype_size((pe_dtype)o->dtype));
                         o->buf = NULL;
@@ -110,12 +151,19 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
                 for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
                 return computed;
             }
-            args[i] = q->buf;
+            args[i] = k->params[i].kind == KIR_OUT_PARTIAL ? (void *)partials : q->buf;
         } else {
             args[i] = q->buf;
         }
     }
-    if (p->numel > 0) pe_pool_run(fn, args, p->numel);
+    if (reduce_param >= 0) {
+        pe_port *r = pe_port_at(p->bind[reduce_param]);
+        pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
+        store_scalar(r, combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
+        free(partials);
+    } else if (p->numel > 0) {
+        pe_pool_run(fn, args, p->numel);
+    }
     pe_rt.stats.kernels_launched++;
     for (int m = 0; m < p->n_members; m++) pe_port_at(p->members[m])->state = PE_PORT_READY;
     finish_members(p);
@@ -128,6 +176,16 @@ static size_t cpu_run(pe_executor *ex, const pe_entry *entries, size_t n)
     if (jit_disabled || !pe_proggen(entries, n, pe_gccjit_can_emit, &seq))
         return pe_interp_executor.run(&pe_interp_executor, entries, n);
     (void)ex;
+    if (pe_rt.log_level >= PE_LOG_DEBUG) {
+        for (size_t i = 0; i < seq.n; i++) {
+            const pe_program *p = &seq.progs[i];
+            char text[4096] = "";
+            if (p->kind == PE_PROG_KERNEL) kir_print(p->kir, text, sizeof text);
+            pe_log_message(PE_LOG_DEBUG, "program %zu: %s %s, %lld iterations\n%s", i,
+                           p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : "skip",
+                           pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
+        }
+    }
     pe_kernel_fn *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     if (fns) prepare_kernels(&seq, fns);
     size_t computed = 0;

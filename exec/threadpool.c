@@ -90,6 +90,15 @@ void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n)
     int64_t chunk = n / ((int64_t)(pool.n_workers + 1) * 4);
     chunk = (chunk + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
     if (chunk < MIN_PARALLEL / 4) chunk = MIN_PARALLEL / 4;
+    pe_pool_run_chunks(fn, args, n, chunk);
+}
+
+void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t chunk)
+{
+    if (n <= chunk || pool.n_workers == 0) {
+        for (int64_t begin = 0; begin < n; begin += chunk) fn(begin, begin + chunk < n ? begin + chunk : n, args);
+        return;
+    }
     pthread_mutex_lock(&pool.mu);
     pool.fn = fn;
     pool.args = args;

@@ -9,5 +9,8 @@ bool pe_pool_start(int threads);
 void pe_pool_stop(void);
 /* Runs fn over [0, n) in chunks on all threads; returns when all are done. */
 void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n);
+/* The same with launches cut exactly at multiples of `chunk`, on any number
+ * of threads (reductions write one partial per chunk). */
+void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t chunk);
 
 #endif

@@ -32,6 +32,7 @@ typedef struct {
     gcc_jit_rvalue *val[KIR_MAX_BODY];
     const kir_kernel *k;
     gcc_jit_lvalue *i;
+    gcc_jit_lvalue *acc; /* reduction kernels: the chunk's accumulator */
     int n_locals;
 } emitter;
 
@@ -83,6 +84,12 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
 {
     if (ctype > PE_BOOL || dtype > PE_BOOL) return false;
     switch (op) {
+    /* full reductions accumulate in double: float compute types only (i32 sums wrap) */
+    case PE_OP_sum: case PE_OP_mean: case PE_OP_dot: case PE_OP_norm1: case PE_OP_max_reduce:
+    case PE_OP_min_reduce: case PE_OP_norminf:
+        return is_float(ctype);
+    case PE_OP_norm2: /* the reference scales by the largest magnitude: f32 squares cannot overflow a double */
+        return ctype == PE_F32;
     case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_sign:
     case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge: case PE_OP_eq: case PE_OP_ne:
     case PE_OP_and: case PE_OP_or: case PE_OP_not: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
@@ -343,6 +350,46 @@ static gcc_jit_rvalue *element_index(emitter *e, const kir_param *p)
     return off;
 }
 
+/* The accumulator's start: the identity of the reduction. */
+static double reduce_identity(pe_op op)
+{
+    switch (op) {
+    case PE_OP_max_reduce: return -__builtin_inf();
+    case PE_OP_min_reduce: return __builtin_inf();
+    default: return 0.0;
+    }
+}
+
+static void emit_reduce(emitter *e, const kir_inst *in)
+{
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype;
+    gcc_jit_rvalue *v[2];
+    for (int j = 0; j + 1 < in->n; j++) { /* operands meet in ctype, then widen exactly */
+        gcc_jit_rvalue *x = e->val[in->a[j + 1]];
+        pe_dtype from = (pe_dtype)e->k->body[in->a[j + 1]].dtype;
+        if (op == PE_OP_dot) x = cast(e, x, from, ct), from = ct;
+        v[j] = gcc_jit_context_new_cast(e->ctx, NULL, x, e->t_double);
+    }
+    gcc_jit_rvalue *x = v[0], *acc = gcc_jit_lvalue_as_rvalue(e->acc);
+    switch (op) {
+    case PE_OP_dot: x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, v[0], v[1]); break;
+    case PE_OP_norm1: case PE_OP_norminf: x = math1(e, "fabs", PE_F64, x); break;
+    case PE_OP_norm2: x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, x); break;
+    default: break;
+    }
+    x = to_local(e, x, e->t_double);
+    if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
+        /* a NaN sticks: once acc is NaN no comparison replaces it */
+        gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
+        gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
+                                                             cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
+    } else {
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_PLUS, x);
+    }
+}
+
 static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
 {
     e->k = k;
@@ -381,6 +428,13 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     }
     e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
     gcc_jit_block_add_assignment(entry, NULL, e->i, gcc_jit_param_as_rvalue(params[0]));
+    const kir_inst *reduce = NULL;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) reduce = &k->body[v];
+    if (reduce) {
+        e->acc = gcc_jit_function_new_local(e->fn, NULL, e->t_double, "acc");
+        gcc_jit_block_add_assignment(entry, NULL, e->acc, num(e, PE_F64, reduce_identity((pe_op)reduce->op)));
+    }
     gcc_jit_block_end_with_jump(entry, NULL, cond);
     gcc_jit_block_end_with_conditional(cond, NULL,
                                        cmp(e, GCC_JIT_COMPARISON_LT, gcc_jit_lvalue_as_rvalue(e->i),
@@ -389,13 +443,15 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     e->cur = body;
     for (int v = 0; v < k->n_body; v++) {
         const kir_inst *in = &k->body[v];
-        const kir_param *q = &k->params[in->a[0]];
         if (in->kind == KIR_LOAD) {
+            const kir_param *q = &k->params[in->a[0]];
             gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR
                                     ? e->ptr[in->a[0]]
                                     : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
                                           e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
             e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
+        } else if (in->kind == KIR_REDUCE) {
+            emit_reduce(e, in);
         } else if (in->kind == KIR_STORE) {
             gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]],
                                                                    gcc_jit_lvalue_as_rvalue(e->i));
@@ -409,6 +465,13 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     }
     gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
     gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    if (reduce) { /* partials[begin / chunk] = acc */
+        gcc_jit_rvalue *slot = gcc_jit_context_new_binary_op(
+            e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, gcc_jit_param_as_rvalue(params[0]),
+            gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, KIR_REDUCE_CHUNK));
+        gcc_jit_block_add_assignment(done, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot),
+                                     gcc_jit_lvalue_as_rvalue(e->acc));
+    }
     gcc_jit_block_end_with_void_return(done, NULL);
 }
 

@@ -23,7 +23,14 @@
 #define KIR_MAX_PARAMS 64
 #define KIR_MAX_BODY 256
 
-typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT } kir_param_kind;
+typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL } kir_param_kind;
+
+/* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
+ * iterations in double and writes the chunk's partial to
+ * partials[begin / KIR_REDUCE_CHUNK]; the executor combines the partials in
+ * chunk order.  Launches are cut at chunk boundaries whatever the thread
+ * count, so results are bitwise the same for any number of threads. */
+#define KIR_REDUCE_CHUNK 16384
 
 typedef struct {
     uint8_t kind;  /* kir_param_kind */
@@ -34,14 +41,16 @@ typedef struct {
 typedef enum {
     KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
     KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype` */
-    KIR_STORE /* param a[0] at i = value a[1] */
+    KIR_STORE, /* param a[0] at i = value a[1] */
+    KIR_REDUCE /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
+                  into partial parameter a[0]; n counts a[] entries in use */
 } kir_inst_kind;
 
 typedef struct {
     uint8_t kind;  /* kir_inst_kind */
     uint8_t op;    /* KIR_OP: pe_op (a MAP op) */
     uint8_t dtype; /* type of the value this instruction makes */
-    uint8_t ctype; /* KIR_OP: type operands are converted to */
+    uint8_t ctype; /* KIR_OP: type operands are converted to; KIR_REDUCE: the operands' type */
     uint8_t n;     /* number of operands */
     uint16_t a[3];
 } kir_inst;

@@ -138,15 +138,29 @@ static bool has_room(const group *g, const pe_port *p)
            g->k->n_body + p->n_in + 1 + g->n_members + 1 < KIR_MAX_BODY && g->n_map + p->n_in + 1 < KIR_MAX_BODY;
 }
 
-static bool open_group(group *g, const pe_port *p)
+static bool open_group(group *g, int rank, const int64_t *shape)
 {
     memset(g, 0, sizeof *g);
     g->k = calloc(1, sizeof *g->k);
     if (!g->k) return false;
     g->open = true;
-    g->rank = p->rank;
-    memcpy(g->shape, p->shape, sizeof g->shape);
+    g->rank = rank;
+    memcpy(g->shape, shape, sizeof g->shape[0] * (size_t)rank);
     return true;
+}
+
+/* A full reduction ends the kernel: its producers are fused into it and its
+ * result is a partial per chunk, combined by the executor. */
+static void add_reduction(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    kir_inst red = {.kind = KIR_REDUCE, .op = p->op, .dtype = PE_F64, .ctype = p->ctype, .n = (uint8_t)(p->n_in + 1)};
+    for (int k = 0; k < p->n_in; k++) red.a[k + 1] = operand_value(g, p->in[k]);
+    g->k->params[g->k->n_params] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    g->bind[g->k->n_params] = pi;
+    red.a[0] = (uint16_t)g->k->n_params++;
+    append(g, red);
+    g->members[g->n_members++] = pi;
 }
 
 /* Adds the stores of members someone outside the kernel can see, and emits
@@ -160,6 +174,7 @@ static bool close_group(group *g, pe_program_seq *seq)
         binding *b = &g->map[i];
         if (!b->member) continue;
         pe_port *p = pe_port_at(b->port);
+        if (pe_op_table[p->op].kind == PE_KIND_REDUCE) continue; /* its result is the partials */
         bool visible = p->refs_app > 0 || p->maps > 0 || p->live_consumers > b->internal_uses;
         if (!visible) continue;
         k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
@@ -221,9 +236,23 @@ bool pe_proggen(const pe_entry *entries, size_t n, pe_emittable_fn emittable, pe
             if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
             continue;
         }
-        bool fusible = pe_op_table[p->op].kind == PE_KIND_MAP && pe_op_table[p->op].fusible &&
-                       emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype,
-                                 (pe_dtype)pe_port_at(p->in[0])->dtype);
+        pe_op_kind kind = pe_op_table[p->op].kind;
+        bool emits = pe_op_table[p->op].fusible && p->n_in > 0 &&
+                     emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, (pe_dtype)pe_port_at(p->in[0])->dtype);
+        if (kind == PE_KIND_REDUCE && p->param[0] == -1 && emits) {
+            pe_port *in[2] = {pe_port_at(p->in[0]), pe_port_at(p->in[p->n_in - 1])};
+            int rank;
+            int64_t shape[PE_MAX_RANK];
+            pe_broadcast_shapes(in, p->n_in, &rank, shape);
+            if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
+                            has_room(&g, p)))
+                if (!close_group(&g, out)) goto oom;
+            if (!g.open && !open_group(&g, rank, shape)) goto oom;
+            add_reduction(&g, pi);
+            if (!close_group(&g, out)) goto oom;
+            continue;
+        }
+        bool fusible = kind == PE_KIND_MAP && emits;
         if (fusible && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p)))
             if (!close_group(&g, out)) goto oom;
         if (!fusible) {
@@ -231,7 +260,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, pe_emittable_fn emittable, pe
             if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
             continue;
         }
-        if (!g.open && !open_group(&g, p)) goto oom;
+        if (!g.open && !open_group(&g, p->rank, p->shape)) goto oom;
         add_member(&g, pi);
     }
     if (close_group(&g, out)) return true;

@@ -260,6 +260,55 @@ static void test_program_cache_serves_repeated_chain(void **state)
     pe_shutdown();
 }
 
+/* Full reductions of a fused chain: one pass, no intermediate buffer, close
+ * to the interpreter, bitwise the same for 1 and 2 threads. */
+static double reduce_with(const char *executor, int threads, pe_array (*reduce)(const pe_site *, pe_array),
+                          const float *x, int64_t n, pe_stats *delta)
+{
+    assert_int_equal(pe_init(&(pe_config){.executor = executor, .threads = threads}), PE_OK);
+    pe_array a = pe_f32_1d(x, n);
+    pe_stats before, after;
+    pe_sync();
+    pe_get_stats(&before);
+    pe_array m = pe_mul(a, 3.0f), t = pe_sin(m);
+    pe_array r = reduce(PE_HERE, t);
+    pe_release(m), pe_release(t);
+    double v;
+    assert_int_equal(pe_read_f64(r, &v), PE_OK);
+    pe_get_stats(&after);
+    if (delta) {
+        delta->kernels_launched = after.kernels_launched - before.kernels_launched;
+        delta->live_bytes = after.live_bytes - before.live_bytes;
+    }
+    pe_release(r), pe_release(a);
+    pe_shutdown();
+    return v;
+}
+
+static void test_reductions_fuse_and_are_deterministic(void **state)
+{
+    (void)state;
+    pe_array (*const reductions[])(const pe_site *, pe_array) = {pe_sum_at, pe_mean_at, pe_norm1_at, pe_norm2_at,
+                                                                  pe_max_reduce_at, pe_min_reduce_at, pe_norminf_at};
+    const int64_t ns[] = {1, 7, 16385, 1000003};
+    for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++) {
+        int64_t n = ns[s];
+        float *x = malloc((size_t)n * sizeof *x);
+        for (int64_t i = 0; i < n; i++) x[i] = (float)uniform(-1, 1);
+        for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++) {
+            pe_stats delta;
+            double want = reduce_with("interp", 1, reductions[r], x, n, NULL);
+            double one = reduce_with("jit", 1, reductions[r], x, n, &delta);
+            double two = reduce_with("jit", 2, reductions[r], x, n, NULL);
+            assert_memory_equal(&one, &two, sizeof one); /* bitwise, whatever the thread count */
+            assert_true(tu_ulps_f32((float)one, (float)want) <= 1);
+            assert_int_equal(delta.kernels_launched, 1);              /* sin, mul and the reduction: one pass */
+            if (delta.live_bytes != (int64_t)sizeof(float)) fail_msg("n %lld reduction %zu: %lld bytes", (long long)n, r, (long long)delta.live_bytes);
+        }
+        free(x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +317,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_integer_ops_match_interpreter, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_chain_is_one_kernel_with_one_output_buffer, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_program_cache_serves_repeated_chain, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_reductions_fuse_and_are_deterministic, no_fixture, no_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
