@@ -8,22 +8,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "executor.h"
 #include "memory.h"
 #include "threadpool.h"
+#include "../jit/diskcache.h"
 #include "../jit/progcache.h"
 #include "../jit/proggen.h"
 
 static bool jit_disabled;
 static char isa[32];
 
-bool pe_cpu_executor_start(int threads)
+bool pe_cpu_executor_start(int threads, const char *cache_dir)
 {
     jit_disabled = false;
     pe_device_info info;
     pe_device_info_get(0, &info);
     snprintf(isa, sizeof isa, "%s", info.arch);
+    pe_diskcache_open(cache_dir, isa);
     return pe_pool_start(threads);
 }
 
@@ -31,6 +34,26 @@ void pe_cpu_executor_stop(void)
 {
     pe_pool_stop();
     pe_progcache_clear();
+    pe_diskcache_close();
+}
+
+/* Memory, then disk: the kernel if it was compiled before. */
+static pe_kernel_fn cached_kernel(const kir_kernel *k)
+{
+    pe_kernel_fn fn = pe_progcache_lookup(k);
+    if (fn) {
+        pe_rt.stats.program_cache_hits++;
+        return fn;
+    }
+    pe_gccjit_unit *unit = NULL;
+    fn = pe_diskcache_load(k, &unit);
+    if (!fn) return NULL;
+    if (!pe_progcache_insert(&k, &fn, 1, unit)) {
+        pe_gccjit_unit_free(unit);
+        return NULL;
+    }
+    pe_rt.stats.disk_cache_hits++;
+    return fn;
 }
 
 /* Finds or compiles the kernel of every KERNEL program; fns[i] stays NULL
@@ -38,39 +61,37 @@ void pe_cpu_executor_stop(void)
 static void prepare_kernels(const pe_program_seq *seq, pe_kernel_fn *fns)
 {
     const kir_kernel **missing = malloc(sizeof *missing * seq->n);
-    size_t *where = malloc(sizeof *where * seq->n);
     pe_kernel_fn *compiled = malloc(sizeof *compiled * seq->n);
     size_t n_missing = 0;
-    if (!missing || !where || !compiled) goto out;
+    if (!missing || !compiled) goto out;
     for (size_t i = 0; i < seq->n; i++) {
         const pe_program *p = &seq->progs[i];
         fns[i] = NULL;
         if (p->kind != PE_PROG_KERNEL) continue;
-        fns[i] = pe_progcache_lookup(p->kir);
-        if (fns[i]) {
-            pe_rt.stats.program_cache_hits++;
-            continue;
-        }
+        fns[i] = cached_kernel(p->kir);
+        if (fns[i]) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
-        where[i] = 1;
     }
     if (n_missing) {
-        char err[512];
+        char err[512], so_path[4200];
+        bool to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
         pe_gccjit_unit *unit = NULL;
-        if (pe_gccjit_compile(missing, n_missing, isa, compiled, &unit, err, sizeof err) &&
+        if (pe_gccjit_compile(missing, n_missing, isa, to_disk ? so_path : NULL, compiled, &unit, err, sizeof err) &&
             pe_progcache_insert(missing, compiled, n_missing, unit)) {
             pe_rt.stats.kernels_compiled += n_missing;
+            if (to_disk) pe_diskcache_store(so_path, missing, n_missing);
             for (size_t i = 0; i < seq->n; i++)
                 if (seq->progs[i].kind == PE_PROG_KERNEL && !fns[i]) fns[i] = pe_progcache_lookup(seq->progs[i].kir);
         } else {
             pe_log_message(PE_LOG_WARN, "the CPU JIT is off for this run, the interpreter computes instead: %s", err);
             jit_disabled = true;
+            if (to_disk) unlink(so_path);
         }
     }
 out:
-    free(missing), free(where), free(compiled);
+    free(missing), free(compiled);
 }
 
 static void finish_members(const pe_program *p)

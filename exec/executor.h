@@ -26,7 +26,7 @@ bool pe_interp_execute(pe_port *p);
 void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
 
 /* The CPU executor's life: thread pool up, program cache down. */
-bool pe_cpu_executor_start(int threads);
+bool pe_cpu_executor_start(int threads, const char *cache_dir);
 void pe_cpu_executor_stop(void);
 
 /* Gives a uniform constant a buffer holding its value (for pe_map); false

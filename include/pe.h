@@ -131,7 +131,8 @@ typedef struct {
     int64_t live_bytes;      /* host bytes held by array buffers */
     uint64_t kernels_compiled;   /* fused kernels compiled by the CPU JIT */
     uint64_t kernels_launched;   /* fused kernel launches */
-    uint64_t program_cache_hits; /* kernels found compiled already */
+    uint64_t program_cache_hits; /* kernels found compiled in memory */
+    uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

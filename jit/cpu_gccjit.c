@@ -11,16 +11,13 @@
  * -ffast-math would link crtfastmath.o and flush subnormals process-wide).
  * Math functions are gcc builtins: sqrt, fabs, floor, fma... inline; the
  * transcendentals call libm (scalar; vectorised primitives are future work). */
+#include <dlfcn.h>
 #include <libgccjit.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_gccjit.h"
-
-struct pe_gccjit_unit {
-    gcc_jit_result *result;
-};
 
 typedef struct {
     gcc_jit_context *ctx;
@@ -475,8 +472,8 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     gcc_jit_block_end_with_void_return(done, NULL);
 }
 
-bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, pe_kernel_fn *fns,
-                       pe_gccjit_unit **unit, char *err, size_t err_size)
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path,
+                       pe_kernel_fn *fns, pe_gccjit_unit **unit, char *err, size_t err_size)
 {
     gcc_jit_context *ctx = gcc_jit_context_acquire();
     if (!ctx) {
@@ -509,38 +506,59 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "pe_k%zu_%016llx", i, (unsigned long long)kir_hash(kernels[i]));
+        pe_gccjit_kernel_name(kernels[i], names[i], sizeof names[i]);
         emit_kernel(&e, kernels[i], names[i]);
     }
-    gcc_jit_result *result = gcc_jit_context_compile(ctx);
-    bool ok = result != NULL;
-    if (!ok) {
+    bool ok = true;
+    gcc_jit_result *result = NULL;
+    void *dl = NULL;
+    if (so_path) { /* for the disk cache: a shared object, loaded from where it was written */
+        gcc_jit_context_compile_to_file(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so_path);
         const char *msg = gcc_jit_context_get_first_error(ctx);
-        snprintf(err, err_size, "%s", msg ? msg : "libgccjit compilation failed");
-    } else {
-        for (size_t i = 0; i < n && ok; i++) {
-            fns[i] = (pe_kernel_fn)gcc_jit_result_get_code(result, names[i]);
-            if (!fns[i]) {
-                snprintf(err, err_size, "kernel %s missing from the compiled code", names[i]);
-                ok = false;
-            }
-        }
-        *unit = ok ? malloc(sizeof **unit) : NULL;
-        if (ok && !*unit) {
-            snprintf(err, err_size, "out of memory");
+        if (msg) {
+            snprintf(err, err_size, "%s", msg);
+            ok = false;
+        } else if (!(dl = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
+            snprintf(err, err_size, "cannot load compiled kernels: %s", dlerror());
             ok = false;
         }
-        if (ok) (*unit)->result = result;
-        else gcc_jit_result_release(result);
+    } else if (!(result = gcc_jit_context_compile(ctx))) {
+        const char *msg = gcc_jit_context_get_first_error(ctx);
+        snprintf(err, err_size, "%s", msg ? msg : "libgccjit compilation failed");
+        ok = false;
+    }
+    for (size_t i = 0; i < n && ok; i++) {
+        fns[i] = (pe_kernel_fn)(dl ? dlsym(dl, names[i]) : gcc_jit_result_get_code(result, names[i]));
+        if (!fns[i]) {
+            snprintf(err, err_size, "kernel %s missing from the compiled code", names[i]);
+            ok = false;
+        }
+    }
+    if (ok && !(*unit = malloc(sizeof **unit))) {
+        snprintf(err, err_size, "out of memory");
+        ok = false;
+    }
+    if (ok) {
+        (*unit)->result = result;
+        (*unit)->dl = dl;
+    } else {
+        if (result) gcc_jit_result_release(result);
+        if (dl) dlclose(dl);
     }
     free(names);
     gcc_jit_context_release(ctx);
     return ok;
 }
 
+void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n)
+{
+    snprintf(out, n, "pe_k_%016llx", (unsigned long long)kir_hash(k));
+}
+
 void pe_gccjit_unit_free(pe_gccjit_unit *unit)
 {
     if (!unit) return;
-    gcc_jit_result_release(unit->result);
+    if (unit->result) gcc_jit_result_release(unit->result);
+    if (unit->dl) dlclose(unit->dl);
     free(unit);
 }

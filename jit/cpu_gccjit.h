@@ -11,17 +11,26 @@
  * parameter p's buffer, or for a scalar parameter to a double holding it. */
 typedef void (*pe_kernel_fn)(int64_t begin, int64_t end, void *const *args);
 
-typedef struct pe_gccjit_unit pe_gccjit_unit; /* owns the code of one compilation */
+/* Owns the code of one compilation: in memory (libgccjit result) or a
+ * shared object loaded from the disk cache. */
+typedef struct pe_gccjit_unit {
+    void *result; /* gcc_jit_result *, or NULL */
+    void *dl;     /* dlopen handle, or NULL */
+} pe_gccjit_unit;
+
+/* The exported name of kernel k in compiled code: "pe_k_<hash>". */
+void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n);
 
 /* True if the emitter can generate `op` computed in `ctype` giving `dtype`
  * (operand0: the dtype of the first operand, for casts). */
 bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 
-/* Compiles n kernels together.  On success fns[i] are their entry points and
- * *unit owns them (free with pe_gccjit_unit_free when no kernel is used any
- * more).  On failure writes the compiler's message to err. */
-bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, pe_kernel_fn *fns,
-                       pe_gccjit_unit **unit, char *err, size_t err_size);
+/* Compiles n kernels together (to a shared object at `so_path` if given, for
+ * the disk cache; else in memory).  On success fns[i] are their entry points
+ * and *unit owns them (free with pe_gccjit_unit_free when no kernel is used
+ * any more).  On failure writes the compiler's message to err. */
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path,
+                       pe_kernel_fn *fns, pe_gccjit_unit **unit, char *err, size_t err_size);
 void pe_gccjit_unit_free(pe_gccjit_unit *unit);
 
 #endif

@@ -74,7 +74,8 @@ int pe_init(const pe_config *cfg)
     if (executor && *executor && strcasecmp(executor, "interp") == 0) pe_rt.executor = &pe_interp_executor;
     else if (executor && *executor && strcasecmp(executor, "jit") != 0)
         pe_log_message(PE_LOG_WARN, "PE_EXECUTOR=%s is not one of jit|interp; using jit", executor);
-    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads)) {
+    const char *cache_dir = cfg && cfg->cache_dir ? cfg->cache_dir : getenv("PE_CACHE_DIR");
+    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads, cache_dir)) {
         pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
         pe_rt.executor = &pe_interp_executor;
     }

@@ -6,6 +6,22 @@
  * temporaries; the program cache serves a repeated chain). */
 #include "test_util.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) snprintf(path, sizeof path, "%s/%s", dir, e->d_name), unlink(path);
+    closedir(d);
+    rmdir(dir);
+}
+
 typedef pe_array (*op1_fn)(const pe_site *, pe_array);
 typedef pe_array (*op2_fn)(const pe_site *, pe_array, pe_array);
 
@@ -56,6 +72,18 @@ static const struct {
 
 static const int64_t sizes[] = {0, 1, 7, 1023, 1000003};
 
+/* Every runtime of this file compiles into a fresh disk cache, so that
+ * compile counts do not depend on earlier runs. */
+static char cache_dir[64];
+static const char *fresh_cache(void)
+{
+    if (!cache_dir[0]) {
+        snprintf(cache_dir, sizeof cache_dir, "/tmp/pe-test-jit-XXXXXX");
+        assert_non_null(mkdtemp(cache_dir));
+    }
+    return cache_dir;
+}
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static double uniform(double lo, double hi)
 {
@@ -78,7 +106,7 @@ typedef struct {
 static double **run_on(const char *executor, pe_dtype t, const op_case *cases, int n_cases, const int64_t *sa, int ra,
                        const int64_t *sb, int rb, int64_t *n_out)
 {
-    pe_config cfg = {.executor = executor};
+    pe_config cfg = {.executor = executor, .cache_dir = fresh_cache()};
     assert_int_equal(pe_init(&cfg), PE_OK);
     int64_t na = 1, nb = 1;
     for (int d = 0; d < ra; d++) na *= sa[d];
@@ -208,7 +236,7 @@ static void test_integer_ops_match_interpreter(void **state)
 static void test_chain_is_one_kernel_with_one_output_buffer(void **state)
 {
     (void)state;
-    assert_int_equal(pe_init(&(pe_config){.executor = "jit"}), PE_OK);
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = fresh_cache()}), PE_OK);
     int64_t n = 100000;
     float *x = malloc((size_t)n * sizeof *x), *out = malloc((size_t)n * sizeof *out);
     for (int64_t i = 0; i < n; i++) x[i] = (float)i / (float)n;
@@ -241,7 +269,9 @@ static void test_chain_is_one_kernel_with_one_output_buffer(void **state)
 static void test_program_cache_serves_repeated_chain(void **state)
 {
     (void)state;
-    assert_int_equal(pe_init(&(pe_config){.executor = "jit"}), PE_OK);
+    char dir[] = "/tmp/pe-test-progcache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = dir}), PE_OK);
     float x[64];
     for (int i = 0; i < 64; i++) x[i] = (float)i;
     pe_array a = pe_f32_1d(x, 64);
@@ -258,6 +288,73 @@ static void test_program_cache_serves_repeated_chain(void **state)
     assert_int_equal(st.program_cache_hits, 4);
     pe_release(a);
     pe_shutdown();
+    remove_tree(dir);
+}
+
+/* The disk cache: a second runtime compiles nothing; a truncated or corrupt
+ * file is recompiled; a directory others can write to is refused. */
+static int64_t run_chain_compiles(const char *dir, uint64_t *disk_hits)
+{
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = dir}), PE_OK);
+    float x[100], v[100];
+    for (int i = 0; i < 100; i++) x[i] = (float)i * 0.01f;
+    pe_array a = pe_f32_1d(x, 100), c = pe_cos(a), r = pe_mul(c, pe_exp(a));
+    assert_int_equal(pe_read(r, v, sizeof v), PE_OK);
+    for (int i = 0; i < 100; i++) assert_true(tu_ulps_f32(v[i], cosf(x[i]) * expf(x[i])) <= 3);
+    pe_stats st;
+    pe_get_stats(&st);
+    pe_shutdown(); /* the nested exp is released by shutdown */
+    if (disk_hits) *disk_hits = st.disk_cache_hits;
+    return (int64_t)st.kernels_compiled;
+}
+
+static char *only_cache_file(const char *dir)
+{
+    static char path[512];
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') snprintf(path, sizeof path, "%s/%s", dir, e->d_name), n++;
+    closedir(d);
+    assert_int_equal(n, 1);
+    return path;
+}
+
+static void test_disk_cache_survives_runs_and_recovers(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pe-test-disk-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    uint64_t hits;
+    assert_int_equal(run_chain_compiles(dir, &hits), 1);
+    assert_int_equal(run_chain_compiles(dir, &hits), 0);
+    assert_int_equal(hits, 1);
+    /* truncated */
+    char *file = only_cache_file(dir);
+    assert_int_equal(truncate(file, 100), 0);
+    assert_int_equal(run_chain_compiles(dir, &hits), 1);
+    assert_int_equal(run_chain_compiles(dir, &hits), 0);
+    /* one byte flipped in the middle */
+    file = only_cache_file(dir);
+    FILE *f = fopen(file, "r+b");
+    assert_non_null(f);
+    fseek(f, 200, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(ch ^ 0x5a, f);
+    fclose(f);
+    assert_int_equal(run_chain_compiles(dir, &hits), 1);
+    assert_int_equal(hits, 0);
+    /* open to others: refused, nothing written or read */
+    remove_tree(dir);
+    strcpy(dir, "/tmp/pe-test-disk-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(run_chain_compiles(dir, &hits), 1);
+    assert_int_equal(run_chain_compiles(dir, &hits), 1);
+    remove_tree(dir);
 }
 
 /* Full reductions of a fused chain: one pass, no intermediate buffer, close
@@ -265,7 +362,7 @@ static void test_program_cache_serves_repeated_chain(void **state)
 static double reduce_with(const char *executor, int threads, pe_array (*reduce)(const pe_site *, pe_array),
                           const float *x, int64_t n, pe_stats *delta)
 {
-    assert_int_equal(pe_init(&(pe_config){.executor = executor, .threads = threads}), PE_OK);
+    assert_int_equal(pe_init(&(pe_config){.executor = executor, .threads = threads, .cache_dir = fresh_cache()}), PE_OK);
     pe_array a = pe_f32_1d(x, n);
     pe_stats before, after;
     pe_sync();
@@ -318,6 +415,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_chain_is_one_kernel_with_one_output_buffer, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_program_cache_serves_repeated_chain, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_reductions_fuse_and_are_deterministic, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_disk_cache_survives_runs_and_recovers, no_fixture, no_fixture),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (cache_dir[0]) remove_tree(cache_dir);
+    return failed;
 }

@@ -1,0 +1,26 @@
+/* diskcache.h — the program cache on disk: compiled kernels as shared
+ * objects under PE_CACHE_DIR, one name per kernel IR hash, checked on load. */
+#ifndef PE_JIT_DISKCACHE_H
+#define PE_JIT_DISKCACHE_H
+
+#include <stddef.h>
+
+#include "cpu_gccjit.h"
+
+/* Opens (creating it 0700) the cache directory: `dir` if given, else
+ * $XDG_CACHE_HOME/pe, else ~/.cache/pe.  False, with a warning, when it is
+ * unusable (not creatable, not ours, writable by others): no disk cache then. */
+bool pe_diskcache_open(const char *dir, const char *isa);
+void pe_diskcache_close(void);
+bool pe_diskcache_enabled(void);
+/* The kernel from disk (*unit then owns the loaded object), or NULL.  A
+ * corrupt or truncated file is removed with a warning. */
+pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit);
+/* A fresh path in the cache directory for the compiler to write to. */
+bool pe_diskcache_temp_path(char *out, size_t n);
+/* Seals the shared object at `path` (written by the compiler, holding these
+ * kernels) and files it under each kernel's name; evicts the least recently
+ * used files beyond the size cap.  Removes `path`. */
+void pe_diskcache_store(const char *path, const kir_kernel *const *kernels, size_t n);
+
+#endif
