@@ -16,12 +16,14 @@
 #include "../jit/diskcache.h"
 #include "../jit/progcache.h"
 #include "../jit/proggen.h"
+#include "../jit/trace.h"
 
 static bool jit_disabled;
 static char isa[32];
 
-bool pe_cpu_executor_start(int threads, const char *cache_dir)
+bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries)
 {
+    pe_trace_configure(trace_entries);
     jit_disabled = false;
     pe_device_info info;
     pe_device_info_get(0, &info);
@@ -34,6 +36,7 @@ void pe_cpu_executor_stop(void)
 {
     pe_pool_stop();
     pe_progcache_clear();
+    pe_trace_clear();
     pe_diskcache_close();
 }
 
@@ -56,20 +59,20 @@ static pe_kernel_fn cached_kernel(const kir_kernel *k)
     return fn;
 }
 
-/* Finds or compiles the kernel of every KERNEL program; fns[i] stays NULL
- * where compilation failed. */
-static void prepare_kernels(const pe_program_seq *seq, pe_kernel_fn *fns)
+/* Finds or compiles the kernel of every KERNEL program that has none yet
+ * (a trace-cache hit brings its kernels along); p->code stays NULL where
+ * compilation failed. */
+static void prepare_kernels(pe_program_seq *seq)
 {
     const kir_kernel **missing = malloc(sizeof *missing * seq->n);
     pe_kernel_fn *compiled = malloc(sizeof *compiled * seq->n);
     size_t n_missing = 0;
     if (!missing || !compiled) goto out;
     for (size_t i = 0; i < seq->n; i++) {
-        const pe_program *p = &seq->progs[i];
-        fns[i] = NULL;
-        if (p->kind != PE_PROG_KERNEL) continue;
-        fns[i] = cached_kernel(p->kir);
-        if (fns[i]) continue;
+        pe_program *p = &seq->progs[i];
+        if (p->kind != PE_PROG_KERNEL || p->code) continue;
+        p->code = (void *)cached_kernel(p->kir);
+        if (p->code) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
@@ -83,7 +86,8 @@ static void prepare_kernels(const pe_program_seq *seq, pe_kernel_fn *fns)
             pe_rt.stats.kernels_compiled += n_missing;
             if (to_disk) pe_diskcache_store(so_path, missing, n_missing);
             for (size_t i = 0; i < seq->n; i++)
-                if (seq->progs[i].kind == PE_PROG_KERNEL && !fns[i]) fns[i] = pe_progcache_lookup(seq->progs[i].kir);
+                if (seq->progs[i].kind == PE_PROG_KERNEL && !seq->progs[i].code)
+                    seq->progs[i].code = (void *)pe_progcache_lookup(seq->progs[i].kir);
         } else {
             pe_log_message(PE_LOG_WARN, "the CPU JIT is off for this run, the interpreter computes instead: %s", err);
             jit_disabled = true;
@@ -130,6 +134,18 @@ static void store_scalar(pe_port *p, double v)
 }
 
 /* Runs one fused kernel; false if it could not (the caller interprets). */
+static void log_sequence(const pe_program_seq *seq, bool from_trace)
+{
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
+        char text[4096] = "";
+        if (p->kind == PE_PROG_KERNEL) kir_print(p->kir, text, sizeof text);
+        pe_log_message(PE_LOG_DEBUG, "program %zu%s: %s %s, %lld iterations\n%s", i, from_trace ? " (trace cache)" : "",
+                       p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : "skip",
+                       pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
+    }
+}
+
 static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
 {
     const kir_kernel *k = p->kir;
@@ -191,24 +207,23 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     return (size_t)p->n_members;
 }
 
-static size_t cpu_run(pe_executor *ex, const pe_entry *entries, size_t n)
+static size_t cpu_run(pe_executor *ex, const pe_batch *b)
 {
-    pe_program_seq seq;
-    if (jit_disabled || !pe_proggen(entries, n, pe_gccjit_can_emit, &seq))
-        return pe_interp_executor.run(&pe_interp_executor, entries, n);
     (void)ex;
-    if (pe_rt.log_level >= PE_LOG_DEBUG) {
-        for (size_t i = 0; i < seq.n; i++) {
-            const pe_program *p = &seq.progs[i];
-            char text[4096] = "";
-            if (p->kind == PE_PROG_KERNEL) kir_print(p->kir, text, sizeof text);
-            pe_log_message(PE_LOG_DEBUG, "program %zu: %s %s, %lld iterations\n%s", i,
-                           p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : "skip",
-                           pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
-        }
+    if (jit_disabled) return pe_interp_executor.run(&pe_interp_executor, b);
+    /* the program sequence: from the trace cache, else from the program generator */
+    pe_program_seq seq;
+    pe_rt.stats.trace_lookups++;
+    bool hit = pe_trace_lookup(b->key, b->entries, b->n, &seq);
+    if (hit) {
+        pe_rt.stats.trace_hits++;
+    } else {
+        if (!pe_proggen(b->entries, b->n, pe_gccjit_can_emit, &seq)) return pe_interp_executor.run(&pe_interp_executor, b);
+        pe_rt.stats.proggen_runs++;
     }
-    pe_kernel_fn *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
-    if (fns) prepare_kernels(&seq, fns);
+    if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit);
+    prepare_kernels(&seq);
+    if (!hit && !jit_disabled) pe_trace_store(b->key, b->entries, b->n, &seq);
     size_t computed = 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
@@ -223,15 +238,14 @@ static size_t cpu_run(pe_executor *ex, const pe_entry *entries, size_t n)
             computed += pe_interp_execute(pe_port_at(p->port));
             break;
         case PE_PROG_KERNEL:
-            if (fns && fns[i]) {
-                computed += run_kernel(p, fns[i]);
+            if (p->code) {
+                computed += run_kernel(p, (pe_kernel_fn)p->code);
             } else {
                 for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
             }
             break;
         }
     }
-    free(fns);
     pe_program_seq_free(&seq);
     return computed;
 }

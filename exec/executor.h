@@ -13,7 +13,7 @@ struct pe_executor {
     const char *name;
     /* Inputs of each COMPUTE entry are READY or INVALID, or computed earlier in
      * the same batch.  Returns the number of ports it computed. */
-    size_t (*run)(pe_executor *ex, const pe_entry *entries, size_t n);
+    size_t (*run)(pe_executor *ex, const pe_batch *batch);
 };
 
 extern pe_executor pe_interp_executor;
@@ -26,7 +26,7 @@ bool pe_interp_execute(pe_port *p);
 void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
 
 /* The CPU executor's life: thread pool up, program cache down. */
-bool pe_cpu_executor_start(int threads, const char *cache_dir);
+bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries);
 void pe_cpu_executor_stop(void);
 
 /* Gives a uniform constant a buffer holding its value (for pe_map); false

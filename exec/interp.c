@@ -452,9 +452,11 @@ bool pe_interp_execute(pe_port *p)
     return computed;
 }
 
-static size_t interp_run(pe_executor *ex, const pe_entry *entries, size_t n)
+static size_t interp_run(pe_executor *ex, const pe_batch *batch)
 {
     (void)ex;
+    const pe_entry *entries = batch->entries;
+    size_t n = batch->n;
     size_t computed = 0;
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;

@@ -95,7 +95,7 @@ typedef struct pe_config {
     int device;               /* 0: auto; otherwise PE_DEVICE numbering + 1 (1 = CPU) */
     int threads;              /* PE_THREADS */
     const char *cache_dir;    /* PE_CACHE_DIR */
-    int trace_cache_entries;  /* PE_TRACE_CACHE (negative: off) */
+    int trace_cache_entries;  /* PE_TRACE_CACHE: program sequences remembered (default 256; negative: off) */
     const char *profile;      /* PE_PROFILE */
     int log_level;            /* PE_LOG, as pe_log_level + 1 (0: default warn) */
     int64_t queue_limit;      /* work-queue entries before an automatic flush (PE_QUEUE_LIMIT) */
@@ -133,6 +133,9 @@ typedef struct {
     uint64_t kernels_launched;   /* fused kernel launches */
     uint64_t program_cache_hits; /* kernels found compiled in memory */
     uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR) */
+    uint64_t trace_lookups;      /* batches looked up in the trace cache */
+    uint64_t trace_hits;         /* batches whose program sequence the trace cache had */
+    uint64_t proggen_runs;       /* batches the program generator turned into program sequences */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -7,6 +7,7 @@
 
 #include "runtime.h"
 #include "../exec/device.h"
+#include "trace.h"
 #include "../exec/executor.h"
 
 pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tail = UINT32_MAX};
@@ -14,6 +15,7 @@ pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tai
 static pe_device_info cpu_info;
 
 #define DEFAULT_QUEUE_LIMIT 4096
+#define DEFAULT_TRACE_ENTRIES 256
 
 const char *pe_version(void) { return PE_VERSION_STRING; }
 
@@ -75,7 +77,9 @@ int pe_init(const pe_config *cfg)
     else if (executor && *executor && strcasecmp(executor, "jit") != 0)
         pe_log_message(PE_LOG_WARN, "PE_EXECUTOR=%s is not one of jit|interp; using jit", executor);
     const char *cache_dir = cfg && cfg->cache_dir ? cfg->cache_dir : getenv("PE_CACHE_DIR");
-    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads, cache_dir)) {
+    int trace_entries = (int)env_int("PE_TRACE_CACHE", DEFAULT_TRACE_ENTRIES, 0);
+    if (cfg && cfg->trace_cache_entries) trace_entries = cfg->trace_cache_entries < 0 ? 0 : cfg->trace_cache_entries;
+    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads, cache_dir, trace_entries)) {
         pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
         pe_rt.executor = &pe_interp_executor;
     }
@@ -97,6 +101,7 @@ void pe_shutdown(void)
     pe_ports_free_all();
     if (pe_rt.executor == &pe_cpu_executor) pe_cpu_executor_stop();
     free(pe_rt.queue);
+    pe_trace_key_free(&pe_rt.trace_key);
     pe_rt.queue = NULL;
     pe_rt.queue_len = pe_rt.queue_cap = 0;
     pe_rt.block_depth = 0;

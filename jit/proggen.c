@@ -55,7 +55,7 @@ static bool seq_push(pe_program_seq *seq, pe_program p)
 void pe_program_seq_free(pe_program_seq *seq)
 {
     for (size_t i = 0; i < seq->n; i++) {
-        free(seq->progs[i].kir);
+        if (!seq->kir_borrowed) free(seq->progs[i].kir);
         free(seq->progs[i].bind);
         free(seq->progs[i].members);
     }

@@ -21,11 +21,13 @@ typedef struct {
     uint32_t *bind;         /* KERNEL: the port bound to each parameter */
     uint32_t *members;      /* KERNEL: the ports it computes, in order */
     int n_members;
+    void *code;             /* KERNEL: the compiled entry point, once known (kept by the trace cache) */
 } pe_program;
 
 typedef struct {
     pe_program *progs;
     size_t n, cap;
+    bool kir_borrowed; /* the kernels belong to a trace-cache entry */
 } pe_program_seq;
 
 /* Which element-wise ops, in which compute type, a code generator can emit;

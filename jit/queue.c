@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "runtime.h"
+#include "trace.h"
 #include "../exec/executor.h"
 
 /* Inside a block the queue may grow past its limit, but not without bound. */
@@ -21,7 +22,9 @@ bool pe_queue_push(pe_entry_kind kind, uint32_t port)
         pe_rt.queue = q;
         pe_rt.queue_cap = cap;
     }
-    pe_rt.queue[pe_rt.queue_len++] = (pe_entry){(uint8_t)kind, port};
+    pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
+    pe_trace_append(&pe_rt.trace_key, &pe_rt.queue[pe_rt.queue_len], pe_rt.queue_len);
+    pe_rt.queue_len++;
     if (kind == PE_ENTRY_COMPUTE) pe_port_ref(port);
     pe_rt.stats.queued = (int64_t)pe_rt.queue_len;
     return true;
@@ -34,17 +37,21 @@ void pe_queue_flush(void)
     pe_rt.stats.flushes++;
     /* Take the batch: work recorded while it runs (none today; error handlers
      * could) goes to a fresh queue. */
-    pe_entry *batch = pe_rt.queue;
+    pe_entry *entries = pe_rt.queue;
     size_t n = pe_rt.queue_len;
+    pe_trace_key key = pe_rt.trace_key;
     pe_rt.queue = NULL;
     pe_rt.queue_len = pe_rt.queue_cap = 0;
+    pe_rt.trace_key = (pe_trace_key){0};
     pe_rt.stats.queued = 0;
 
-    pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, batch, n);
+    pe_batch batch = {entries, n, &key};
+    pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
 
     for (size_t i = 0; i < n; i++)
-        if (batch[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(batch[i].port);
-    free(batch);
+        if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
+    free(entries);
+    pe_trace_key_free(&key);
     pe_rt.flushing = false;
 }
 

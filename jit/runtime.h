@@ -52,6 +52,8 @@ typedef struct pe_port {
     const pe_site *release_site;
     uint32_t next_free;  /* free list link */
     uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
+    uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in the work queue */
+    uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
 } pe_port;
 
 /* ------------------------------------------------------------- work queue */
@@ -66,6 +68,24 @@ typedef struct {
     uint8_t kind;  /* pe_entry_kind */
     uint32_t port; /* port index */
 } pe_entry;
+
+/* The trace key of the batch being recorded, extended in O(1) per queue
+ * entry (trace.c). */
+typedef struct {
+    uint8_t *bytes;
+    size_t len, cap;
+    const pe_site *first_site; /* bucket */
+    uint32_t *externals;       /* operands from outside the batch, numbered in the key */
+    uint32_t n_externals, externals_cap;
+    bool broken;               /* out of memory while building: never cached */
+} pe_trace_key;
+
+/* What the C-scheduler hands an executor: queue entries and their key. */
+typedef struct {
+    const pe_entry *entries;
+    size_t n;
+    const pe_trace_key *key;
+} pe_batch;
 
 /* ---------------------------------------------------------- global state */
 
@@ -91,6 +111,7 @@ typedef struct {
     /* work queue */
     pe_entry *queue;
     size_t queue_len, queue_cap;
+    pe_trace_key trace_key;
     int block_depth;
     bool flushing;
     /* scopes: scopes[d - 1] lists the arrays created in scope depth d */

@@ -271,7 +271,8 @@ static void test_program_cache_serves_repeated_chain(void **state)
     (void)state;
     char dir[] = "/tmp/pe-test-progcache-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = dir}), PE_OK);
+    /* the trace cache off, so that every batch asks the program cache */
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = dir, .trace_cache_entries = -1}), PE_OK);
     float x[64];
     for (int i = 0; i < 64; i++) x[i] = (float)i;
     pe_array a = pe_f32_1d(x, 64);
@@ -289,6 +290,47 @@ static void test_program_cache_serves_repeated_chain(void **state)
     pe_release(a);
     pe_shutdown();
     remove_tree(dir);
+}
+
+/* The trace cache: 100 identical iterations run the program generator once;
+ * another size or another op sequence is a miss and computes its own values. */
+static void test_trace_cache_replays_loop_iterations(void **state)
+{
+    (void)state;
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = fresh_cache()}), PE_OK);
+    float x[300], v[300];
+    for (int i = 0; i < 300; i++) x[i] = (float)i * 0.01f;
+    pe_array a = pe_f32_1d(x, 100), big = pe_f32_1d(x, 300);
+    pe_stats st0, st;
+    pe_get_stats(&st0);
+    for (int it = 0; it < 100; it++) {
+        pe_scope s = pe_scope_begin();
+        float k = 2.0f + (float)it; /* a new scalar each time: a parameter, not part of the key */
+        pe_array r = pe_add(pe_mul(a, k), pe_sin(a));
+        assert_int_equal(pe_read(r, v, 100 * sizeof(float)), PE_OK);
+        for (int i = 0; i < 100; i += 9) assert_true(tu_ulps_f32(v[i], x[i] * k + sinf(x[i])) <= 2);
+        pe_scope_end(s);
+    }
+    pe_get_stats(&st);
+    assert_int_equal(st.proggen_runs - st0.proggen_runs, 1);
+    assert_int_equal(st.trace_hits - st0.trace_hits, 99);
+    /* another size: a miss */
+    pe_array r = pe_add(pe_mul(big, 3.0f), pe_sin(big));
+    assert_int_equal(pe_read(r, v, 300 * sizeof(float)), PE_OK);
+    assert_true(tu_ulps_f32(v[250], x[250] * 3.0f + sinf(x[250])) <= 2);
+    pe_release(r);
+    /* the same sites, another op order: a miss with its own values */
+    for (int variant = 0; variant < 2; variant++) {
+        pe_array m = variant ? pe_sin(pe_mul(a, 3.0f)) : pe_mul(pe_sin(a), 3.0f);
+        assert_int_equal(pe_read(m, v, 100 * sizeof(float)), PE_OK);
+        float want = variant ? sinf(x[50] * 3.0f) : sinf(x[50]) * 3.0f;
+        assert_true(tu_ulps_f32(v[50], want) <= 2);
+        pe_release(m);
+    }
+    pe_get_stats(&st);
+    assert_int_equal(st.proggen_runs - st0.proggen_runs, 4);
+    pe_release(a), pe_release(big);
+    pe_shutdown();
 }
 
 /* The disk cache: a second runtime compiles nothing; a truncated or corrupt
@@ -416,6 +458,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_program_cache_serves_repeated_chain, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_reductions_fuse_and_are_deterministic, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_disk_cache_survives_runs_and_recovers, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_trace_cache_replays_loop_iterations, no_fixture, no_fixture),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (cache_dir[0]) remove_tree(cache_dir);

@@ -1,0 +1,269 @@
+/* trace.c — the trace cache (patent: Trace Cache).
+ *
+ * Key: while requests are recorded, every queue entry appends to the batch's
+ * key, in O(1): for a COMPUTE entry its site, op, dtypes, shape, parameters
+ * and operand references numbered within the key (the queue position of a
+ * producer in the batch, or the number of an external operand, whose kind,
+ * dtype and shape are appended once); for a RELEASE entry the position
+ * released.  Scalar values are not in the key: uniform constants are kernel
+ * parameters read at launch.  So two batches with equal keys get equal
+ * program sequences from the program generator.
+ * Store: buckets by the first entry's site, entries newest first, at most
+ * MAX_COMPARE comparisons per lookup, one global LRU list bounded by
+ * PE_TRACE_CACHE entries.  A cached sequence holds key positions instead of
+ * ports; a hit instantiates it with the batch's ports. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+#define EXTERNAL_BIT 0x80000000u
+#define MAX_COMPARE 8
+#define BUCKETS 1024
+
+typedef struct trace_entry {
+    uint8_t *key;
+    size_t key_len;
+    const pe_site *first_site;
+    uint32_t n_externals;
+    pe_program_seq seq; /* ports replaced by key codes */
+    struct trace_entry *bucket_next, *bucket_prev, *lru_next, *lru_prev;
+} trace_entry;
+
+static struct {
+    int limit;
+    int count;
+    trace_entry *buckets[BUCKETS];
+    trace_entry *lru_head, *lru_tail; /* head: most recently used */
+} tc;
+
+static uint32_t batch_epoch = 1;
+
+/* ------------------------------------------------------------- the key */
+
+static void put(pe_trace_key *k, const void *p, size_t n)
+{
+    if (k->broken) return;
+    if (k->len + n > k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 1024;
+        while (cap < k->len + n) cap *= 2;
+        uint8_t *b = realloc(k->bytes, cap);
+        if (!b) {
+            k->broken = true;
+            return;
+        }
+        k->bytes = b;
+        k->cap = cap;
+    }
+    memcpy(k->bytes + k->len, p, n);
+    k->len += n;
+}
+
+static uint32_t external_code(pe_trace_key *k, uint32_t qi)
+{
+    pe_port *q = pe_port_at(qi);
+    if (q->key_epoch == batch_epoch) return EXTERNAL_BIT | q->key_external;
+    if (k->n_externals == k->externals_cap) {
+        uint32_t cap = k->externals_cap ? k->externals_cap * 2 : 16;
+        uint32_t *e = realloc(k->externals, cap * sizeof *e);
+        if (!e) {
+            k->broken = true;
+            return EXTERNAL_BIT;
+        }
+        k->externals = e;
+        k->externals_cap = cap;
+    }
+    q->key_epoch = batch_epoch;
+    q->key_external = k->n_externals;
+    k->externals[k->n_externals++] = qi;
+    uint8_t sig[4] = {'X', q->op == PE_OP_constant && !q->buf, q->dtype, q->rank};
+    put(k, sig, sizeof sig);
+    put(k, q->shape, sizeof q->shape[0] * q->rank);
+    return EXTERNAL_BIT | q->key_external;
+}
+
+void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
+{
+    pe_port *p = pe_port_at(entry->port);
+    if (entry->kind == PE_ENTRY_RELEASE) {
+        uint8_t tag = 'R';
+        uint32_t pos = p->queue_pos;
+        put(k, &tag, 1);
+        put(k, &pos, sizeof pos);
+        return;
+    }
+    if (entry->kind != PE_ENTRY_COMPUTE) return;
+    p->queue_pos = (uint32_t)position;
+    if (position == 0 || !k->first_site) k->first_site = p->site;
+    uint8_t head[6] = {'C', p->op, p->dtype, p->ctype, p->rank, p->n_in};
+    put(k, head, sizeof head);
+    put(k, &p->site, sizeof p->site);
+    put(k, p->shape, sizeof p->shape[0] * p->rank);
+    if (pe_op_table[p->op].kind != PE_KIND_MAP) put(k, p->param, sizeof p->param);
+    for (int i = 0; i < p->n_in; i++) {
+        pe_port *q = pe_port_at(p->in[i]);
+        uint32_t code = q->state == PE_PORT_PENDING ? q->queue_pos : external_code(k, p->in[i]);
+        put(k, &code, sizeof code);
+    }
+}
+
+void pe_trace_key_free(pe_trace_key *k)
+{
+    free(k->bytes);
+    free(k->externals);
+    *k = (pe_trace_key){0};
+    batch_epoch++;
+}
+
+/* ---------------------------------------------------------- the store */
+
+void pe_trace_configure(int entries) { tc.limit = entries; }
+
+static size_t bucket_of(const pe_site *s) { return ((uintptr_t)s >> 4) % BUCKETS; }
+
+static void unlink_entry(trace_entry *e)
+{
+    size_t b = bucket_of(e->first_site);
+    if (e->bucket_prev) e->bucket_prev->bucket_next = e->bucket_next;
+    else tc.buckets[b] = e->bucket_next;
+    if (e->bucket_next) e->bucket_next->bucket_prev = e->bucket_prev;
+    if (e->lru_prev) e->lru_prev->lru_next = e->lru_next;
+    else tc.lru_head = e->lru_next;
+    if (e->lru_next) e->lru_next->lru_prev = e->lru_prev;
+    else tc.lru_tail = e->lru_prev;
+    tc.count--;
+}
+
+static void link_front(trace_entry *e)
+{
+    size_t b = bucket_of(e->first_site);
+    e->bucket_prev = NULL;
+    e->bucket_next = tc.buckets[b];
+    if (tc.buckets[b]) tc.buckets[b]->bucket_prev = e;
+    tc.buckets[b] = e;
+    e->lru_prev = NULL;
+    e->lru_next = tc.lru_head;
+    if (tc.lru_head) tc.lru_head->lru_prev = e;
+    tc.lru_head = e;
+    if (!tc.lru_tail) tc.lru_tail = e;
+    tc.count++;
+}
+
+static void free_entry(trace_entry *e)
+{
+    free(e->key);
+    pe_program_seq_free(&e->seq);
+    free(e);
+}
+
+static uint32_t to_code(uint32_t port)
+{
+    pe_port *p = pe_port_at(port);
+    if (p->state == PE_PORT_PENDING) return p->queue_pos;
+    return EXTERNAL_BIT | p->key_external;
+}
+
+static uint32_t from_code(uint32_t code, const pe_entry *entries, const pe_trace_key *key)
+{
+    return code & EXTERNAL_BIT ? key->externals[code & ~EXTERNAL_BIT] : entries[code].port;
+}
+
+/* Copies a sequence, translating every port through `map`; `own_kir` copies
+ * the kernels too (else they are borrowed from `from`). */
+static bool translate(const pe_program_seq *from, pe_program_seq *to, bool own_kir, uint32_t (*map)(uint32_t, const void *),
+                      const void *ctx)
+{
+    *to = (pe_program_seq){0};
+    to->progs = calloc(from->n ? from->n : 1, sizeof *to->progs);
+    if (!to->progs) return false;
+    to->cap = from->n;
+    to->kir_borrowed = !own_kir;
+    for (size_t i = 0; i < from->n; i++) {
+        const pe_program *a = &from->progs[i];
+        pe_program *b = &to->progs[to->n++];
+        *b = *a;
+        b->port = map(a->port, ctx);
+        b->bind = NULL, b->members = NULL, b->kir = NULL;
+        if (a->kind != PE_PROG_KERNEL) continue;
+        b->bind = malloc(sizeof *b->bind * (size_t)a->kir->n_params);
+        b->members = malloc(sizeof *b->members * (size_t)a->n_members);
+        b->kir = own_kir ? malloc(sizeof *b->kir) : a->kir;
+        if (!b->bind || !b->members || !b->kir) {
+            pe_program_seq_free(to);
+            return false;
+        }
+        if (own_kir) memcpy(b->kir, a->kir, sizeof *b->kir);
+        for (int k = 0; k < a->kir->n_params; k++) b->bind[k] = map(a->bind[k], ctx);
+        for (int m = 0; m < a->n_members; m++) b->members[m] = map(a->members[m], ctx);
+    }
+    return true;
+}
+
+static uint32_t map_to_code(uint32_t port, const void *ctx)
+{
+    (void)ctx;
+    return to_code(port);
+}
+
+typedef struct {
+    const pe_entry *entries;
+    const pe_trace_key *key;
+} instantiation;
+
+static uint32_t map_from_code(uint32_t code, const void *ctx)
+{
+    const instantiation *in = ctx;
+    return from_code(code, in->entries, in->key);
+}
+
+bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n, pe_program_seq *seq)
+{
+    (void)n;
+    if (tc.limit <= 0 || key->broken || !key->first_site) return false;
+    int compared = 0;
+    for (trace_entry *e = tc.buckets[bucket_of(key->first_site)]; e && compared < MAX_COMPARE; e = e->bucket_next) {
+        if (e->first_site != key->first_site) continue;
+        compared++;
+        if (e->key_len != key->len || e->n_externals != key->n_externals || memcmp(e->key, key->bytes, key->len) != 0)
+            continue;
+        instantiation in = {entries, key};
+        if (!translate(&e->seq, seq, false, map_from_code, &in)) return false;
+        unlink_entry(e); /* most recently used: front of its bucket and of the LRU list */
+        link_front(e);
+        return true;
+    }
+    return false;
+}
+
+void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, const pe_program_seq *seq)
+{
+    (void)entries, (void)n;
+    if (tc.limit <= 0 || key->broken || !key->first_site) return;
+    trace_entry *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->key = malloc(key->len ? key->len : 1);
+    if (!e->key || !translate(seq, &e->seq, true, map_to_code, NULL)) {
+        free(e->key);
+        free(e);
+        return;
+    }
+    memcpy(e->key, key->bytes, key->len);
+    e->key_len = key->len;
+    e->first_site = key->first_site;
+    e->n_externals = key->n_externals;
+    link_front(e);
+    while (tc.count > tc.limit) {
+        trace_entry *old = tc.lru_tail;
+        unlink_entry(old);
+        free_entry(old);
+    }
+}
+
+void pe_trace_clear(void)
+{
+    while (tc.lru_head) {
+        trace_entry *e = tc.lru_head;
+        unlink_entry(e);
+        free_entry(e);
+    }
+}
