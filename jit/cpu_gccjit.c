@@ -381,7 +381,8 @@ static void emit_reduce(emitter *e, const kir_inst *in)
         gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
         gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
                                                              cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
-        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
+        gcc_jit_rvalue *chosen = choose(e, take, x, acc, e->t_double); /* moves e->cur to the join block */
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, chosen);
     } else {
         gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_PLUS, x);
     }
