@@ -18,13 +18,35 @@
 #include "../jit/proggen.h"
 #include "../jit/trace.h"
 
-static bool jit_disabled;
+static bool jit_disabled; /* the toolchain is unusable: everything runs on the interpreter */
 static char isa[32];
+
+/* libgccjit runs the assembler and linker as programs and writes temporary
+ * files: without them every compilation would fail. */
+static bool toolchain_usable(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    if (access(tmp, W_OK | X_OK) != 0) {
+        pe_log_message(PE_LOG_WARN, "TMPDIR %s is not writable: the CPU JIT is off, the interpreter computes", tmp);
+        return false;
+    }
+    const char *path = getenv("PATH");
+    char dir[4096];
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        snprintf(dir, sizeof dir, "%.*s/as", (int)len, p);
+        if (access(dir, X_OK) == 0) return true;
+        p += len + (p[len] == ':');
+    }
+    pe_log_message(PE_LOG_WARN, "no assembler (as, from binutils) on PATH: the CPU JIT is off, the interpreter computes");
+    return false;
+}
 
 bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries)
 {
     pe_trace_configure(trace_entries);
-    jit_disabled = false;
+    jit_disabled = !toolchain_usable();
     pe_device_info info;
     pe_device_info_get(0, &info);
     snprintf(isa, sizeof isa, "%s", info.arch);
@@ -59,6 +81,29 @@ static pe_kernel_fn cached_kernel(const kir_kernel *k)
     return fn;
 }
 
+/* Compiles kernels together into the program cache (and the disk cache);
+ * false, with a warning naming the compiler's message, if it failed. */
+static bool compile_kernels(const kir_kernel **kernels, size_t n, pe_kernel_fn *fns)
+{
+    char err[512], so_path[4200];
+    bool to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
+    pe_gccjit_unit *unit = NULL;
+    if (!pe_gccjit_compile(kernels, n, isa, to_disk ? so_path : NULL, fns, &unit, err, sizeof err)) {
+        pe_log_message(PE_LOG_WARN, "compiling %zu kernel%s failed (%s)%s", n, n == 1 ? "" : "s", err,
+                       n == 1 ? ": the interpreter computes it" : ": retrying one by one");
+        if (to_disk) unlink(so_path);
+        return false;
+    }
+    if (!pe_progcache_insert(kernels, fns, n, unit)) {
+        pe_gccjit_unit_free(unit);
+        if (to_disk) unlink(so_path);
+        return false;
+    }
+    pe_rt.stats.kernels_compiled += n;
+    if (to_disk) pe_diskcache_store(so_path, kernels, n);
+    return true;
+}
+
 /* Finds or compiles the kernel of every KERNEL program that has none yet
  * (a trace-cache hit brings its kernels along); p->code stays NULL where
  * compilation failed. */
@@ -77,23 +122,19 @@ static void prepare_kernels(pe_program_seq *seq)
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
     }
-    if (n_missing) {
-        char err[512], so_path[4200];
-        bool to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
-        pe_gccjit_unit *unit = NULL;
-        if (pe_gccjit_compile(missing, n_missing, isa, to_disk ? so_path : NULL, compiled, &unit, err, sizeof err) &&
-            pe_progcache_insert(missing, compiled, n_missing, unit)) {
-            pe_rt.stats.kernels_compiled += n_missing;
-            if (to_disk) pe_diskcache_store(so_path, missing, n_missing);
-            for (size_t i = 0; i < seq->n; i++)
-                if (seq->progs[i].kind == PE_PROG_KERNEL && !seq->progs[i].code)
-                    seq->progs[i].code = (void *)pe_progcache_lookup(seq->progs[i].kir);
-        } else {
-            pe_log_message(PE_LOG_WARN, "the CPU JIT is off for this run, the interpreter computes instead: %s", err);
+    if (n_missing && !compile_kernels(missing, n_missing, compiled)) {
+        /* split: compile each kernel alone, so one that the compiler rejects
+         * runs on the interpreter and the others still run compiled */
+        size_t failed = 0;
+        for (size_t k = 0; k < n_missing; k++) failed += !compile_kernels(&missing[k], 1, compiled);
+        if (failed == n_missing && n_missing > 1) {
+            pe_log_message(PE_LOG_WARN, "the CPU JIT compiles nothing: it is off for this run, the interpreter computes");
             jit_disabled = true;
-            if (to_disk) unlink(so_path);
         }
     }
+    for (size_t i = 0; i < seq->n; i++)
+        if (seq->progs[i].kind == PE_PROG_KERNEL && !seq->progs[i].code)
+            seq->progs[i].code = (void *)pe_progcache_lookup(seq->progs[i].kir);
 out:
     free(missing), free(compiled);
 }
