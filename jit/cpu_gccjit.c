@@ -144,21 +144,24 @@ static gcc_jit_rvalue *bool_to_u8(emitter *e, gcc_jit_rvalue *c)
     return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_BOOL]);
 }
 
-/* c ? a : b, as a diamond that -O3 turns into a blend. */
+/* c ? a : b without a branch: (bits(a) & m) | (bits(b) & ~m) with m all
+ * ones when c holds.  Exact for every value (NaN payloads, -0), and it keeps
+ * the loop body one basic block, which the vectoriser needs. */
 static gcc_jit_rvalue *choose(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, gcc_jit_rvalue *b, gcc_jit_type *t)
 {
-    char name[24];
-    snprintf(name, sizeof name, "s%d", e->n_locals++);
-    gcc_jit_lvalue *r = gcc_jit_function_new_local(e->fn, NULL, t, name);
-    gcc_jit_block *yes = gcc_jit_function_new_block(e->fn, NULL), *no = gcc_jit_function_new_block(e->fn, NULL);
-    gcc_jit_block *join = gcc_jit_function_new_block(e->fn, NULL);
-    gcc_jit_block_end_with_conditional(e->cur, NULL, c, yes, no);
-    gcc_jit_block_add_assignment(yes, NULL, r, a);
-    gcc_jit_block_end_with_jump(yes, NULL, join);
-    gcc_jit_block_add_assignment(no, NULL, r, b);
-    gcc_jit_block_end_with_jump(no, NULL, join);
-    e->cur = join;
-    return gcc_jit_lvalue_as_rvalue(r);
+    bool wide = t == e->t_double, is_float = wide || t == e->t_of[PE_F32];
+    gcc_jit_type *U = wide ? gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG) : e->t_u32;
+    gcc_jit_rvalue *ua = is_float ? gcc_jit_context_new_bitcast(e->ctx, NULL, a, U) : gcc_jit_context_new_cast(e->ctx, NULL, a, U);
+    gcc_jit_rvalue *ub = is_float ? gcc_jit_context_new_bitcast(e->ctx, NULL, b, U) : gcc_jit_context_new_cast(e->ctx, NULL, b, U);
+    gcc_jit_rvalue *m = to_local(e, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MINUS, U,
+                                                                 gcc_jit_context_zero(e->ctx, U),
+                                                                 gcc_jit_context_new_cast(e->ctx, NULL, c, U)), U);
+    gcc_jit_rvalue *keep_a = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_AND, U, ua, m);
+    gcc_jit_rvalue *not_m = gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, U, m);
+    gcc_jit_rvalue *keep_b = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_AND, U, ub, not_m);
+    gcc_jit_rvalue *r = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_OR, U, keep_a, keep_b);
+    r = is_float ? gcc_jit_context_new_bitcast(e->ctx, NULL, r, t) : gcc_jit_context_new_cast(e->ctx, NULL, r, t);
+    return to_local(e, r, t);
 }
 
 static gcc_jit_rvalue *math(emitter *e, const char *name, pe_dtype t, int n, gcc_jit_rvalue **args)
@@ -381,8 +384,7 @@ static void emit_reduce(emitter *e, const kir_inst *in)
         gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
         gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
                                                              cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
-        gcc_jit_rvalue *chosen = choose(e, take, x, acc, e->t_double); /* moves e->cur to the join block */
-        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, chosen);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
     } else {
         gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_PLUS, x);
     }
@@ -489,6 +491,13 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     }
     gcc_jit_context_add_command_line_option(ctx, "-fno-math-errno");
     gcc_jit_context_add_command_line_option(ctx, "-fno-trapping-math");
+    /* parameters never alias outputs (fresh buffers), but libgccjit 12 has no
+     * restrict: let the vectoriser version the loop for as many pairs as a
+     * fused kernel has */
+    gcc_jit_context_add_command_line_option(ctx, "--param=vect-max-version-for-alias-checks=1000");
+    /* for developers: e.g. PE_JIT_OPTION=-fopt-info-vec-missed explains what did not vectorise */
+    const char *extra = getenv("PE_JIT_OPTION");
+    if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
     emitter e = {.ctx = ctx};
     e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
