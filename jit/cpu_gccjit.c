@@ -19,6 +19,9 @@
 
 #include "cpu_gccjit.h"
 
+/* Accumulators of a reduction kernel (consecutive elements, one per lane). */
+#define REDUCE_LANES 8
+
 typedef struct {
     gcc_jit_context *ctx;
     gcc_jit_function *fn;
@@ -29,7 +32,8 @@ typedef struct {
     gcc_jit_rvalue *val[KIR_MAX_BODY];
     const kir_kernel *k;
     gcc_jit_lvalue *i;
-    gcc_jit_lvalue *acc; /* reduction kernels: the chunk's accumulator */
+    gcc_jit_rvalue *index; /* the element the body being emitted works on */
+    gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
     int n_locals;
 } emitter;
 
@@ -328,7 +332,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
 
 static gcc_jit_rvalue *element_index(emitter *e, const kir_param *p)
 {
-    gcc_jit_rvalue *i = gcc_jit_lvalue_as_rvalue(e->i);
+    gcc_jit_rvalue *i = e->index;
     if (p->kind != KIR_IN_BROADCAST) return i;
     /* i -> coordinates of the iteration space -> offset with the operand's strides */
     gcc_jit_rvalue *off = gcc_jit_context_zero(e->ctx, e->t_long);
@@ -390,6 +394,51 @@ static void emit_reduce(emitter *e, const kir_inst *in)
     }
 }
 
+static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, long b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_long, a, gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, b));
+}
+
+/* Two lanes' accumulators combined: a sum, or the extreme with NaN sticking. */
+static gcc_jit_rvalue *combine_lanes(emitter *e, pe_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    if (op != PE_OP_max_reduce && op != PE_OP_min_reduce && op != PE_OP_norminf)
+        return to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
+    gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a);
+    gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
+                                                         cmp(e, GCC_JIT_COMPARISON_NE, b, b), better);
+    gcc_jit_rvalue *a_nan = cmp(e, GCC_JIT_COMPARISON_NE, a, a);
+    take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_AND, e->t_bool,
+                                         gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, a_nan), take);
+    return choose(e, take, b, a, e->t_double);
+}
+
+/* The kernel body for element e->index, accumulating into e->acc. */
+static void emit_body(emitter *e, const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind == KIR_LOAD) {
+            const kir_param *q = &k->params[in->a[0]];
+            gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR
+                                    ? e->ptr[in->a[0]]
+                                    : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
+                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
+            e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
+        } else if (in->kind == KIR_REDUCE) {
+            emit_reduce(e, in);
+        } else if (in->kind == KIR_STORE) {
+            gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], e->index);
+            gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
+        } else {
+            gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
+            gcc_jit_rvalue *r = emit_op(e, in);
+            if (gcc_jit_rvalue_get_type(r) != T) r = gcc_jit_context_new_cast(e->ctx, NULL, r, T);
+            e->val[v] = to_local(e, r, T);
+        }
+    }
+}
+
 static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
 {
     e->k = k;
@@ -431,46 +480,54 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     const kir_inst *reduce = NULL;
     for (int v = 0; v < k->n_body; v++)
         if (k->body[v].kind == KIR_REDUCE) reduce = &k->body[v];
+    gcc_jit_rvalue *i = gcc_jit_lvalue_as_rvalue(e->i), *end = gcc_jit_param_as_rvalue(params[1]);
+    gcc_jit_lvalue *acc[REDUCE_LANES];
     if (reduce) {
-        e->acc = gcc_jit_function_new_local(e->fn, NULL, e->t_double, "acc");
-        gcc_jit_block_add_assignment(entry, NULL, e->acc, num(e, PE_F64, reduce_identity((pe_op)reduce->op)));
-    }
-    gcc_jit_block_end_with_jump(entry, NULL, cond);
-    gcc_jit_block_end_with_conditional(cond, NULL,
-                                       cmp(e, GCC_JIT_COMPARISON_LT, gcc_jit_lvalue_as_rvalue(e->i),
-                                           gcc_jit_param_as_rvalue(params[1])),
-                                       body, done);
-    e->cur = body;
-    for (int v = 0; v < k->n_body; v++) {
-        const kir_inst *in = &k->body[v];
-        if (in->kind == KIR_LOAD) {
-            const kir_param *q = &k->params[in->a[0]];
-            gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR
-                                    ? e->ptr[in->a[0]]
-                                    : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
-                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
-            e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
-        } else if (in->kind == KIR_REDUCE) {
-            emit_reduce(e, in);
-        } else if (in->kind == KIR_STORE) {
-            gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]],
-                                                                   gcc_jit_lvalue_as_rvalue(e->i));
-            gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
-        } else {
-            gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
-            gcc_jit_rvalue *r = emit_op(e, in);
-            if (gcc_jit_rvalue_get_type(r) != T) r = gcc_jit_context_new_cast(e->ctx, NULL, r, T);
-            e->val[v] = to_local(e, r, T);
+        /* REDUCE_LANES accumulators over consecutive elements: independent
+         * chains the vectoriser packs, combined in a fixed tree at the end */
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            char name[16];
+            snprintf(name, sizeof name, "acc%d", l);
+            acc[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
+            gcc_jit_block_add_assignment(entry, NULL, acc[l], num(e, PE_F64, reduce_identity((pe_op)reduce->op)));
         }
+        gcc_jit_block *lanes_cond = gcc_jit_function_new_block(e->fn, "lanes_cond");
+        gcc_jit_block *lanes_body = gcc_jit_function_new_block(e->fn, "lanes_body");
+        gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
+        gcc_jit_rvalue *last = bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES);
+        gcc_jit_block_end_with_conditional(lanes_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LE, last, end), lanes_body, cond);
+        e->cur = lanes_body;
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
+            e->acc = acc[l];
+            emit_body(e, k);
+        }
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS,
+                                        gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, REDUCE_LANES));
+        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    } else {
+        gcc_jit_block_end_with_jump(entry, NULL, cond);
     }
+    /* the remaining elements one by one (into lane 0) */
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, i, end), body, done);
+    e->cur = body;
+    e->index = i;
+    e->acc = reduce ? acc[0] : NULL;
+    emit_body(e, k);
     gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
     gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    if (reduce) { /* partials[begin / chunk] = acc */
+    if (reduce) { /* partials[begin / chunk] = the lanes combined pairwise, in a fixed order */
+        e->cur = done;
+        gcc_jit_rvalue *level[REDUCE_LANES];
+        for (int l = 0; l < REDUCE_LANES; l++) level[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
+        for (int width = REDUCE_LANES; width > 1; width /= 2)
+            for (int l = 0; l < width / 2; l++) level[l] = combine_lanes(e, (pe_op)reduce->op, level[2 * l], level[2 * l + 1]);
         gcc_jit_rvalue *slot = gcc_jit_context_new_binary_op(
             e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, gcc_jit_param_as_rvalue(params[0]),
             gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, KIR_REDUCE_CHUNK));
-        gcc_jit_block_add_assignment(done, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot),
-                                     gcc_jit_lvalue_as_rvalue(e->acc));
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot),
+                                     level[0]);
+        done = e->cur;
     }
     gcc_jit_block_end_with_void_return(done, NULL);
 }
