@@ -1,5 +1,5 @@
-/* memory.h — host buffers for array values: aligned allocation with
- * accounting (pe_stats.live_bytes). */
+/* memory.h — host buffers for array values: aligned, pooled by size class,
+ * accounted (pe_stats.live_bytes). */
 #ifndef PE_EXEC_MEMORY_H
 #define PE_EXEC_MEMORY_H
 #include <stddef.h>
@@ -7,6 +7,8 @@
 /* 64-byte aligned, at least one byte; NULL when out of memory. */
 void *pe_mem_alloc(size_t bytes);
 void pe_mem_free(void *p, size_t bytes);
+/* Gives the cached free buffers back to the system (pe_shutdown). */
+void pe_mem_trim(void);
 /* Accounts for a buffer the application handed over (pe_adopt). */
 void pe_mem_account(long long delta);
 

@@ -7,6 +7,7 @@
 
 #include "runtime.h"
 #include "../exec/device.h"
+#include "../exec/memory.h"
 #include "trace.h"
 #include "../exec/executor.h"
 
@@ -100,6 +101,7 @@ void pe_shutdown(void)
     pe_scopes_free();
     pe_ports_free_all();
     if (pe_rt.executor == &pe_cpu_executor) pe_cpu_executor_stop();
+    pe_mem_trim();
     free(pe_rt.queue);
     pe_trace_key_free(&pe_rt.trace_key);
     pe_rt.queue = NULL;
