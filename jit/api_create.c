@@ -36,6 +36,7 @@ static bool check_creation(const pe_site *s, const char *api, pe_dtype t, int ra
 
 pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, const void *data)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_from_host";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
@@ -66,6 +67,7 @@ pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *
 pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, void *data,
                      void (*free_fn)(void *, void *), void *ctx)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_adopt";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
@@ -90,25 +92,30 @@ pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shap
 
 pe_array pe_f32_1d_at(const pe_site *s, const float *data, int64_t n)
 {
+    PE_API_GUARD;
     return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F32, 1, &n, data);
 }
 pe_array pe_f64_1d_at(const pe_site *s, const double *data, int64_t n)
 {
+    PE_API_GUARD;
     return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F64, 1, &n, data);
 }
 pe_array pe_f32_2d_at(const pe_site *s, const float *data, int64_t rows, int64_t cols)
 {
+    PE_API_GUARD;
     int64_t shape[2] = {rows, cols};
     return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F32, 2, shape, data);
 }
 pe_array pe_f64_2d_at(const pe_site *s, const double *data, int64_t rows, int64_t cols)
 {
+    PE_API_GUARD;
     int64_t shape[2] = {rows, cols};
     return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F64, 2, shape, data);
 }
 
 pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double v)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_fill";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
@@ -128,6 +135,7 @@ pe_array pe_scalar_at(const pe_site *s, pe_dtype t, double v) { return pe_fill_a
  * itself reports the missing pe_init, once. */
 static pe_array weak_scalar(pe_dtype t, double v)
 {
+    PE_API_GUARD;
     if (!pe_rt.initialised) return (pe_array){0};
     uint32_t idx = pe_make_constant(t, 0, NULL, v, true, NULL);
     if (idx == NO_SLOT) return (pe_array){0};
@@ -141,6 +149,7 @@ pe_array pe__weak_int(long long v) { return weak_scalar(PE_I32, (double)v); }
 
 pe_array pe_index_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, int axis)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_index";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
@@ -155,6 +164,7 @@ pe_array pe_index_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shap
 
 pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_identity";
     int64_t shape[2] = {n, n};

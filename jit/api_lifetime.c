@@ -4,6 +4,7 @@
 
 pe_array pe_retain_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, "pe_retain", &idx);
@@ -14,6 +15,7 @@ pe_array pe_retain_at(const pe_site *s, pe_array a)
 
 void pe_release_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_release")) return;
     uint64_t i = (a.h & 0xffffffffu) - 1;

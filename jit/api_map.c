@@ -6,18 +6,21 @@
 #define API_MAP_1(name)                                                             \
     pe_array pe_##name##_at(const pe_site *s, pe_array a)                           \
     {                                                                               \
+        PE_API_GUARD;                                                               \
         pe_array in[1] = {a};                                                       \
         return pe_record_map(PE_SITE_OR_CALLER(s), PE_OP_##name, in, 1, PE_F32, "pe_" #name); \
     }
 #define API_MAP_2(name)                                                             \
     pe_array pe_##name##_at(const pe_site *s, pe_array a, pe_array b)               \
     {                                                                               \
+        PE_API_GUARD;                                                               \
         pe_array in[2] = {a, b};                                                    \
         return pe_record_map(PE_SITE_OR_CALLER(s), PE_OP_##name, in, 2, PE_F32, "pe_" #name); \
     }
 #define API_MAP_3(name)                                                             \
     pe_array pe_##name##_at(const pe_site *s, pe_array a, pe_array b, pe_array c)   \
     {                                                                               \
+        PE_API_GUARD;                                                               \
         pe_array in[3] = {a, b, c};                                                 \
         return pe_record_map(PE_SITE_OR_CALLER(s), PE_OP_##name, in, 3, PE_F32, "pe_" #name); \
     }
@@ -43,6 +46,7 @@
 
 pe_array pe_cast_at(const pe_site *s, pe_array a, pe_dtype t)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (pe_rt.initialised && !pe_check_dtype(s, "pe_cast", t)) {
         pe_release_temps(&a, 1);

@@ -45,6 +45,7 @@ static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
 
 int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     pe_port *p = wait_for(s, a, "pe_read");
     if (!p) return status_of_failure();
@@ -81,16 +82,19 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
 
 int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
 {
+    PE_API_GUARD;
     return read_one(PE_SITE_OR_CALLER(s), a, v, true, "pe_read_f32");
 }
 
 int pe_read_f64_at(const pe_site *s, pe_array a, double *v)
 {
+    PE_API_GUARD;
     return read_one(PE_SITE_OR_CALLER(s), a, v, false, "pe_read_f64");
 }
 
 const void *pe_map_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     pe_port *p = wait_for(s, a, "pe_map");
     if (!p) return NULL;
@@ -106,6 +110,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
  * this unmap, which then frees it. */
 void pe_unmap_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_unmap")) return;
     uint64_t i = (a.h & 0xffffffffu) - 1;
@@ -131,18 +136,21 @@ static pe_port *query(const pe_site *s, pe_array a, const char *api)
 
 pe_dtype pe_dtype_of_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_dtype_of");
     return p ? (pe_dtype)p->dtype : PE_F32;
 }
 
 int pe_rank_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_rank");
     return p ? p->rank : -1;
 }
 
 int64_t pe_dim_at(const pe_site *s, pe_array a, int axis)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     pe_port *p = query(s, a, "pe_dim");
     if (!p) return -1;
@@ -155,12 +163,14 @@ int64_t pe_dim_at(const pe_site *s, pe_array a, int axis)
 
 int64_t pe_numel_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_numel");
     return p ? p->numel : -1;
 }
 
 int pe_is_valid(pe_array a)
 {
+    PE_API_GUARD;
     uint64_t i = (a.h & 0xffffffffu) - 1;
     if (!pe_rt.initialised || a.h == 0 || i >= pe_rt.n_slots) return 0;
     pe_port *p = pe_port_at((uint32_t)i);
@@ -172,6 +182,7 @@ int pe_is_valid(pe_array a)
 
 void pe_hint_read_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, "pe_hint_read", &idx);
@@ -182,6 +193,7 @@ void pe_hint_read_at(const pe_site *s, pe_array a)
 
 void pe_block_begin_at(const pe_site *s)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_block_begin")) return;
     pe_rt.block_depth++;
@@ -189,6 +201,7 @@ void pe_block_begin_at(const pe_site *s)
 
 void pe_block_end_at(const pe_site *s)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_block_end")) return;
     if (pe_rt.block_depth == 0) {
@@ -200,6 +213,7 @@ void pe_block_end_at(const pe_site *s)
 
 void pe_flush_at(const pe_site *s)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_flush")) return;
     pe_queue_flush();
@@ -209,6 +223,7 @@ void pe_flush_at(const pe_site *s)
  * when it returns; the asynchronous executors will wait here. */
 void pe_sync_at(const pe_site *s)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_sync")) return;
     pe_queue_flush();

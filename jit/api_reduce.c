@@ -6,10 +6,12 @@
 #define API_REDUCE(name)                                                                      \
     pe_array pe_##name##_at(const pe_site *s, pe_array a)                                     \
     {                                                                                         \
+        PE_API_GUARD;                                                                         \
         return pe_record_reduce(PE_SITE_OR_CALLER(s), PE_OP_##name, &a, 1, -1, false, "pe_" #name); \
     }                                                                                         \
     pe_array pe_##name##_axis_at(const pe_site *s, pe_array a, int axis)                      \
     {                                                                                         \
+        PE_API_GUARD;                                                                         \
         return pe_record_reduce(PE_SITE_OR_CALLER(s), PE_OP_##name, &a, 1, axis, true,        \
                                 "pe_" #name "_axis");                                         \
     }
@@ -30,6 +32,7 @@
 
 pe_array pe_dot_at(const pe_site *s, pe_array a, pe_array b)
 {
+    PE_API_GUARD;
     pe_array in[2] = {a, b};
     return pe_record_reduce(PE_SITE_OR_CALLER(s), PE_OP_dot, in, 2, -1, false, "pe_dot");
 }

@@ -27,6 +27,7 @@ static pe_array finish_view(const pe_site *s, pe_op op, pe_port *x, uint32_t xi,
 
 pe_array pe_reshape_at(const pe_site *s, pe_array a, int rank, const int64_t *shape)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_reshape";
     pe_port *x;
@@ -62,6 +63,7 @@ pe_array pe_reshape_at(const pe_site *s, pe_array a, int rank, const int64_t *sh
 
 pe_array pe_transpose_at(const pe_site *s, pe_array a)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_transpose";
     pe_port *x;
@@ -78,6 +80,7 @@ pe_array pe_transpose_at(const pe_site *s, pe_array a)
 
 pe_array pe_slice_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_slice";
     pe_port *x;
@@ -103,6 +106,7 @@ pe_array pe_slice_at(const pe_site *s, pe_array a, const int64_t *start, const i
 
 pe_array pe_periodic_at(const pe_site *s, pe_array a, int rank, const int64_t *shape)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_periodic";
     pe_port *x;
@@ -125,6 +129,7 @@ pe_array pe_periodic_at(const pe_site *s, pe_array a, int rank, const int64_t *s
 
 pe_array pe_spread_at(const pe_site *s, pe_array a, int axis, int64_t n)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_spread";
     pe_port *x;
@@ -157,6 +162,7 @@ pe_array pe_spread_at(const pe_site *s, pe_array a, int axis, int64_t n)
 
 pe_array pe_gather_at(const pe_site *s, pe_array a, pe_array index)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_gather";
     pe_array ins[2] = {a, index}, r;
@@ -173,6 +179,7 @@ pe_array pe_gather_at(const pe_site *s, pe_array a, pe_array index)
 
 pe_array pe_concat_at(const pe_site *s, pe_array a, pe_array b, int axis)
 {
+    PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     const char *api = "pe_concat";
     pe_array ins[2] = {a, b}, r;

@@ -23,6 +23,7 @@ static _Thread_local bool have_last_error;
 
 void pe_push_error_handler(pe_error_handler h, void *user)
 {
+    PE_API_GUARD;
     if (n_handlers == MAX_HANDLERS) {
         pe_log_message(PE_LOG_ERROR, "error handler stack full (%d): pe_push_error_handler ignored", MAX_HANDLERS);
         return;
@@ -34,6 +35,7 @@ void pe_push_error_handler(pe_error_handler h, void *user)
 
 void pe_pop_error_handler(void)
 {
+    PE_API_GUARD;
     if (n_handlers > 0) n_handlers--;
     else pe_log_message(PE_LOG_WARN, "pe_pop_error_handler: no handler to pop");
 }

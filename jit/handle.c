@@ -33,6 +33,10 @@ static bool add_page(void)
     return true;
 }
 
+/* Generations continue across pe_init/pe_shutdown cycles, so a handle kept
+ * from an earlier session never matches a port of a later one. */
+static uint32_t session_generation;
+
 uint32_t pe_port_new(void)
 {
     uint32_t idx;
@@ -46,7 +50,7 @@ uint32_t pe_port_new(void)
         idx = pe_rt.n_slots++;
     }
     pe_port *p = pe_port_at(idx);
-    uint32_t gen = p->gen + 1, released_gen = p->released_gen;
+    uint32_t gen = (p->gen > session_generation ? p->gen : session_generation) + 1, released_gen = p->released_gen;
     const pe_site *release_site = p->release_site;
     memset(p, 0, sizeof *p);
     p->gen = gen ? gen : 1;
@@ -160,6 +164,7 @@ void pe_ports_free_all(void)
 {
     for (uint32_t i = 0; i < pe_rt.n_slots; i++) {
         pe_port *p = pe_port_at(i);
+        if (p->gen >= session_generation) session_generation = p->gen + 1;
         if (p->state == PE_PORT_FREE) continue;
         p->n_in = 0; /* inputs die in this same sweep */
         p->refs_app = p->refs_int = p->maps = 0;

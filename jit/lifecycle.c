@@ -1,5 +1,7 @@
 /* lifecycle.c — pe_init / pe_shutdown, configuration (pe_config, then the
  * PE_* environment), devices, counters.  The runtime state lives here. */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,20 @@
 pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tail = UINT32_MAX};
 
 static pe_device_info cpu_info;
+
+static pthread_mutex_t api_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+int pe_api_lock(void)
+{
+    pthread_mutex_lock(&api_mutex);
+    return 0;
+}
+
+void pe_api_unlock(int *guard)
+{
+    (void)guard;
+    pthread_mutex_unlock(&api_mutex);
+}
 
 #define DEFAULT_QUEUE_LIMIT 4096
 #define DEFAULT_TRACE_ENTRIES 256
@@ -62,6 +78,7 @@ static int env_device(void)
 
 int pe_init(const pe_config *cfg)
 {
+    PE_API_GUARD;
     if (pe_rt.initialised) return PE_OK;
     pe_rt.log_level = env_log_level(PE_LOG_WARN);
     if (cfg && cfg->log_level > 0 && cfg->log_level <= PE_LOG_DEBUG + 1) pe_rt.log_level = cfg->log_level - 1;
@@ -94,6 +111,7 @@ int pe_init(const pe_config *cfg)
 
 void pe_shutdown(void)
 {
+    PE_API_GUARD;
     if (!pe_rt.initialised) return;
     pe_queue_flush();
     if (pe_rt.stats.live_arrays > 0)
@@ -114,6 +132,7 @@ int pe_device_count(void) { return 1; }
 
 int pe_device_info_get(int dev, pe_device_info *out)
 {
+    PE_API_GUARD;
     const pe_site *s = pe_site_from_address(__builtin_return_address(0));
     if (!out) return pe_raise(s, PE_E_ARG, "pe_device_info", "out is NULL");
     if (dev != 0) return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU)", dev);
@@ -124,6 +143,7 @@ int pe_device_info_get(int dev, pe_device_info *out)
 
 int pe_set_device(int dev)
 {
+    PE_API_GUARD;
     const pe_site *s = pe_site_from_address(__builtin_return_address(0));
     if (!pe_require_init(s, "pe_set_device")) return PE_E_ARG;
     if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
@@ -134,6 +154,7 @@ int pe_set_device(int dev)
 
 void pe_get_stats(pe_stats *out)
 {
+    PE_API_GUARD;
     if (!out) return;
     *out = pe_rt.stats;
     out->queued = (int64_t)pe_rt.queue_len;

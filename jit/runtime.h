@@ -114,9 +114,6 @@ typedef struct {
     pe_trace_key trace_key;
     int block_depth;
     bool flushing;
-    /* scopes: scopes[d - 1] lists the arrays created in scope depth d */
-    pe_handle_list *scopes;
-    uint32_t scope_depth, scope_cap;
     /* execution */
     pe_executor *executor;
     pe_stats stats;
@@ -132,6 +129,15 @@ static inline pe_array pe_handle_of(uint32_t idx) { return (pe_array){((uint64_t
 size_t pe_dtype_size(pe_dtype t);
 const char *pe_dtype_name(pe_dtype t);
 static inline bool pe_dtype_is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+/* ------------------------------------------------------------- api lock */
+
+/* Application threads may call the API at once: every entry point holds the
+ * runtime's (recursive) lock for its duration.  Error handlers run under it
+ * and may call the API. */
+int pe_api_lock(void);
+void pe_api_unlock(int *guard);
+#define PE_API_GUARD __attribute__((cleanup(pe_api_unlock), unused)) int pe__api_guard = pe_api_lock()
 
 /* --------------------------------------------------- error.c, log, sites */
 

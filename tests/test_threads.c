@@ -1,0 +1,58 @@
+/* test_threads.c — several application threads call the API at once: each
+ * records chains, reductions, scopes and reads its own results, which must
+ * equal a plain C computation.  Built under ThreadSanitizer by scripts/test. */
+#include "test_util.h"
+
+#include <pthread.h>
+
+#define THREADS 4
+#define ITERATIONS 60
+#define N 2048
+
+static void *worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    float x[N], v[N];
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 97) * 0.01f + (float)id;
+    for (int it = 0; it < ITERATIONS; it++) {
+        pe_scope s = pe_scope_begin();
+        float k = (float)(it % 5) + 0.5f;
+        pe_array a = pe_f32_1d(x, N);
+        pe_array r = pe_add(pe_mul(a, k), pe_sqrt(a));
+        pe_array total = pe_sum(r);
+        if (pe_read(r, v, sizeof v) != PE_OK) return (void *)1;
+        for (int i = 0; i < N; i += 31)
+            if (tu_ulps_f32(v[i], x[i] * k + sqrtf(x[i])) > 1) return (void *)2;
+        double t, want = 0;
+        if (pe_read_f64(total, &t) != PE_OK) return (void *)3;
+        for (int i = 0; i < N; i++) want += (double)v[i];
+        if (fabs(t - want) > 1e-6 * fabs(want)) return (void *)4;
+        pe_scope_end(s);
+    }
+    return NULL;
+}
+
+static void test_threads_share_the_runtime(void **state)
+{
+    (void)state;
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *rc;
+        assert_int_equal(pthread_join(t[i], &rc), 0);
+        assert_null(rc);
+    }
+    pe_stats st;
+    pe_sync();
+    pe_get_stats(&st);
+    assert_int_equal(st.live_arrays, 0);
+    tu_expect_no_error();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_threads_share_the_runtime, tu_setup, tu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
