@@ -234,13 +234,16 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             args[i] = q->buf;
         }
     }
+    /* kernels touch only buffers this batch keeps alive: run them without
+     * the runtime lock, so the application goes on recording */
+    int depth = pe_api_suspend();
+    if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
+    else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
+    pe_api_resume(depth);
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);
-        pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
         store_scalar(r, combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
         free(partials);
-    } else if (p->numel > 0) {
-        pe_pool_run(fn, args, p->numel);
     }
     pe_rt.stats.kernels_launched++;
     for (int m = 0; m < p->n_members; m++) pe_port_at(p->members[m])->state = PE_PORT_READY;
@@ -259,12 +262,13 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b)
     if (hit) {
         pe_rt.stats.trace_hits++;
     } else {
-        if (!pe_proggen(b->entries, b->n, pe_gccjit_can_emit, &seq)) return pe_interp_executor.run(&pe_interp_executor, b);
+        if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
+            return pe_interp_executor.run(&pe_interp_executor, b);
         pe_rt.stats.proggen_runs++;
     }
     if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit);
     prepare_kernels(&seq);
-    if (!hit && !jit_disabled) pe_trace_store(b->key, b->entries, b->n, &seq);
+    if (!hit && !jit_disabled) pe_trace_store(b->key, b->entries, b->n, b->epoch, &seq);
     size_t computed = 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];

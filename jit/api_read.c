@@ -13,7 +13,7 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api)
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, api, &idx);
     if (!p) return NULL;
-    if (p->state == PE_PORT_PENDING) pe_queue_flush();
+    pe_queue_wait_port(p);
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
             pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
@@ -219,12 +219,10 @@ void pe_flush_at(const pe_site *s)
     pe_queue_flush();
 }
 
-/* The interpreter runs on the application thread, so a flush is complete
- * when it returns; the asynchronous executors will wait here. */
 void pe_sync_at(const pe_site *s)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_sync")) return;
-    pe_queue_flush();
+    pe_queue_wait_idle();
 }

@@ -118,8 +118,9 @@ void pe_port_release_app(uint32_t idx, const pe_site *s)
             p->released_gen = p->gen;
             p->release_site = s;
         }
-        /* Tell the program generator the value is dead from here on. */
-        if (p->state == PE_PORT_PENDING) pe_queue_push(PE_ENTRY_RELEASE, idx);
+        /* Tell the program generator the value is dead from here on (only
+         * its own batch can say so: an earlier batch may be running). */
+        if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) pe_queue_push(PE_ENTRY_RELEASE, idx);
     }
     pe_port_maybe_free(idx);
 }

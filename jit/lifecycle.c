@@ -9,6 +9,7 @@
 
 #include "runtime.h"
 #include "../exec/device.h"
+#include "../exec/escheduler.h"
 #include "../exec/memory.h"
 #include "trace.h"
 #include "../exec/executor.h"
@@ -17,18 +18,38 @@ pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tai
 
 static pe_device_info cpu_info;
 
-static pthread_mutex_t api_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* The runtime lock: a plain mutex with a per-thread depth, so that entry
+ * points calling entry points (and error handlers calling the API) nest, and
+ * a wait can release it whatever the depth. */
+static pthread_mutex_t api_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int api_depth;
 
 int pe_api_lock(void)
 {
-    pthread_mutex_lock(&api_mutex);
+    if (api_depth++ == 0) pthread_mutex_lock(&api_mutex);
     return 0;
 }
 
 void pe_api_unlock(int *guard)
 {
     (void)guard;
+    if (--api_depth == 0) pthread_mutex_unlock(&api_mutex);
+}
+
+void pe_api_wait(void *cond) { pthread_cond_wait((pthread_cond_t *)cond, &api_mutex); }
+
+int pe_api_suspend(void)
+{
+    int depth = api_depth;
+    api_depth = 0;
     pthread_mutex_unlock(&api_mutex);
+    return depth;
+}
+
+void pe_api_resume(int depth)
+{
+    pthread_mutex_lock(&api_mutex);
+    api_depth = depth;
 }
 
 #define DEFAULT_QUEUE_LIMIT 4096
@@ -103,6 +124,12 @@ int pe_init(const pe_config *cfg)
     }
     pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
     memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
+    pe_rt.batch_epoch++;
+    if (!pe_esched_start()) {
+        pe_log_message(PE_LOG_ERROR, "cannot start the E-scheduler thread");
+        if (pe_rt.executor == &pe_cpu_executor) pe_cpu_executor_stop();
+        return PE_E_NOMEM;
+    }
     pe_rt.initialised = true;
     pe_log_message(PE_LOG_INFO, "PE %s on %s (%s, %d threads), executor %s", PE_VERSION_STRING, cpu_info.name,
            cpu_info.arch, pe_rt.threads, pe_rt.executor->name);
@@ -114,6 +141,8 @@ void pe_shutdown(void)
     PE_API_GUARD;
     if (!pe_rt.initialised) return;
     pe_queue_flush();
+    pe_queue_wait_idle();
+    pe_esched_stop();
     if (pe_rt.stats.live_arrays > 0)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_scopes_free();

@@ -175,7 +175,7 @@ static bool close_group(group *g, pe_program_seq *seq)
         if (!b->member) continue;
         pe_port *p = pe_port_at(b->port);
         if (pe_op_table[p->op].kind == PE_KIND_REDUCE) continue; /* its result is the partials */
-        bool visible = p->refs_app > 0 || p->maps > 0 || p->live_consumers > b->internal_uses;
+        bool visible = !p->released_in_batch || p->live_consumers > b->internal_uses;
         if (!visible) continue;
         k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
         g->bind[k->n_params] = b->port;
@@ -201,38 +201,40 @@ static bool close_group(group *g, pe_program_seq *seq)
     return true;
 }
 
-/* Backward pass: live consumers per port, and which ports are dead. */
-static void find_live_consumers(const pe_entry *entries, size_t n)
+/* Backward pass: live consumers per port within the batch, and which ports
+ * are dead.  Visibility comes from the batch itself (a port without a
+ * RELEASE entry is still the application's), never from reference counts,
+ * which the application keeps changing while the batch waits: so the
+ * decisions are a function of the batch's trace key, as the trace cache
+ * needs. */
+static bool is_dead(const pe_port *p) { return p->released_in_batch && p->live_consumers == 0; }
+
+static void find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
-        pe_port *p = pe_port_at(entries[i].port);
-        p->live_consumers = p->state == PE_PORT_PENDING ? (uint32_t)(p->refs_int - 1) : 0;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_at(entries[i].port)->live_consumers = 0;
     for (size_t i = n; i-- > 0;) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         pe_port *p = pe_port_at(entries[i].port);
-        if (p->state != PE_PORT_PENDING) continue;
-        bool dead = p->refs_app == 0 && p->maps == 0 && p->live_consumers == 0;
-        if (!dead) continue;
+        if (p->state != PE_PORT_PENDING || is_dead(p)) continue;
         for (int k = 0; k < p->n_in; k++) {
             pe_port *q = pe_port_at(p->in[k]);
-            if (q->state == PE_PORT_PENDING && q->live_consumers > 0) q->live_consumers--;
+            if (q->state == PE_PORT_PENDING && q->batch == epoch) q->live_consumers++;
         }
     }
 }
 
-bool pe_proggen(const pe_entry *entries, size_t n, pe_emittable_fn emittable, pe_program_seq *out)
+bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable, pe_program_seq *out)
 {
     *out = (pe_program_seq){0};
-    find_live_consumers(entries, n);
+    find_live_consumers(entries, n, epoch);
     group g = {0};
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         uint32_t pi = entries[i].port;
         pe_port *p = pe_port_at(pi);
         if (p->state != PE_PORT_PENDING) continue;
-        if (p->refs_app == 0 && p->maps == 0 && p->live_consumers == 0) {
+        if (is_dead(p)) {
             if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
             continue;
         }

@@ -36,7 +36,7 @@ typedef bool (*pe_emittable_fn)(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dty
 
 /* Builds the sequence for a batch; false when out of memory (nothing is
  * then changed: the caller runs the batch on the interpreter). */
-bool pe_proggen(const pe_entry *entries, size_t n, pe_emittable_fn emittable, pe_program_seq *out);
+bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable, pe_program_seq *out);
 void pe_program_seq_free(pe_program_seq *seq);
 
 #endif

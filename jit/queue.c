@@ -2,13 +2,14 @@
  * COMPUTE entries, releases RELEASE entries, hints HINT entries; nothing runs
  * until a result is needed (a read or map), a hint, pe_flush/pe_sync, the end
  * of the outermost pe_block, or the queue passing its limit outside a block.
- * Then the whole queue goes to the executor in order, and the entries' own
- * references on their ports are dropped. */
+ * Then the whole queue goes, as one batch, to the E-scheduler's thread
+ * (exec/escheduler.c), which runs it on the executor and drops the entries'
+ * own references on their ports. */
 #include <stdlib.h>
 
 #include "runtime.h"
 #include "trace.h"
-#include "../exec/executor.h"
+#include "../exec/escheduler.h"
 
 /* Inside a block the queue may grow past its limit, but not without bound. */
 #define BLOCK_LIMIT_FACTOR 64
@@ -23,6 +24,12 @@ bool pe_queue_push(pe_entry_kind kind, uint32_t port)
         pe_rt.queue_cap = cap;
     }
     pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
+    if (kind == PE_ENTRY_COMPUTE) {
+        pe_port_at(port)->batch = pe_rt.batch_epoch;
+        pe_port_at(port)->released_in_batch = false;
+    } else if (kind == PE_ENTRY_RELEASE) {
+        pe_port_at(port)->released_in_batch = true;
+    }
     pe_trace_append(&pe_rt.trace_key, &pe_rt.queue[pe_rt.queue_len], pe_rt.queue_len);
     pe_rt.queue_len++;
     if (kind == PE_ENTRY_COMPUTE) pe_port_ref(port);
@@ -30,29 +37,38 @@ bool pe_queue_push(pe_entry_kind kind, uint32_t port)
     return true;
 }
 
-void pe_queue_flush(void)
+/* Takes the queue as a batch and hands it to the E-scheduler, or runs it
+ * here when `here` and nothing is outstanding. */
+static void take_batch(bool here)
 {
-    if (pe_rt.flushing || pe_rt.queue_len == 0) return;
-    pe_rt.flushing = true;
+    if (pe_rt.queue_len == 0) return;
     pe_rt.stats.flushes++;
-    /* Take the batch: work recorded while it runs (none today; error handlers
-     * could) goes to a fresh queue. */
+    /* the batch goes to the E-scheduler; recording goes on in a fresh queue
+     * and a fresh batch number */
     pe_entry *entries = pe_rt.queue;
     size_t n = pe_rt.queue_len;
     pe_trace_key key = pe_rt.trace_key;
+    uint32_t epoch = pe_rt.batch_epoch++;
     pe_rt.queue = NULL;
     pe_rt.queue_len = pe_rt.queue_cap = 0;
     pe_rt.trace_key = (pe_trace_key){0};
     pe_rt.stats.queued = 0;
+    if (here && pe_esched_outstanding() == 0) pe_esched_run_here(entries, n, key, epoch);
+    else pe_esched_submit(entries, n, key, epoch);
+}
 
-    pe_batch batch = {entries, n, &key};
-    pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
+void pe_queue_flush(void) { take_batch(false); }
 
-    for (size_t i = 0; i < n; i++)
-        if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
-    free(entries);
-    pe_trace_key_free(&key);
-    pe_rt.flushing = false;
+void pe_queue_wait_port(pe_port *p)
+{
+    if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) take_batch(true);
+    while (p->state == PE_PORT_PENDING) pe_esched_wait();
+}
+
+void pe_queue_wait_idle(void)
+{
+    take_batch(true);
+    while (pe_esched_outstanding() > 0) pe_esched_wait();
 }
 
 void pe_queue_maybe_flush(void)

@@ -52,7 +52,9 @@ typedef struct pe_port {
     const pe_site *release_site;
     uint32_t next_free;  /* free list link */
     uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
-    uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in the work queue */
+    uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
+    uint32_t batch;          /* PENDING: the batch (epoch) its COMPUTE entry belongs to */
+    bool released_in_batch;  /* its batch holds a RELEASE entry for it: invisible after the batch */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
 } pe_port;
 
@@ -85,6 +87,7 @@ typedef struct {
     const pe_entry *entries;
     size_t n;
     const pe_trace_key *key;
+    uint32_t epoch; /* the batch's number: its ports have port->batch == epoch */
 } pe_batch;
 
 /* ---------------------------------------------------------- global state */
@@ -112,8 +115,8 @@ typedef struct {
     pe_entry *queue;
     size_t queue_len, queue_cap;
     pe_trace_key trace_key;
+    uint32_t batch_epoch;   /* the number of the batch being recorded */
     int block_depth;
-    bool flushing;
     /* execution */
     pe_executor *executor;
     pe_stats stats;
@@ -138,6 +141,11 @@ static inline bool pe_dtype_is_float(pe_dtype t) { return t == PE_F32 || t == PE
 int pe_api_lock(void);
 void pe_api_unlock(int *guard);
 #define PE_API_GUARD __attribute__((cleanup(pe_api_unlock), unused)) int pe__api_guard = pe_api_lock()
+/* Waits on `cond` with the runtime lock released meanwhile (the caller holds it). */
+void pe_api_wait(void *cond);
+/* Lets go of the lock entirely (kernels run without it) and takes it back. */
+int pe_api_suspend(void);
+void pe_api_resume(int depth);
 
 /* --------------------------------------------------- error.c, log, sites */
 
@@ -226,8 +234,13 @@ uint32_t pe_fold_map(const pe_site *s, pe_op op, pe_port *const *in, const uint3
 /* --------------------------------------------------------------- queue.c */
 
 bool pe_queue_push(pe_entry_kind kind, uint32_t port);
-/* Processes the whole queue on the executor (the C-scheduler's trigger). */
+/* Hands the whole queue to the E-scheduler (the C-scheduler's trigger); does
+ * not wait for it to run. */
 void pe_queue_flush(void);
+/* Waits until port p is computed (flushing the queue first if p is in it). */
+void pe_queue_wait_port(pe_port *p);
+/* Waits until every submitted batch has run. */
+void pe_queue_wait_idle(void);
 void pe_queue_maybe_flush(void);
 
 /* --------------------------------------------------------------- scope.c */

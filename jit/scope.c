@@ -81,6 +81,11 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
     }
     free(l->items);
     *l = (pe_handle_list){0};
+    if (my.scope_depth == 0) { /* the thread's outermost scope ended: nothing to keep (threads end) */
+        free(my.scopes);
+        my.scopes = NULL;
+        my.scope_cap = 0;
+    }
 }
 
 pe_array pe_keep_at(const pe_site *s, pe_array a)

@@ -37,8 +37,6 @@ static struct {
     trace_entry *lru_head, *lru_tail; /* head: most recently used */
 } tc;
 
-static uint32_t batch_epoch = 1;
-
 /* ------------------------------------------------------------- the key */
 
 static void put(pe_trace_key *k, const void *p, size_t n)
@@ -62,7 +60,7 @@ static void put(pe_trace_key *k, const void *p, size_t n)
 static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 {
     pe_port *q = pe_port_at(qi);
-    if (q->key_epoch == batch_epoch) return EXTERNAL_BIT | q->key_external;
+    if (q->key_epoch == pe_rt.batch_epoch) return EXTERNAL_BIT | q->key_external;
     if (k->n_externals == k->externals_cap) {
         uint32_t cap = k->externals_cap ? k->externals_cap * 2 : 16;
         uint32_t *e = realloc(k->externals, cap * sizeof *e);
@@ -73,7 +71,7 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
         k->externals = e;
         k->externals_cap = cap;
     }
-    q->key_epoch = batch_epoch;
+    q->key_epoch = pe_rt.batch_epoch;
     q->key_external = k->n_externals;
     k->externals[k->n_externals++] = qi;
     uint8_t sig[4] = {'X', q->op == PE_OP_constant && !q->buf, q->dtype, q->rank};
@@ -102,7 +100,8 @@ void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
     if (pe_op_table[p->op].kind != PE_KIND_MAP) put(k, p->param, sizeof p->param);
     for (int i = 0; i < p->n_in; i++) {
         pe_port *q = pe_port_at(p->in[i]);
-        uint32_t code = q->state == PE_PORT_PENDING ? q->queue_pos : external_code(k, p->in[i]);
+        bool in_batch = q->state == PE_PORT_PENDING && q->batch == pe_rt.batch_epoch;
+        uint32_t code = in_batch ? q->queue_pos : external_code(k, p->in[i]);
         put(k, &code, sizeof code);
     }
 }
@@ -112,7 +111,6 @@ void pe_trace_key_free(pe_trace_key *k)
     free(k->bytes);
     free(k->externals);
     *k = (pe_trace_key){0};
-    batch_epoch++;
 }
 
 /* ---------------------------------------------------------- the store */
@@ -156,11 +154,24 @@ static void free_entry(trace_entry *e)
     free(e);
 }
 
-static uint32_t to_code(uint32_t port)
+typedef struct {
+    const pe_trace_key *key;
+    uint32_t epoch;
+    bool lost; /* a port neither in the batch nor among its externals */
+} coding;
+
+/* A port's code in the key: its queue position in the batch, or its external
+ * number (looked up in the key: the ports' own scratch fields may already
+ * serve the next batch's key). */
+static uint32_t map_to_code(uint32_t port, const void *ctx)
 {
+    coding *c = (coding *)ctx;
     pe_port *p = pe_port_at(port);
-    if (p->state == PE_PORT_PENDING) return p->queue_pos;
-    return EXTERNAL_BIT | p->key_external;
+    if (p->state == PE_PORT_PENDING && p->batch == c->epoch) return p->queue_pos;
+    for (uint32_t i = 0; i < c->key->n_externals; i++)
+        if (c->key->externals[i] == port) return EXTERNAL_BIT | i;
+    c->lost = true;
+    return EXTERNAL_BIT;
 }
 
 static uint32_t from_code(uint32_t code, const pe_entry *entries, const pe_trace_key *key)
@@ -199,11 +210,6 @@ static bool translate(const pe_program_seq *from, pe_program_seq *to, bool own_k
     return true;
 }
 
-static uint32_t map_to_code(uint32_t port, const void *ctx)
-{
-    (void)ctx;
-    return to_code(port);
-}
 
 typedef struct {
     const pe_entry *entries;
@@ -235,14 +241,17 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n,
     return false;
 }
 
-void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, const pe_program_seq *seq)
+void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, uint32_t epoch,
+                    const pe_program_seq *seq)
 {
     (void)entries, (void)n;
     if (tc.limit <= 0 || key->broken || !key->first_site) return;
     trace_entry *e = calloc(1, sizeof *e);
     if (!e) return;
     e->key = malloc(key->len ? key->len : 1);
-    if (!e->key || !translate(seq, &e->seq, true, map_to_code, NULL)) {
+    coding c = {key, epoch, false};
+    if (!e->key || !translate(seq, &e->seq, true, map_to_code, &c) || c.lost) {
+        if (e->key && e->seq.progs) pe_program_seq_free(&e->seq);
         free(e->key);
         free(e);
         return;

@@ -16,7 +16,8 @@ void pe_trace_configure(int entries);
 /* On a hit, *seq is the cached sequence instantiated with this batch's ports. */
 bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n, pe_program_seq *seq);
 /* Remembers the sequence made for this batch (which must still be pending). */
-void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, const pe_program_seq *seq);
+void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, uint32_t epoch,
+                    const pe_program_seq *seq);
 void pe_trace_clear(void);
 
 #endif

@@ -49,10 +49,44 @@ static void test_threads_share_the_runtime(void **state)
     tu_expect_no_error();
 }
 
+/* Work handed to the E-scheduler while the application goes on: consumers of
+ * values still being computed, releases of values in flight, repeated so the
+ * trace cache replays the batches. */
+static void test_recording_overlaps_execution(void **state)
+{
+    (void)state;
+    enum { M = 1 << 18 };
+    float *x = malloc(M * sizeof *x), *v = malloc(M * sizeof *v);
+    for (int i = 0; i < M; i++) x[i] = (float)(i % 1000) * 0.001f;
+    pe_array a = pe_f32_1d(x, M);
+    for (int it = 0; it < 20; it++) {
+        pe_array b = pe_sin(pe_mul(a, 2.0f)); /* the nested product stays the application's */
+        pe_flush();                           /* b is computed on the E-scheduler thread */
+        pe_array c = pe_add(b, 1.0f);         /* a consumer of a value in flight */
+        pe_release(b);                        /* released while in flight */
+        pe_flush();
+        pe_array d = pe_mul(c, c);
+        pe_array total = pe_sum(d);
+        assert_int_equal(pe_read(d, v, M * sizeof *v), PE_OK);
+        for (int i = 0; i < M; i += 997) {
+            float w = sinf(x[i] * 2.0f) + 1.0f;
+            assert_true(tu_ulps_f32(v[i], w * w) <= 4);
+        }
+        double t;
+        assert_int_equal(pe_read_f64(total, &t), PE_OK);
+        assert_true(t > 0);
+        pe_release(c), pe_release(d), pe_release(total);
+    }
+    pe_release(a);
+    free(x), free(v);
+    tu_expect_no_error();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_threads_share_the_runtime, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_recording_overlaps_execution, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
