@@ -144,20 +144,22 @@ static void finish_members(const pe_program *p)
     for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
 }
 
-/* Combines the per-chunk partials of a reduction kernel, in chunk order. */
+/* Combines the per-chunk partials of a reduction kernel, in chunk order:
+ * each chunk leaves (high, low) parts, the low part nonzero for compensated
+ * f64 sums. */
 static double combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
 {
     if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
         double best = op == PE_OP_min_reduce ? __builtin_inf() : op == PE_OP_norminf ? 0.0 : -__builtin_inf();
         for (int64_t c = 0; c < n_chunks; c++) {
-            double v = partials[c];
+            double v = partials[2 * c];
             if (v != v) return v;
             if (op == PE_OP_min_reduce ? v < best : v > best) best = v;
         }
         return best;
     }
     double sum = 0, comp = 0; /* Neumaier */
-    for (int64_t c = 0; c < n_chunks; c++) {
+    for (int64_t c = 0; c < 2 * n_chunks; c++) {
         double x = partials[c], t = sum + x;
         comp += __builtin_fabs(sum) >= __builtin_fabs(x) ? (sum - t) + x : (x - t) + sum;
         sum = t;
@@ -212,7 +214,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             q->buf = pe_mem_alloc((size_t)q->numel * pe_dtype_size((pe_dtype)q->dtype));
             if (k->params[i].kind == KIR_OUT_PARTIAL) {
                 reduce_param = i;
-                partials = malloc(sizeof *partials * (size_t)(n_chunks ? n_chunks : 1));
+                partials = malloc(sizeof *partials * (size_t)(n_chunks ? 2 * n_chunks : 1));
             }
             if (!q->buf || (k->params[i].kind == KIR_OUT_PARTIAL && !partials)) {
                 /* out of memory: the interpreter reports it port by port */

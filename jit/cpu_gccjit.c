@@ -34,6 +34,7 @@ typedef struct {
     gcc_jit_lvalue *i;
     gcc_jit_rvalue *index; /* the element the body being emitted works on */
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
+    gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
     int n_locals;
 } emitter;
 
@@ -389,9 +390,25 @@ static void emit_reduce(emitter *e, const kir_inst *in)
         gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
                                                              cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
         gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
+    } else if (e->comp) { /* Neumaier: the low part the sum loses goes to comp */
+        gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, acc, x), e->t_double);
+        gcc_jit_rvalue *acc_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, acc), math1(e, "fabs", PE_F64, x));
+        gcc_jit_rvalue *lost_x = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, acc, t), x);
+        gcc_jit_rvalue *lost_acc = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, x, t), acc);
+        gcc_jit_rvalue *lost = choose(e, acc_big, to_local(e, lost_x, e->t_double), to_local(e, lost_acc, e->t_double), e->t_double);
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->comp, GCC_JIT_BINARY_OP_PLUS, lost);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, t);
     } else {
         gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_PLUS, x);
     }
+}
+
+/* f64 sums are compensated: double lanes alone would lose what the
+ * reference keeps.  (f32 operands summed in double need no compensation.) */
+static bool compensated(const kir_inst *reduce)
+{
+    pe_op op = (pe_op)reduce->op;
+    return reduce->ctype == PE_F64 && op != PE_OP_max_reduce && op != PE_OP_min_reduce && op != PE_OP_norminf;
 }
 
 static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, long b)
@@ -481,7 +498,8 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     for (int v = 0; v < k->n_body; v++)
         if (k->body[v].kind == KIR_REDUCE) reduce = &k->body[v];
     gcc_jit_rvalue *i = gcc_jit_lvalue_as_rvalue(e->i), *end = gcc_jit_param_as_rvalue(params[1]);
-    gcc_jit_lvalue *acc[REDUCE_LANES];
+    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
+    bool with_comp = reduce && compensated(reduce);
     if (reduce) {
         /* REDUCE_LANES accumulators over consecutive elements: independent
          * chains the vectoriser packs, combined in a fixed tree at the end */
@@ -490,6 +508,12 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
             snprintf(name, sizeof name, "acc%d", l);
             acc[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
             gcc_jit_block_add_assignment(entry, NULL, acc[l], num(e, PE_F64, reduce_identity((pe_op)reduce->op)));
+            comp[l] = NULL;
+            if (with_comp) {
+                snprintf(name, sizeof name, "comp%d", l);
+                comp[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
+                gcc_jit_block_add_assignment(entry, NULL, comp[l], num(e, PE_F64, 0.0));
+            }
         }
         gcc_jit_block *lanes_cond = gcc_jit_function_new_block(e->fn, "lanes_cond");
         gcc_jit_block *lanes_body = gcc_jit_function_new_block(e->fn, "lanes_body");
@@ -500,6 +524,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
         for (int l = 0; l < REDUCE_LANES; l++) {
             e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
             e->acc = acc[l];
+            e->comp = comp[l];
             emit_body(e, k);
         }
         gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS,
@@ -513,20 +538,43 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     e->cur = body;
     e->index = i;
     e->acc = reduce ? acc[0] : NULL;
+    e->comp = with_comp ? comp[0] : NULL;
     emit_body(e, k);
     gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
     gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    if (reduce) { /* partials[begin / chunk] = the lanes combined pairwise, in a fixed order */
+    if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
         e->cur = done;
-        gcc_jit_rvalue *level[REDUCE_LANES];
-        for (int l = 0; l < REDUCE_LANES; l++) level[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
+        gcc_jit_rvalue *hi[REDUCE_LANES], *lo[REDUCE_LANES];
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
+            lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : num(e, PE_F64, 0.0);
+        }
         for (int width = REDUCE_LANES; width > 1; width /= 2)
-            for (int l = 0; l < width / 2; l++) level[l] = combine_lanes(e, (pe_op)reduce->op, level[2 * l], level[2 * l + 1]);
+            for (int l = 0; l < width / 2; l++) {
+                if (with_comp) { /* (hi, lo) pairs added without losing the low parts */
+                    gcc_jit_rvalue *a = hi[2 * l], *b = hi[2 * l + 1];
+                    gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
+                    gcc_jit_rvalue *a_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, a), math1(e, "fabs", PE_F64, b));
+                    gcc_jit_rvalue *lost = choose(
+                        e, a_big,
+                        to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, a, t), b), e->t_double),
+                        to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, b, t), a), e->t_double),
+                        e->t_double);
+                    lo[l] = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lost,
+                                            bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lo[2 * l], lo[2 * l + 1])), e->t_double);
+                    hi[l] = t;
+                } else {
+                    hi[l] = combine_lanes(e, (pe_op)reduce->op, hi[2 * l], hi[2 * l + 1]);
+                }
+            }
         gcc_jit_rvalue *slot = gcc_jit_context_new_binary_op(
-            e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, gcc_jit_param_as_rvalue(params[0]),
-            gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, KIR_REDUCE_CHUNK));
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot),
-                                     level[0]);
+            e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, e->t_long,
+            gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, gcc_jit_param_as_rvalue(params[0]),
+                                          gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, KIR_REDUCE_CHUNK)),
+            gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, 2));
+        gcc_jit_rvalue *slot_lo = bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, 1);
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot), hi[0]);
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot_lo), lo[0]);
         done = e->cur;
     }
     gcc_jit_block_end_with_void_return(done, NULL);
@@ -615,6 +663,17 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     free(names);
     gcc_jit_context_release(ctx);
     return ok;
+}
+
+/* Kernels from another build of this generator may differ for the same IR
+ * (and the executor's conventions with them): the disk cache keys files by
+ * this stamp of the build too. */
+uint32_t pe_gccjit_build_stamp(void)
+{
+    const char *stamp = __DATE__ " " __TIME__ " " PE_VERSION_STRING;
+    uint32_t h = 2166136261u;
+    for (const char *c = stamp; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    return h;
 }
 
 void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n)

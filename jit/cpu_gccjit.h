@@ -18,6 +18,8 @@ typedef struct pe_gccjit_unit {
     void *dl;     /* dlopen handle, or NULL */
 } pe_gccjit_unit;
 
+/* Identifies this build of the code generator (the disk cache's key has it). */
+uint32_t pe_gccjit_build_stamp(void);
 /* The exported name of kernel k in compiled code: "pe_k_<hash>". */
 void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n);
 

@@ -2,7 +2,7 @@
  * (from gcc_jit_context_compile_to_file) is sealed with a trailer — magic,
  * the object's size and its FNV-1a hash — written to a temporary file and
  * renamed into place, then hard-linked under the name of every kernel it
- * holds: <kernel hash>-<PE version>-<ISA>.so.  A load reads the file, checks
+ * holds: <kernel hash>-<PE version>-<ISA>-<code generator build>.so.  A load reads the file, checks
  * the trailer (a truncated or corrupt file is removed with a warning and the
  * kernel recompiled), dlopens it and touches it for LRU eviction.  The
  * directory is created 0700 and refused if another user could write to it:
@@ -96,7 +96,8 @@ void pe_diskcache_close(void) { cache.enabled = false; }
 
 static void kernel_path(const kir_kernel *k, char *out, size_t n)
 {
-    snprintf(out, n, "%s/%016llx-%s-%s.so", cache.dir, (unsigned long long)kir_hash(k), PE_VERSION_STRING, cache.isa);
+    snprintf(out, n, "%s/%016llx-%s-%s-%08x.so", cache.dir, (unsigned long long)kir_hash(k), PE_VERSION_STRING, cache.isa,
+             pe_gccjit_build_stamp());
 }
 
 /* Reads a whole file; NULL if it cannot. */

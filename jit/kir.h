@@ -26,8 +26,9 @@
 typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL } kir_param_kind;
 
 /* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
- * iterations in double and writes the chunk's partial to
- * partials[begin / KIR_REDUCE_CHUNK]; the executor combines the partials in
+ * iterations in double and writes the chunk's partial as (high, low) to
+ * partials[2 * (begin / KIR_REDUCE_CHUNK)] and the slot after it (low is the
+ * compensation of f64 sums, else 0); the executor combines the partials in
  * chunk order.  Launches are cut at chunk boundaries whatever the thread
  * count, so results are bitwise the same for any number of threads. */
 #define KIR_REDUCE_CHUNK 16384

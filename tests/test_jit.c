@@ -292,6 +292,24 @@ static void test_program_cache_serves_repeated_chain(void **state)
     remove_tree(dir);
 }
 
+/* f64 sums keep what lanes and chunks would lose: alternating large terms. */
+static void test_f64_sum_is_compensated(void **state)
+{
+    (void)state;
+    int64_t n = 100003;
+    double *x = malloc((size_t)n * sizeof *x), got[2];
+    for (int64_t i = 0; i < n; i++) x[i] = (i % 2 ? 1 : -1) * (1e10 + (double)i * 0.1) + (double)(i % 7) * 1e-6;
+    for (int e = 0; e < 2; e++) {
+        assert_int_equal(pe_init(&(pe_config){.executor = e ? "interp" : "jit", .cache_dir = fresh_cache()}), PE_OK);
+        pe_array a = pe_f64_1d(x, n), s = pe_sum(a);
+        assert_int_equal(pe_read_f64(s, &got[e]), PE_OK);
+        pe_release(s), pe_release(a);
+        pe_shutdown();
+    }
+    assert_true(tu_ulps_f64(got[0], got[1]) <= 1);
+    free(x);
+}
+
 /* The trace cache: 100 identical iterations run the program generator once;
  * another size or another op sequence is a miss and computes its own values. */
 static void test_trace_cache_replays_loop_iterations(void **state)
@@ -459,6 +477,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reductions_fuse_and_are_deterministic, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_disk_cache_survives_runs_and_recovers, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_trace_cache_replays_loop_iterations, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_f64_sum_is_compensated, no_fixture, no_fixture),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (cache_dir[0]) remove_tree(cache_dir);
