@@ -12,7 +12,8 @@
  * complex dtypes (PE_C64/PE_C128 are reserved and rejected), PE_MACRO,
  * pe_peek and pe_reference.
  *
- * Threading: one application thread calls the API at a time.
+ * Threading: any number of application threads may call the API at once; a
+ * scope belongs to the thread that opened it.
  */
 #ifndef PE_H
 #define PE_H
