@@ -78,7 +78,9 @@ REF(acosh, acosh(a))
 REF(atanh, atanh(a))
 REF(erf, erf(a))
 REF(erfc, erfc(a))
-REF(cdf_norm, 0.5 * erfc(-a * M_SQRT1_2))
+/* in long double: in the tail erfc's slope turns the rounding of -a/sqrt(2) into
+ * dozens of ulps */
+REF(cdf_norm, (double)(0.5L * erfcl(-(long double)a * 0.707106781186547524400844362104849039L)))
 REF(floor, floor(a))
 REF(ceil, ceil(a))
 REF(trunc, trunc(a))

@@ -292,9 +292,19 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_asec: return math1(e, "acos", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
     case PE_OP_acsc: return math1(e, "asin", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
     case PE_OP_acot: return math1(e, "atan", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
-    case PE_OP_cdf_norm: /* 0.5 * erfc(-x / sqrt(2)) */
-        return bin(e, GCC_JIT_BINARY_OP_MULT, ct, num(e, ct, 0.5),
-                   math1(e, "erfc", ct, bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], num(e, ct, -0.70710678118654752440))));
+    case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)), in long double: the tail's slope amplifies any
+                              rounding of the argument (as the reference does) */
+        gcc_jit_type *LD = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_LONG_DOUBLE);
+        gcc_jit_rvalue *x = gcc_jit_context_new_cast(e->ctx, NULL, v[0], LD);
+        /* -x / sqrtl(2): a double constant would round 1/sqrt(2) to 53 bits */
+        gcc_jit_rvalue *two = gcc_jit_context_new_rvalue_from_double(e->ctx, LD, 2.0);
+        gcc_jit_rvalue *root2 = gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, "__builtin_sqrtl"), 1, &two);
+        gcc_jit_rvalue *arg = gcc_jit_context_new_binary_op(
+            e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, LD, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, LD, x), root2);
+        gcc_jit_rvalue *c = gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, "__builtin_erfcl"), 1, &arg);
+        gcc_jit_rvalue *half = gcc_jit_context_new_rvalue_from_double(e->ctx, LD, 0.5);
+        return gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, LD, half, c), T);
+    }
     case PE_OP_isnan: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_NE, v[0], v[0]));
     case PE_OP_isinf:
         return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
