@@ -403,7 +403,7 @@ pe_array pe_min_reduce_axis_at(const pe_site *s, pe_array a, int axis);
 #define pe_norminf_axis(a, x) pe_norminf_axis_at(PE_HERE, (a), (x))
 /* pe_dot: the sum of a * b over all elements (shapes broadcast); 1-d · 1-d is the dot product. */
 pe_array pe_dot_at(const pe_site *s, pe_array a, pe_array b);
-#define pe_dot(a, b) pe_dot_at(PE_HERE, (a), (b))
+#define pe_dot(a, b) pe_dot_at(PE_HERE, PE_ARG(a), PE_ARG(b))
 
 /* ------------------------------------------------- views and data movement
  * Views are copies in value semantics: the source array is never modified. */

@@ -225,13 +225,27 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
     return h;
 }
 
+static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const uint32_t *in_idx, int n, int axis,
+                                 bool per_axis, const char *api);
+
 pe_array pe_record_reduce(const pe_site *s, pe_op op, const pe_array *ins, int n, int axis, bool per_axis,
                           const char *api)
 {
     pe_port *in[2];
     uint32_t in_idx[2];
     pe_array result;
-    if (!pe_resolve_operands(s, op, ins, n, api, in, in_idx, &result)) return result;
+    if (!pe_resolve_operands(s, op, ins, n, api, in, in_idx, &result)) {
+        pe_release_temps(ins, n);
+        return result;
+    }
+    pe_array h = record_reduction(s, op, in, in_idx, n, axis, per_axis, api);
+    pe_release_temps(ins, n); /* C-scalar operands of pe_dot */
+    return h;
+}
+
+static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const uint32_t *in_idx, int n, int axis,
+                                 bool per_axis, const char *api)
+{
     int in_rank;
     int64_t in_shape[PE_MAX_RANK];
     if (!pe_broadcast_shapes(in, n, &in_rank, in_shape)) {

@@ -1,0 +1,281 @@
+/* test_reductions.c — every reduction, full and per axis (negative axes
+ * too), on odd sizes, in f32, f64, i32 and bool, against hand-written C loops
+ * in long double; result types and shapes; empty extents; determinism; dot.
+ * Runs on both executors. */
+#include "test_util.h"
+
+typedef pe_array (*full_fn)(const pe_site *, pe_array);
+typedef pe_array (*axis_fn)(const pe_site *, pe_array, int);
+
+enum { SUM, PROD, MAX, MIN, MEAN, VAR, STDDEV, ANY, ALL, ARGMAX, ARGMIN, NORM1, NORM2, NORMINF, N_RED };
+static const struct {
+    const char *name;
+    full_fn full;
+    axis_fn axis;
+} reds[N_RED] = {
+    [SUM] = {"sum", pe_sum_at, pe_sum_axis_at},
+    [PROD] = {"prod", pe_prod_at, pe_prod_axis_at},
+    [MAX] = {"max", pe_max_reduce_at, pe_max_reduce_axis_at},
+    [MIN] = {"min", pe_min_reduce_at, pe_min_reduce_axis_at},
+    [MEAN] = {"mean", pe_mean_at, pe_mean_axis_at},
+    [VAR] = {"var", pe_var_at, pe_var_axis_at},
+    [STDDEV] = {"stddev", pe_stddev_at, pe_stddev_axis_at},
+    [ANY] = {"any", pe_any_at, pe_any_axis_at},
+    [ALL] = {"all", pe_all_at, pe_all_axis_at},
+    [ARGMAX] = {"argmax", pe_argmax_at, pe_argmax_axis_at},
+    [ARGMIN] = {"argmin", pe_argmin_at, pe_argmin_axis_at},
+    [NORM1] = {"norm1", pe_norm1_at, pe_norm1_axis_at},
+    [NORM2] = {"norm2", pe_norm2_at, pe_norm2_axis_at},
+    [NORMINF] = {"norminf", pe_norminf_at, pe_norminf_axis_at},
+};
+
+/* The oracle: reduction r over values x[0], x[step], ... (len of them). */
+static long double oracle(int r, const double *x, int64_t len, int64_t step, pe_dtype t)
+{
+    long double acc = 0, best = 0;
+    int64_t at = 0;
+    switch (r) {
+    case SUM: case MEAN: case NORM1:
+        for (int64_t k = 0; k < len; k++) acc += r == NORM1 ? fabsl(x[k * step]) : x[k * step];
+        if (t == PE_I32 && r == SUM) return (long double)(int32_t)(uint32_t)(int64_t)acc;
+        return r == MEAN ? acc / len : acc;
+    case PROD:
+        acc = 1;
+        for (int64_t k = 0; k < len; k++) acc *= x[k * step];
+        return acc;
+    case VAR: case STDDEV: {
+        long double mean = 0;
+        for (int64_t k = 0; k < len; k++) mean += x[k * step];
+        mean /= len;
+        for (int64_t k = 0; k < len; k++) acc += (x[k * step] - mean) * (x[k * step] - mean);
+        acc /= len;
+        return r == VAR ? acc : sqrtl(acc);
+    }
+    case NORM2:
+        for (int64_t k = 0; k < len; k++) acc += (long double)x[k * step] * x[k * step];
+        return sqrtl(acc);
+    case ANY:
+        for (int64_t k = 0; k < len; k++)
+            if (x[k * step] != 0) return 1;
+        return 0;
+    case ALL:
+        for (int64_t k = 0; k < len; k++)
+            if (x[k * step] == 0) return 0;
+        return 1;
+    default: /* MAX MIN NORMINF ARGMAX ARGMIN */
+        best = r == NORMINF ? fabs(x[0]) : x[0];
+        for (int64_t k = 1; k < len; k++) {
+            double v = r == NORMINF ? fabs(x[k * step]) : x[k * step];
+            if ((r == MAX || r == ARGMAX || r == NORMINF) ? v > best : v < best) best = v, at = k;
+        }
+        return r == ARGMAX || r == ARGMIN ? (long double)at : best;
+    }
+}
+
+static pe_dtype expected_type(int r, pe_dtype t)
+{
+    switch (r) {
+    case SUM: case PROD: return t == PE_BOOL ? PE_I32 : t;
+    case MAX: case MIN: return t;
+    case ANY: case ALL: return PE_BOOL;
+    case ARGMAX: case ARGMIN: return PE_I32;
+    default: return t == PE_F64 ? PE_F64 : PE_F32;
+    }
+}
+
+static void check_close(const char *what, int r, pe_dtype rt, double got, long double want)
+{
+    double w = (double)want;
+    if (rt == PE_I32 || rt == PE_BOOL || r == MAX || r == MIN || r == NORMINF) {
+        if (!tu_same_value(got, rt == PE_F32 ? (double)(float)w : w))
+            fail_msg("%s: got %.17g want %.17g", what, got, w);
+        return;
+    }
+    double ulps = rt == PE_F32 ? tu_ulps_f32((float)got, (float)w) : tu_ulps_f64(got, w);
+    double allowed = rt == PE_F32 ? 1 : r == VAR || r == STDDEV ? 64 : 8;
+    if (!(ulps <= allowed)) fail_msg("%s: got %.17g want %.17Lg (%g ulps)", what, got, want, ulps);
+}
+
+static void *make_data(pe_dtype t, const double *x, int64_t n)
+{
+    void *buf = malloc((size_t)(n ? n : 1) * 8);
+    for (int64_t i = 0; i < n; i++) {
+        if (t == PE_F32) ((float *)buf)[i] = (float)x[i];
+        else if (t == PE_F64) ((double *)buf)[i] = x[i];
+        else if (t == PE_I32) ((int32_t *)buf)[i] = (int32_t)x[i];
+        else ((uint8_t *)buf)[i] = x[i] != 0;
+    }
+    return buf;
+}
+
+/* Values exactly representable in every dtype used. */
+static double sample(pe_dtype t, int64_t i)
+{
+    if (t == PE_BOOL) return (i * 7) % 3 == 0;
+    if (t == PE_I32) return (double)((i * 37) % 23 - 11);
+    return (double)(float)(((i * 37) % 101) * 0.03125 - 1.5);
+}
+
+static void check_shape(pe_dtype t, int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= shape[d];
+    double *x = malloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++) x[i] = sample(t, i);
+    void *buf = make_data(t, x, n);
+    pe_array a = pe_from_host(t, rank, shape, buf);
+    for (int r = 0; r < N_RED; r++) {
+        if (t == PE_I32 && r == PROD) continue; /* products of many integers overflow: wrapping is tested below */
+        char what[96];
+        /* full */
+        pe_array f = reds[r].full(PE_HERE, a);
+        assert_int_equal(pe_rank(f), 0);
+        assert_int_equal(pe_dtype_of(f), expected_type(r, t));
+        double got;
+        assert_int_equal(pe_read_f64(f, &got), PE_OK);
+        snprintf(what, sizeof what, "%s of %lld %s", reds[r].name, (long long)n, pe_dtype_of(a) == PE_F32 ? "f32" : "other");
+        check_close(what, r, expected_type(r, t), got, oracle(r, x, n, 1, t));
+        pe_release(f);
+        /* per axis, each axis, given as negative too */
+        for (int axis = 0; axis < rank; axis++) {
+            pe_array g = reds[r].axis(PE_HERE, a, axis - (axis % 2 ? rank : 0));
+            assert_int_equal(pe_rank(g), rank - 1);
+            int64_t outer = 1, len = shape[axis], inner = 1;
+            for (int d = 0; d < axis; d++) outer *= shape[d];
+            for (int d = axis + 1; d < rank; d++) inner *= shape[d];
+            assert_int_equal(pe_numel(g), outer * inner);
+            int64_t count;
+            double *vals = tu_read_as_f64(g, &count);
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t i = 0; i < inner; i++) {
+                    snprintf(what, sizeof what, "%s axis %d at %lld", reds[r].name, axis, (long long)(o * inner + i));
+                    check_close(what, r, expected_type(r, t), vals[o * inner + i], oracle(r, x + o * len * inner + i, len, inner, t));
+                }
+            free(vals);
+            pe_release(g);
+        }
+    }
+    pe_release(a);
+    free(buf), free(x);
+    tu_expect_no_error();
+}
+
+static void test_odd_sizes_all_types(void **state)
+{
+    (void)state;
+    const int64_t s1[1] = {1}, s7[1] = {7}, s1001[1] = {1001}, s35[2] = {3, 5}, s713[3] = {7, 1, 3}, s4[4] = {2, 3, 5, 7};
+    const pe_dtype types[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};
+    for (int k = 0; k < 4; k++) {
+        check_shape(types[k], 1, s1);
+        check_shape(types[k], 1, s7);
+        check_shape(types[k], 1, s1001);
+        check_shape(types[k], 2, s35);
+        check_shape(types[k], 3, s713);
+        check_shape(types[k], 4, s4);
+    }
+}
+
+static void test_nan_and_ties(void **state)
+{
+    (void)state;
+    double x[6] = {1, 5, NAN, 5, NAN, -2};
+    pe_array a = pe_f64_1d(x, 6);
+    double v;
+    assert_int_equal(pe_read_f64(pe_max(a), &v), PE_OK), assert_true(isnan(v));
+    assert_int_equal(pe_read_f64(pe_min(a), &v), PE_OK), assert_true(isnan(v));
+    assert_int_equal(pe_read_f64(pe_argmax(a), &v), PE_OK), assert_true(v == 2); /* the first NaN */
+    double y[5] = {1, 5, 3, 5, -2};
+    pe_array b = pe_f64_1d(y, 5);
+    assert_int_equal(pe_read_f64(pe_argmax(b), &v), PE_OK), assert_true(v == 1); /* the first of the ties */
+    assert_int_equal(pe_read_f64(pe_argmin(b), &v), PE_OK), assert_true(v == 4);
+    tu_expect_no_error();
+}
+
+static void test_empty_extents(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {0, 3};
+    pe_array e = pe_fill(PE_F64, 2, shape, 1.0);
+    double v;
+    assert_int_equal(pe_read_f64(pe_sum(e), &v), PE_OK), assert_true(v == 0);
+    assert_int_equal(pe_read_f64(pe_prod(e), &v), PE_OK), assert_true(v == 1);
+    assert_int_equal(pe_read_f64(pe_mean(e), &v), PE_OK), assert_true(isnan(v));
+    int line = __LINE__ + 1;
+    pe_array m = pe_max(e);
+    tu_expect_error(PE_E_SHAPE, line);
+    assert_int_equal(pe_read_f64(m, &v), PE_E_INVALID);
+    tu_errors_clear();
+    line = __LINE__ + 1;
+    pe_argmin_axis(e, 0);
+    tu_expect_error(PE_E_SHAPE, line);
+    pe_array s = pe_sum_axis(e, 1); /* three empty rows... of zero rows: shape (0) */
+    assert_int_equal(pe_numel(s), 0);
+    line = __LINE__ + 1;
+    pe_sum_axis(e, 2);
+    tu_expect_error(PE_E_ARG, line);
+    line = __LINE__ + 1;
+    pe_sum_axis(e, -3);
+    tu_expect_error(PE_E_ARG, line);
+}
+
+static void test_integer_products_wrap_and_dot(void **state)
+{
+    (void)state;
+    int32_t x[5] = {65536, 65536, 3, -1, 7};
+    int64_t n = 5;
+    pe_array a = pe_from_host(PE_I32, 1, &n, x);
+    int32_t p;
+    assert_int_equal(pe_read(pe_prod(a), &p, sizeof p), PE_OK);
+    assert_int_equal(p, (int32_t)((uint32_t)65536 * 65536u * 3u * (uint32_t)-1 * 7u));
+    int32_t big[3] = {INT32_MAX, 1, 1};
+    int64_t three = 3;
+    assert_int_equal(pe_read(pe_sum(pe_from_host(PE_I32, 1, &three, big)), &p, sizeof p), PE_OK);
+    assert_int_equal(p, INT32_MIN + 1);
+    /* dot */
+    double u[4] = {1, 2, 3, 4}, w[4] = {0.5, -1, 2, 0.25};
+    double d;
+    assert_int_equal(pe_read_f64(pe_dot(pe_f64_1d(u, 4), pe_f64_1d(w, 4)), &d), PE_OK);
+    assert_true(d == 0.5 - 2 + 6 + 1);
+    int32_t iu[3] = {1, 2, 3};
+    pe_array iv = pe_from_host(PE_I32, 1, &three, iu);
+    pe_array idot = pe_dot(iv, iv);
+    assert_int_equal(pe_dtype_of(idot), PE_I32);
+    assert_int_equal(pe_read(idot, &p, sizeof p), PE_OK);
+    assert_int_equal(p, 14);
+    float fu[3] = {1, 2, 3};
+    float fd;
+    assert_int_equal(pe_read_f32(pe_dot(pe_f32_1d(fu, 3), 2.0f), &fd), PE_OK); /* broadcasts */
+    assert_true(fd == 12.0f);
+    tu_expect_no_error();
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    int64_t n = 300007;
+    float *x = malloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)sin((double)i) * 1000.0f;
+    pe_array a = pe_f32_1d(x, n);
+    double first = 0;
+    for (int k = 0; k < 3; k++) {
+        double v;
+        pe_array s = pe_add(pe_sum(a), 0.0); /* a fresh request each time */
+        assert_int_equal(pe_read_f64(s, &v), PE_OK);
+        if (k == 0) first = v;
+        assert_memory_equal(&v, &first, sizeof v);
+    }
+    free(x);
+    tu_expect_no_error();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_odd_sizes_all_types, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_nan_and_ties, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_empty_extents, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_integer_products_wrap_and_dot, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_deterministic, tu_setup, tu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
