@@ -48,7 +48,7 @@ bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries
     pe_trace_configure(trace_entries);
     jit_disabled = !toolchain_usable();
     pe_device_info info;
-    pe_device_info_get(0, &info);
+    pe_device_info_at(NULL, 0, &info);
     snprintf(isa, sizeof isa, "%s", info.arch);
     pe_diskcache_open(cache_dir, isa);
     return pe_pool_start(threads);

@@ -117,9 +117,10 @@ typedef struct {
 } pe_device_info;
 
 int pe_device_count(void);                       /* CPU is device 0; CUDA devices follow */
-int pe_device_info_get(int dev, pe_device_info *out);
-#define pe_device_info(dev, out) pe_device_info_get((dev), (out))
-int pe_set_device(int dev);                      /* preferred device for following work; -1 = automatic */
+int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out);
+int pe_set_device_at(const pe_site *s, int dev); /* preferred device for following work; -1 = automatic */
+#define pe_device_info(dev, out) pe_device_info_at(PE_HERE, (dev), (out))
+#define pe_set_device(dev) pe_set_device_at(PE_HERE, (dev))
 
 /* Counters of the runtime, for tests and tools. */
 typedef struct {

@@ -159,10 +159,10 @@ void pe_shutdown(void)
 
 int pe_device_count(void) { return 1; }
 
-int pe_device_info_get(int dev, pe_device_info *out)
+int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out)
 {
     PE_API_GUARD;
-    const pe_site *s = pe_site_from_address(__builtin_return_address(0));
+    s = PE_SITE_OR_CALLER(s);
     if (!out) return pe_raise(s, PE_E_ARG, "pe_device_info", "out is NULL");
     if (dev != 0) return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU)", dev);
     if (!cpu_info.cores) pe_detect_cpu(&cpu_info);
@@ -170,10 +170,10 @@ int pe_device_info_get(int dev, pe_device_info *out)
     return PE_OK;
 }
 
-int pe_set_device(int dev)
+int pe_set_device_at(const pe_site *s, int dev)
 {
     PE_API_GUARD;
-    const pe_site *s = pe_site_from_address(__builtin_return_address(0));
+    s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_set_device")) return PE_E_ARG;
     if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
         return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU)", dev);
