@@ -92,6 +92,8 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
         return is_float(ctype);
     case PE_OP_norm2: /* the reference scales by the largest magnitude: f32 squares cannot overflow a double */
         return ctype == PE_F32;
+    case PE_OP_index: case PE_OP_identity: /* generators: from the element's coordinates */
+        return true;
     case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_sign:
     case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge: case PE_OP_eq: case PE_OP_ne:
     case PE_OP_and: case PE_OP_or: case PE_OP_not: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
@@ -207,6 +209,18 @@ static gcc_jit_rvalue *wrap(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalu
 }
 
 /* ------------------------------------------------------------------ ops */
+
+/* Coordinate `axis` of element e->index in the kernel's iteration shape, as i32. */
+static gcc_jit_rvalue *coordinate(emitter *e, int axis)
+{
+    int64_t inner = 1;
+    for (int d = e->k->rank - 1; d > axis; d--) inner *= e->k->shape[d];
+    gcc_jit_rvalue *q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, e->index,
+                                                      gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, inner));
+    q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MODULO, e->t_long, q,
+                                      gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, e->k->shape[axis]));
+    return gcc_jit_context_new_cast(e->ctx, NULL, q, e->t_of[PE_I32]);
+}
 
 /* f32 ops computed in double and rounded once, as the reference does: those
  * composed of two roundings where the composition is ill-conditioned
@@ -332,6 +346,9 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
         return choose(e, truth(e, v[0], c_type), v[1], v[2], T);
     }
     case PE_OP_cast: return cast(e, v[0], (pe_dtype)e->k->body[in->a[0]].dtype, rt);
+    case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
+    case PE_OP_identity: /* row == column */
+        return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
     default: {
         const char *name = libm_name(op);
         return math1(e, name, ct, v[0]);

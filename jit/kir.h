@@ -41,7 +41,8 @@ typedef struct {
 
 typedef enum {
     KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
-    KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype` */
+    KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
+                 generators (n = 0): pe_index's axis in a[0] */
     KIR_STORE, /* param a[0] at i = value a[1] */
     KIR_REDUCE /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
                   into partial parameter a[0]; n counts a[] entries in use */
@@ -57,7 +58,7 @@ typedef struct {
 } kir_inst;
 
 typedef struct {
-    int rank;                     /* iteration shape; rank 0 when every input is CONTIG or SCALAR */
+    int rank;                     /* iteration shape; rank 0 when no parameter or generator needs it */
     int64_t shape[PE_MAX_RANK];
     int n_params, n_body;
     kir_param params[KIR_MAX_PARAMS];

@@ -36,7 +36,7 @@ typedef struct {
     int n_map;
     uint32_t members[KIR_MAX_BODY];
     int n_members;
-    bool broadcast;
+    bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
 } group;
 
 static bool seq_push(pe_program_seq *seq, pe_program p)
@@ -105,7 +105,7 @@ static uint16_t operand_value(group *g, uint32_t qi)
     } else {
         param->kind = KIR_IN_BROADCAST;
         pe_broadcast_strides(q->rank, q->shape, g->rank, param->stride);
-        g->broadcast = true;
+        g->shaped = true;
     }
     g->bind[g->k->n_params] = qi;
     uint16_t p = (uint16_t)g->k->n_params++;
@@ -119,11 +119,15 @@ static void add_member(group *g, uint32_t pi)
     pe_port *p = pe_port_at(pi);
     kir_inst op = {.kind = KIR_OP, .op = p->op, .dtype = p->dtype, .ctype = p->ctype, .n = p->n_in};
     for (int k = 0; k < p->n_in; k++) op.a[k] = operand_value(g, p->in[k]);
+    if (pe_op_table[p->op].kind == PE_KIND_GENERATOR) { /* values from the element's coordinates */
+        if (p->op == PE_OP_index) op.a[0] = (uint16_t)p->param[0];
+        g->shaped = true;
+    }
     uint16_t v = NO_VALUE;
     for (int i = 0; i < g->k->n_body && v == NO_VALUE; i++) { /* common subexpression */
         const kir_inst *b = &g->k->body[i];
         if (b->kind == KIR_OP && b->op == op.op && b->dtype == op.dtype && b->ctype == op.ctype && b->n == op.n &&
-            memcmp(b->a, op.a, sizeof op.a[0] * op.n) == 0)
+            memcmp(b->a, op.a, sizeof op.a) == 0) /* all of a[]: a generator keeps its axis there */
             v = (uint16_t)i;
     }
     if (v == NO_VALUE) v = append(g, op);
@@ -182,8 +186,8 @@ static bool close_group(group *g, pe_program_seq *seq)
         uint16_t param = (uint16_t)k->n_params++;
         append(g, (kir_inst){.kind = KIR_STORE, .dtype = p->dtype, .n = 2, .a = {param, b->value}});
     }
-    k->rank = g->broadcast ? g->rank : 0;
-    if (g->broadcast) memcpy(k->shape, g->shape, sizeof k->shape);
+    k->rank = g->shaped ? g->rank : 0;
+    if (g->shaped) memcpy(k->shape, g->shape, sizeof k->shape);
     pe_program prog = {.kind = PE_PROG_KERNEL, .port = g->members[g->n_members - 1],
                        .numel = pe_shape_numel(g->rank, g->shape), .kir = k, .n_members = g->n_members};
     prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
@@ -239,8 +243,8 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_
             continue;
         }
         pe_op_kind kind = pe_op_table[p->op].kind;
-        bool emits = pe_op_table[p->op].fusible && p->n_in > 0 &&
-                     emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, (pe_dtype)pe_port_at(p->in[0])->dtype);
+        pe_dtype operand0 = p->n_in > 0 ? (pe_dtype)pe_port_at(p->in[0])->dtype : (pe_dtype)p->dtype;
+        bool emits = pe_op_table[p->op].fusible && emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, operand0);
         if (kind == PE_KIND_REDUCE && p->param[0] == -1 && emits) {
             pe_port *in[2] = {pe_port_at(p->in[0]), pe_port_at(p->in[p->n_in - 1])};
             int rank;
@@ -254,7 +258,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_
             if (!close_group(&g, out)) goto oom;
             continue;
         }
-        bool fusible = kind == PE_KIND_MAP && emits;
+        bool fusible = (kind == PE_KIND_MAP || kind == PE_KIND_GENERATOR) && emits;
         if (fusible && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p)))
             if (!close_group(&g, out)) goto oom;
         if (!fusible) {

@@ -310,6 +310,34 @@ static void test_f64_sum_is_compensated(void **state)
     free(x);
 }
 
+/* Generators fuse into their consumers: pe_index and pe_identity become
+ * coordinates inside the kernel, with no buffer of their own. */
+static void test_generators_fuse(void **state)
+{
+    (void)state;
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = fresh_cache()}), PE_OK);
+    int64_t shape[2] = {37, 41};
+    pe_stats before, after;
+    pe_get_stats(&before);
+    pe_array rows = pe_index(PE_F32, 2, shape, 0), cols = pe_index(PE_F32, 2, shape, 1);
+    pe_array r = pe_add(pe_mul(rows, 100.0f), cols);
+    pe_release(rows), pe_release(cols);
+    pe_array eye = pe_identity(PE_F64, 5);
+    pe_array e2 = pe_mul(eye, 3.0);
+    pe_release(eye);
+    float v[37 * 41];
+    double ev[25];
+    assert_int_equal(pe_read(r, v, sizeof v), PE_OK);
+    assert_int_equal(pe_read(e2, ev, sizeof ev), PE_OK);
+    pe_get_stats(&after);
+    for (int i = 0; i < 37; i++)
+        for (int j = 0; j < 41; j++) assert_true(v[i * 41 + j] == (float)(i * 100 + j));
+    for (int i = 0; i < 25; i++) assert_true(ev[i] == (i / 5 == i % 5 ? 3.0 : 0.0));
+    assert_int_equal(after.kernels_launched - before.kernels_launched, 2);
+    pe_release(r), pe_release(e2);
+    pe_shutdown();
+}
+
 /* The trace cache: 100 identical iterations run the program generator once;
  * another size or another op sequence is a miss and computes its own values. */
 static void test_trace_cache_replays_loop_iterations(void **state)
@@ -478,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disk_cache_survives_runs_and_recovers, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_trace_cache_replays_loop_iterations, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_f64_sum_is_compensated, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_generators_fuse, no_fixture, no_fixture),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (cache_dir[0]) remove_tree(cache_dir);
