@@ -306,8 +306,12 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_asec: return math1(e, "acos", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
     case PE_OP_acsc: return math1(e, "asin", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
     case PE_OP_acot: return math1(e, "atan", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
-    case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)), in long double: the tail's slope amplifies any
-                              rounding of the argument (as the reference does) */
+    case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)).  For f64 in long double: the tail's slope
+                              amplifies any rounding of the argument (as the reference does); for f32
+                              (ct is then f64) double is already far more than enough */
+        if ((pe_dtype)in->ctype == PE_F32)
+            return bin(e, GCC_JIT_BINARY_OP_MULT, ct, num(e, ct, 0.5),
+                       math1(e, "erfc", ct, bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], num(e, ct, -0.70710678118654752440))));
         gcc_jit_type *LD = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_LONG_DOUBLE);
         gcc_jit_rvalue *x = gcc_jit_context_new_cast(e->ctx, NULL, v[0], LD);
         /* -x / sqrtl(2): a double constant would round 1/sqrt(2) to 53 bits */
