@@ -121,7 +121,7 @@ void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t 
     es.inline_running = false;
     es.outstanding--;
     pthread_cond_broadcast(&es.done);
-    pthread_cond_signal(&es.work);
+    if (es.head) pthread_cond_signal(&es.work); /* batches submitted meanwhile */
 }
 
 void pe_esched_wait(void) { pe_api_wait(&es.done); }
