@@ -35,14 +35,19 @@ static struct {
     bool inline_running; /* a batch runs on an application thread: the E-scheduler waits */
 } es = {.work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
+static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t epoch)
+{
+    pe_batch batch = {entries, n, key, epoch};
+    pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
+    for (size_t i = 0; i < n; i++)
+        if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
+    free(entries);
+    pe_trace_key_free(key);
+}
+
 static void run_job(job *j)
 {
-    pe_batch batch = {j->entries, j->n, &j->key, j->epoch};
-    pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
-    for (size_t i = 0; i < j->n; i++)
-        if (j->entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(j->entries[i].port);
-    free(j->entries);
-    pe_trace_key_free(&j->key);
+    run_batch(j->entries, j->n, &j->key, j->epoch);
     free(j);
 }
 
@@ -87,15 +92,9 @@ void pe_esched_stop(void)
 void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch)
 {
     job *j = malloc(sizeof *j);
-    if (!j) { /* no memory for the message: run it here, synchronously */
-        job local = {entries, n, key, epoch, NULL};
+    if (!j) { /* no memory for the message: run it here, after what is queued */
         while (es.outstanding > 0) pe_esched_wait();
-        pe_batch batch = {local.entries, local.n, &local.key, local.epoch};
-        pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
-        for (size_t i = 0; i < n; i++)
-            if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
-        free(entries);
-        pe_trace_key_free(&local.key);
+        pe_esched_run_here(entries, n, key, epoch);
         return;
     }
     *j = (job){entries, n, key, epoch, NULL};
@@ -107,17 +106,14 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
     pthread_cond_signal(&es.work);
 }
 
+/* The caller holds the runtime lock and nothing is outstanding.  The
+ * E-scheduler thread stays off while the batch runs here (the executor lets
+ * go of the lock during kernels): batches must run one at a time, in order. */
 void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch)
 {
-    job *j = malloc(sizeof *j);
-    if (!j) {
-        pe_esched_submit(entries, n, key, epoch);
-        return;
-    }
-    *j = (job){entries, n, key, epoch, NULL};
     es.outstanding++;
     es.inline_running = true;
-    run_job(j);
+    run_batch(entries, n, &key, epoch);
     es.inline_running = false;
     es.outstanding--;
     pthread_cond_broadcast(&es.done);
