@@ -99,12 +99,11 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
     case PE_OP_and: case PE_OP_or: case PE_OP_not: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
     case PE_OP_cond:
         return true;
-    case PE_OP_cast: /* float -> i32 saturates in the reference: not emitted yet */
-        return !(is_float(operand0) && dtype == PE_I32);
+    case PE_OP_cast:
+        (void)operand0;
+        return true;
     case PE_OP_min: case PE_OP_max: case PE_OP_clamp: case PE_OP_div: case PE_OP_mod:
-        /* float min/max must reproduce NaN propagation and the ±0 tie of the
-         * reference exactly; float mod is fmod: left to the interpreter */
-        return ctype == PE_I32 || (op == PE_OP_div && is_float(ctype));
+        return ctype == PE_I32 || is_float(ctype);
     case PE_OP_abs:
         return true;
     case PE_OP_rsqrt: case PE_OP_rcp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:
@@ -199,6 +198,26 @@ static gcc_jit_rvalue *cmp(emitter *e, enum gcc_jit_comparison op, gcc_jit_rvalu
     return gcc_jit_context_new_comparison(e->ctx, NULL, op, a, b);
 }
 
+/* min/max as the reference has them: NaN if either is NaN; on a tie the
+ * zero with the sign min prefers (-0) or max prefers (+0), which for equal
+ * values is the OR (min) or AND (max) of their bits. */
+static gcc_jit_rvalue *minmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b, bool is_min, pe_dtype t)
+{
+    gcc_jit_type *T = e->t_of[t];
+    gcc_jit_rvalue *pick = choose(e, cmp(e, is_min ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a), b, a, T);
+    if (!is_float(t)) return pick;
+    bool wide = t == PE_F64;
+    gcc_jit_type *U = wide ? gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG) : e->t_u32;
+    gcc_jit_rvalue *bits = gcc_jit_context_new_binary_op(
+        e->ctx, NULL, is_min ? GCC_JIT_BINARY_OP_BITWISE_OR : GCC_JIT_BINARY_OP_BITWISE_AND, U,
+        gcc_jit_context_new_bitcast(e->ctx, NULL, a, U), gcc_jit_context_new_bitcast(e->ctx, NULL, b, U));
+    gcc_jit_rvalue *tie = to_local(e, gcc_jit_context_new_bitcast(e->ctx, NULL, bits, T), T);
+    pick = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, a, b), tie, pick, T);
+    gcc_jit_rvalue *nan = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
+                                                        cmp(e, GCC_JIT_COMPARISON_NE, a, a), cmp(e, GCC_JIT_COMPARISON_NE, b, b));
+    return choose(e, nan, to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, t, a, b), T), pick, T);
+}
+
 /* i32 arithmetic wraps: compute in unsigned. */
 static gcc_jit_rvalue *wrap(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
 {
@@ -260,8 +279,10 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
                   : wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]);
     case PE_OP_div:
         if (fl) return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, v[0], v[1]);
+        if (op == PE_OP_mod && fl) return math(e, "fmod", ct, 2, v);
         __attribute__((fallthrough)); /* i32 division and remainder share their guards */
     case PE_OP_mod: {
+        if (fl) return math(e, "fmod", ct, 2, v);
         /* b == 0 gives 0; b == -1 avoids INT_MIN / -1 (quotient -a wraps, remainder 0) */
         gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, T), *minus1 = gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1);
         gcc_jit_rvalue *safe_b = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), gcc_jit_context_one(e->ctx, T), v[1], T);
@@ -282,14 +303,9 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
                                      gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1), v[0], T);
         return choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[0], zero), gcc_jit_context_one(e->ctx, T), neg, T);
     }
-    case PE_OP_min: /* i32 only */
-        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[1], v[0]), v[1], v[0], T);
-    case PE_OP_max:
-        return choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[1], v[0]), v[1], v[0], T);
-    case PE_OP_clamp: {
-        gcc_jit_rvalue *lo = to_local(e, choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[1], v[0]), v[1], v[0], T), T);
-        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[2], lo), v[2], lo, T);
-    }
+    case PE_OP_min: return minmax(e, v[0], v[1], true, ct);
+    case PE_OP_max: return minmax(e, v[0], v[1], false, ct);
+    case PE_OP_clamp: return minmax(e, minmax(e, v[0], v[1], false, ct), v[2], true, ct);
     case PE_OP_fma: return math(e, "fma", ct, 3, v);
     case PE_OP_pow: return math(e, "pow", ct, 2, v);
     case PE_OP_atan2: return math(e, "atan2", ct, 2, v);
@@ -349,7 +365,18 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
         pe_dtype c_type = (pe_dtype)e->k->body[in->a[0]].dtype;
         return choose(e, truth(e, v[0], c_type), v[1], v[2], T);
     }
-    case PE_OP_cast: return cast(e, v[0], (pe_dtype)e->k->body[in->a[0]].dtype, rt);
+    case PE_OP_cast: {
+        pe_dtype from = (pe_dtype)e->k->body[in->a[0]].dtype;
+        if (rt == PE_I32 && is_float(from)) { /* truncate, saturate, NaN -> 0 (as the reference) */
+            gcc_jit_rvalue *d = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, v[0], e->t_double), e->t_double);
+            gcc_jit_rvalue *hi = num(e, PE_F64, 2147483647.0), *lo = num(e, PE_F64, -2147483648.0);
+            gcc_jit_rvalue *c = choose(e, cmp(e, GCC_JIT_COMPARISON_GE, d, hi), hi, d, e->t_double);
+            c = choose(e, cmp(e, GCC_JIT_COMPARISON_LE, c, lo), lo, c, e->t_double);
+            c = choose(e, cmp(e, GCC_JIT_COMPARISON_NE, d, d), num(e, PE_F64, 0.0), c, e->t_double);
+            return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_I32]);
+        }
+        return cast(e, v[0], from, rt);
+    }
     case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
     case PE_OP_identity: /* row == column */
         return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
