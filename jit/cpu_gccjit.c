@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cpu_gccjit.h"
+#include "cpu_prims.h"
 
 /* Accumulators of a reduction kernel (consecutive elements, one per lane). */
 #define REDUCE_LANES 8
@@ -35,6 +36,7 @@ typedef struct {
     gcc_jit_rvalue *index; /* the element the body being emitted works on */
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
+    pe_prims *prims;       /* vectorisable routines of this context */
     int n_locals;
 } emitter;
 
@@ -172,6 +174,8 @@ static gcc_jit_rvalue *choose(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, 
 
 static gcc_jit_rvalue *math(emitter *e, const char *name, pe_dtype t, int n, gcc_jit_rvalue **args)
 {
+    gcc_jit_function *prim = pe_prims_get(e->prims, name, t == PE_F32);
+    if (prim) return gcc_jit_context_new_call(e->ctx, NULL, prim, n, args);
     char builtin[48];
     snprintf(builtin, sizeof builtin, "__builtin_%s%s", name, t == PE_F32 ? "f" : "");
     gcc_jit_function *f = gcc_jit_context_get_builtin_function(e->ctx, builtin);
@@ -661,7 +665,7 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     /* for developers: e.g. PE_JIT_OPTION=-fopt-info-vec-missed explains what did not vectorise */
     const char *extra = getenv("PE_JIT_OPTION");
     if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
-    emitter e = {.ctx = ctx};
+    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx)};
     e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);
@@ -674,6 +678,7 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     e.t_of[PE_BOOL] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_CHAR);
     char (*names)[48] = calloc(n ? n : 1, sizeof *names);
     if (!names) {
+        pe_prims_free(e.prims);
         gcc_jit_context_release(ctx);
         snprintf(err, err_size, "out of memory");
         return false;
@@ -719,6 +724,7 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
         if (dl) dlclose(dl);
     }
     free(names);
+    pe_prims_free(e.prims);
     gcc_jit_context_release(ctx);
     return ok;
 }

@@ -1,0 +1,17 @@
+/* cpu_prims.h — the primitive library: vectorisable f32 routines built as
+ * always-inline libgccjit functions, one set per compilation context. */
+#ifndef PE_JIT_CPU_PRIMS_H
+#define PE_JIT_CPU_PRIMS_H
+
+#include <libgccjit.h>
+#include <stdbool.h>
+
+typedef struct pe_prims pe_prims;
+
+pe_prims *pe_prims_new(gcc_jit_context *ctx); /* NULL on out of memory (then: libm builtins) */
+void pe_prims_free(pe_prims *p);
+/* The routine for libm function `name` ("exp", "log") in f32, built on first
+ * use, or NULL when there is none (the caller uses the gcc builtin). */
+gcc_jit_function *pe_prims_get(pe_prims *p, const char *name, bool f32);
+
+#endif
