@@ -37,6 +37,7 @@ typedef struct {
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
     pe_prims *prims;       /* vectorisable routines of this context */
+    bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
     int n_locals;
 } emitter;
 
@@ -174,7 +175,7 @@ static gcc_jit_rvalue *choose(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, 
 
 static gcc_jit_rvalue *math(emitter *e, const char *name, pe_dtype t, int n, gcc_jit_rvalue **args)
 {
-    gcc_jit_function *prim = pe_prims_get(e->prims, name, t == PE_F32);
+    gcc_jit_function *prim = e->use_prims ? pe_prims_get(e->prims, name, t == PE_F32) : NULL;
     if (prim) return gcc_jit_context_new_call(e->ctx, NULL, prim, n, args);
     char builtin[48];
     snprintf(builtin, sizeof builtin, "__builtin_%s%s", name, t == PE_F32 ? "f" : "");
@@ -518,10 +519,36 @@ static void emit_body(emitter *e, const kir_kernel *k)
     }
 }
 
+/* Whether every op of k becomes inline code (no scalar libm call) once the
+ * primitives replace exp and log.  Only then do the primitives pay: in a loop
+ * that stays scalar, glibc's table-driven routines are faster than them. */
+static bool vectorisable(const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind != KIR_OP) continue;
+        pe_op op = (pe_op)in->op;
+        if (composed_in_double(op) && in->ctype == PE_F32) return false;
+        switch (op) {
+        case PE_OP_sqrt: case PE_OP_abs: case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_fma:
+            break;
+        case PE_OP_exp: case PE_OP_log:
+            if (in->ctype != PE_F32) return false;
+            break;
+        case PE_OP_rsqrt: case PE_OP_rcp:
+            break;
+        default:
+            if (libm_name(op) || composed_in_double(op) || op == PE_OP_mod) return false;
+        }
+    }
+    return true;
+}
+
 static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
 {
     e->k = k;
     e->n_locals = 0;
+    e->use_prims = vectorisable(k);
     gcc_jit_param *params[3] = {
         gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "begin"),
         gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "end"),
