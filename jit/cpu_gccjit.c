@@ -19,6 +19,7 @@
 
 #include "cpu_gccjit.h"
 #include "cpu_prims.h"
+#include "gccjit_build.h"
 
 /* Accumulators of a reduction kernel (consecutive elements, one per lane). */
 #define REDUCE_LANES 8
@@ -122,14 +123,9 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
 
 static gcc_jit_type *type_of(emitter *e, pe_dtype t) { return e->t_of[t]; }
 
-static gcc_jit_rvalue *to_local(emitter *e, gcc_jit_rvalue *v, gcc_jit_type *t)
-{
-    char name[24];
-    snprintf(name, sizeof name, "t%d", e->n_locals++);
-    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, t, name);
-    gcc_jit_block_add_assignment(e->cur, NULL, l, v);
-    return gcc_jit_lvalue_as_rvalue(l);
-}
+static pe_jit_cursor cursor(emitter *e) { return (pe_jit_cursor){e->ctx, e->fn, e->cur, &e->n_locals}; }
+
+static gcc_jit_rvalue *to_local(emitter *e, gcc_jit_rvalue *v, gcc_jit_type *t) { return pe_jit_local(cursor(e), v, t); }
 
 static gcc_jit_rvalue *cast(emitter *e, gcc_jit_rvalue *v, pe_dtype from, pe_dtype to)
 {
@@ -153,24 +149,12 @@ static gcc_jit_rvalue *bool_to_u8(emitter *e, gcc_jit_rvalue *c)
     return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_BOOL]);
 }
 
-/* c ? a : b without a branch: (bits(a) & m) | (bits(b) & ~m) with m all
- * ones when c holds.  Exact for every value (NaN payloads, -0), and it keeps
- * the loop body one basic block, which the vectoriser needs. */
+/* c ? a : b without a branch (see pe_jit_select). */
 static gcc_jit_rvalue *choose(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, gcc_jit_rvalue *b, gcc_jit_type *t)
 {
     bool wide = t == e->t_double, is_float = wide || t == e->t_of[PE_F32];
     gcc_jit_type *U = wide ? gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG) : e->t_u32;
-    gcc_jit_rvalue *ua = is_float ? gcc_jit_context_new_bitcast(e->ctx, NULL, a, U) : gcc_jit_context_new_cast(e->ctx, NULL, a, U);
-    gcc_jit_rvalue *ub = is_float ? gcc_jit_context_new_bitcast(e->ctx, NULL, b, U) : gcc_jit_context_new_cast(e->ctx, NULL, b, U);
-    gcc_jit_rvalue *m = to_local(e, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MINUS, U,
-                                                                 gcc_jit_context_zero(e->ctx, U),
-                                                                 gcc_jit_context_new_cast(e->ctx, NULL, c, U)), U);
-    gcc_jit_rvalue *keep_a = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_AND, U, ua, m);
-    gcc_jit_rvalue *not_m = gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, U, m);
-    gcc_jit_rvalue *keep_b = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_AND, U, ub, not_m);
-    gcc_jit_rvalue *r = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_OR, U, keep_a, keep_b);
-    r = is_float ? gcc_jit_context_new_bitcast(e->ctx, NULL, r, t) : gcc_jit_context_new_cast(e->ctx, NULL, r, t);
-    return to_local(e, r, t);
+    return pe_jit_select(cursor(e), c, a, b, t, U, is_float);
 }
 
 static gcc_jit_rvalue *math(emitter *e, const char *name, pe_dtype t, int n, gcc_jit_rvalue **args)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cpu_prims.h"
+#include "gccjit_build.h"
 
 struct pe_prims {
     gcc_jit_context *ctx;
@@ -30,14 +31,8 @@ typedef struct {
     int n_locals;
 } builder;
 
-static gcc_jit_rvalue *local(builder *B, gcc_jit_rvalue *v, gcc_jit_type *t)
-{
-    char name[16];
-    snprintf(name, sizeof name, "v%d", B->n_locals++);
-    gcc_jit_lvalue *l = gcc_jit_function_new_local(B->fn, NULL, t, name);
-    gcc_jit_block_add_assignment(B->b, NULL, l, v);
-    return gcc_jit_lvalue_as_rvalue(l);
-}
+static pe_jit_cursor cursor(builder *B) { return (pe_jit_cursor){B->ctx, B->fn, B->b, &B->n_locals}; }
+static gcc_jit_rvalue *local(builder *B, gcc_jit_rvalue *v, gcc_jit_type *t) { return pe_jit_local(cursor(B), v, t); }
 static gcc_jit_rvalue *fc(builder *B, double v) { return gcc_jit_context_new_rvalue_from_double(B->ctx, B->f, v); }
 static gcc_jit_rvalue *ic(builder *B, int v) { return gcc_jit_context_new_rvalue_from_int(B->ctx, B->i, v); }
 static gcc_jit_rvalue *op(builder *B, enum gcc_jit_binary_op o, gcc_jit_type *t, gcc_jit_rvalue *a, gcc_jit_rvalue *c)
@@ -54,15 +49,10 @@ static gcc_jit_rvalue *cmp(builder *B, enum gcc_jit_comparison o, gcc_jit_rvalue
 static gcc_jit_rvalue *as_bits(builder *B, gcc_jit_rvalue *x) { return gcc_jit_context_new_bitcast(B->ctx, NULL, x, B->u); }
 static gcc_jit_rvalue *as_float(builder *B, gcc_jit_rvalue *x) { return gcc_jit_context_new_bitcast(B->ctx, NULL, x, B->f); }
 
-/* c ? a : b on float bits, without a branch. */
+/* c ? a : b on floats, without a branch. */
 static gcc_jit_rvalue *sel(builder *B, gcc_jit_rvalue *c, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
 {
-    gcc_jit_rvalue *m = local(B, op(B, GCC_JIT_BINARY_OP_MINUS, B->u, gcc_jit_context_zero(B->ctx, B->u),
-                                    gcc_jit_context_new_cast(B->ctx, NULL, c, B->u)), B->u);
-    gcc_jit_rvalue *keep_a = op(B, GCC_JIT_BINARY_OP_BITWISE_AND, B->u, as_bits(B, a), m);
-    gcc_jit_rvalue *keep_b = op(B, GCC_JIT_BINARY_OP_BITWISE_AND, B->u, as_bits(B, b),
-                                gcc_jit_context_new_unary_op(B->ctx, NULL, GCC_JIT_UNARY_OP_BITWISE_NEGATE, B->u, m));
-    return local(B, as_float(B, op(B, GCC_JIT_BINARY_OP_BITWISE_OR, B->u, keep_a, keep_b)), B->f);
+    return pe_jit_select(cursor(B), c, a, b, B->f, B->u, true);
 }
 
 /* 2^k as a float, for k in [-126, 127]. */
