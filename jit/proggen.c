@@ -1,9 +1,11 @@
 /* proggen.c — the program generator (the patent's ProgGen) over one batch of
  * the work queue:
- *   backward pass: live consumers of every port; a port that no handle, map
- *     view or live consumer can observe is dead and is skipped;
- *   forward pass: element-wise ports of one iteration shape are fused into a
- *     kernel in queue order.  Values made and consumed inside the kernel stay
+ *   backward pass: live consumers of every port within the batch; a port the
+ *     batch released (RELEASE entry) and no live consumer reads is dead and
+ *     is skipped;
+ *   forward pass: element-wise ports and generators of one iteration shape
+ *     are fused into a kernel in queue order, and a full reduction of that
+ *     shape ends it.  Values made and consumed inside the kernel stay
  *     in registers (scalar replacement: a released intermediate never gets a
  *     buffer); loads are shared and common subexpressions computed once;
  *     operands of other shapes are read through broadcast strides and uniform
