@@ -170,7 +170,7 @@ static void add_reduction(group *g, uint32_t pi)
 }
 
 /* Adds the stores of members someone outside the kernel can see, and emits
- * the kernel (or nothing, if no member is visible). */
+ * the kernel. */
 static bool close_group(group *g, pe_program_seq *seq)
 {
     if (!g->open) return true;
