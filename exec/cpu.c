@@ -238,16 +238,20 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     }
     /* kernels touch only buffers this batch keeps alive: run them without
      * the runtime lock, so the application goes on recording */
-    int depth = pe_api_suspend();
-    if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
-    else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
-    pe_api_resume(depth);
+    bool has_output = reduce_param >= 0;
+    for (int i = 0; i < k->n_params && !has_output; i++) has_output = k->params[i].kind == KIR_OUT;
+    if (has_output) { /* a kernel whose values nobody sees (all released) need not run */
+        int depth = pe_api_suspend();
+        if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
+        else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
+        pe_api_resume(depth);
+        pe_rt.stats.kernels_launched++;
+    }
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);
         store_scalar(r, combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
         free(partials);
     }
-    pe_rt.stats.kernels_launched++;
     for (int m = 0; m < p->n_members; m++) pe_port_at(p->members[m])->state = PE_PORT_READY;
     finish_members(p);
     return (size_t)p->n_members;
