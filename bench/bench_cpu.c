@@ -199,6 +199,31 @@ static void row(const char *name, double pe, double c, double bytes)
         printf("%-34s %9.2f ms %9.2f ms %7.2fx\n", name, pe * 1e3, c * 1e3, pe / c);
 }
 
+/* `iterations` times: a 10-op chain (20 calls) on 16 elements, read, in a scope. */
+static void small_chains(pe_array x16, float *out, int iterations)
+{
+    for (int k = 0; k < iterations; k++) {
+        pe_scope sc = pe_scope_begin();
+        pe_array t = x16;
+        for (int op = 0; op < 10; op++) t = pe_add(pe_mul(t, 0.5f), 1.0f);
+        pe_read(t, out, 16 * sizeof(float));
+        pe_scope_end(sc);
+    }
+}
+
+/* One element-wise workload: the C loop, then PE with the result left in PE
+ * and PE with pe_read copying it out. */
+static void compare_both_ways(const char *what, work_fn pe_run, work_fn c_run, bench *w, double bytes)
+{
+    double c_t = median_time(c_run, w);
+    for (int read = 0; read < 2; read++) {
+        w->read = read;
+        char name[64];
+        snprintf(name, sizeof name, "%s %.0fM (%s)", what, w->n / 1e6, read ? "PE + pe_read" : "result in PE");
+        row(name, median_time(pe_run, w), c_t, bytes);
+    }
+}
+
 int main(int argc, char **argv)
 {
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
@@ -258,24 +283,8 @@ int main(int argc, char **argv)
     w.a = malloc((size_t)w.n * 4), w.b = filled(w.n, 0.5f, 2, 4), w.c = filled(w.n, 0.5f, 2, 5);
     w.pb = pe_f32_1d(w.b, w.n), w.pc = pe_f32_1d(w.c, w.n);
     double bytes = 3.0 * 4 * (double)w.n;
-    c_t = median_time(c_triad_run, &w);
-    w.read = false;
-    pe_t = median_time(pe_triad, &w);
-    snprintf(name, sizeof name, "triad %.0fM (result stays in PE)", w.n / 1e6);
-    row(name, pe_t, c_t, bytes);
-    w.read = true;
-    pe_t = median_time(pe_triad, &w);
-    snprintf(name, sizeof name, "triad %.0fM (PE + pe_read)", w.n / 1e6);
-    row(name, pe_t, c_t, bytes);
-    c_t = median_time(c_chain, &w);
-    w.read = false;
-    pe_t = median_time(pe_chain, &w);
-    snprintf(name, sizeof name, "16-op chain %.0fM (result in PE)", w.n / 1e6);
-    row(name, pe_t, c_t, bytes);
-    w.read = true;
-    pe_t = median_time(pe_chain, &w);
-    snprintf(name, sizeof name, "16-op chain %.0fM (PE + pe_read)", w.n / 1e6);
-    row(name, pe_t, c_t, bytes);
+    compare_both_ways("triad", pe_triad, c_triad_run, &w, bytes);
+    compare_both_ways("16-op chain", pe_chain, c_chain, &w, bytes);
     pe_release(w.pb), pe_release(w.pc);
     free(w.a), free(w.b), free(w.c);
 
@@ -295,21 +304,9 @@ int main(int argc, char **argv)
     /* dispatch: a 10-op chain on 16 elements, trace-cache hits */
     pe_array x16 = pe_f32_1d(small, 16);
     int iters = 20000;
-    for (int k = 0; k < 100; k++) {
-        pe_scope sc = pe_scope_begin();
-        pe_array t = x16;
-        for (int op = 0; op < 10; op++) t = pe_add(pe_mul(t, 0.5f), 1.0f);
-        pe_read(t, small, sizeof small);
-        pe_scope_end(sc);
-    }
+    small_chains(x16, small, 100); /* warm-up: compile, fill the trace cache */
     t0 = now();
-    for (int k = 0; k < iters; k++) {
-        pe_scope sc = pe_scope_begin();
-        pe_array t = x16;
-        for (int op = 0; op < 10; op++) t = pe_add(pe_mul(t, 0.5f), 1.0f);
-        pe_read(t, small, sizeof small);
-        pe_scope_end(sc);
-    }
+    small_chains(x16, small, iters);
     double per_iter = (now() - t0) / iters;
     pe_stats st;
     pe_get_stats(&st);
