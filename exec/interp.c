@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "../jit/proggen.h"
 #include "memory.h"
 #include "refmath.h"
 
@@ -458,11 +459,12 @@ static size_t interp_run(pe_executor *ex, const pe_batch *batch)
     const pe_entry *entries = batch->entries;
     size_t n = batch->n;
     size_t computed = 0;
+    pe_find_live_consumers(entries, n, batch->epoch); /* dead chains are skipped whole */
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         pe_port *p = pe_port_at(entries[i].port);
         if (p->state != PE_PORT_PENDING) continue;
-        if (pe_port_is_dead(p)) { /* nobody can see it: skip the work */
+        if (pe_port_dead_in_batch(p) || pe_port_is_dead(p)) { /* nobody can see it: skip the work */
             pe_port_drop_inputs(p);
             p->state = PE_PORT_READY;
             continue;

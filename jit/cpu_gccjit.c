@@ -9,8 +9,11 @@
  * start-up (-march=native is rejected by libgccjit), -fno-math-errno and
  * -fno-trapping-math as command-line options (as a driver option
  * -ffast-math would link crtfastmath.o and flush subnormals process-wide).
- * Math functions are gcc builtins: sqrt, fabs, floor, fma... inline; the
- * transcendentals call libm (scalar; vectorised primitives are future work). */
+ * Math functions are gcc builtins: sqrt, fabs, floor, fma... inline.  f32
+ * transcendentals (exp, log, sin, cos, erf, cdf_norm, pow, ...) come from the
+ * primitive library (cpu_prims.c), inline and branch-free, whenever every op
+ * of the kernel can then vectorise; otherwise, and for f64, libm is called
+ * (its scalar routines beat the primitives in a loop that stays scalar). */
 #include <dlfcn.h>
 #include <libgccjit.h>
 #include <stdio.h>
@@ -246,11 +249,19 @@ static bool composed_in_double(pe_op op)
     }
 }
 
+/* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
+static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
+{
+    const char *name = op == PE_OP_cdf_norm ? "cdf_norm" : libm_name(op);
+    return name ? pe_prims_get(prims, name, true) : NULL;
+}
+
 static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
 {
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
-    if (ct == PE_F32 && composed_in_double(op)) ct = PE_F64;
+    /* erf, erfc, cdf_norm: the primitives are accurate in f32 */
+    if (ct == PE_F32 && composed_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
     gcc_jit_type *T = type_of(e, ct);
     gcc_jit_rvalue *v[3];
     for (int j = 0; j < in->n; j++) {
@@ -314,6 +325,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)).  For f64 in long double: the tail's slope
                               amplifies any rounding of the argument (as the reference does); for f32
                               (ct is then f64) double is already far more than enough */
+        if (ct == PE_F32) return gcc_jit_context_new_call(e->ctx, NULL, prim_f32(e->prims, op), 1, v);
         if ((pe_dtype)in->ctype == PE_F32)
             return bin(e, GCC_JIT_BINARY_OP_MULT, ct, num(e, ct, 0.5),
                        math1(e, "erfc", ct, bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], num(e, ct, -0.70710678118654752440))));
@@ -506,18 +518,16 @@ static void emit_body(emitter *e, const kir_kernel *k)
 /* Whether every op of k becomes inline code (no scalar libm call) once the
  * primitives replace exp and log.  Only then do the primitives pay: in a loop
  * that stays scalar, glibc's table-driven routines are faster than them. */
-static bool vectorisable(const kir_kernel *k)
+static bool vectorisable(pe_prims *prims, const kir_kernel *k)
 {
     for (int v = 0; v < k->n_body; v++) {
         const kir_inst *in = &k->body[v];
         if (in->kind != KIR_OP) continue;
         pe_op op = (pe_op)in->op;
+        if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
         if (composed_in_double(op) && in->ctype == PE_F32) return false;
         switch (op) {
         case PE_OP_sqrt: case PE_OP_abs: case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_fma:
-            break;
-        case PE_OP_exp: case PE_OP_log:
-            if (in->ctype != PE_F32) return false;
             break;
         case PE_OP_rsqrt: case PE_OP_rcp:
             break;
@@ -532,7 +542,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
 {
     e->k = k;
     e->n_locals = 0;
-    e->use_prims = vectorisable(k);
+    e->use_prims = vectorisable(e->prims, k);
     gcc_jit_param *params[3] = {
         gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "begin"),
         gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "end"),

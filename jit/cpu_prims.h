@@ -10,8 +10,10 @@ typedef struct pe_prims pe_prims;
 
 pe_prims *pe_prims_new(gcc_jit_context *ctx); /* NULL on out of memory (then: libm builtins) */
 void pe_prims_free(pe_prims *p);
-/* The routine for libm function `name` ("exp", "log") in f32, built on first
- * use, or NULL when there is none (the caller uses the gcc builtin). */
+/* The always-inline routine for `name` in f32 ("exp", "log", "exp2", "log2",
+ * "expm1", "log1p", "sin", "cos", "tanh", "erf", "erfc", "cdf_norm", "atan",
+ * "pow" (two arguments)), built on first use, or NULL when there is none
+ * (f64, other names: the caller uses the gcc builtin). */
 gcc_jit_function *pe_prims_get(pe_prims *p, const char *name, bool f32);
 
 #endif

@@ -5,7 +5,11 @@
  * Ports are counted twice: application references (handles) and runtime
  * references (pending consumers, queue entries); a port dies when both are
  * zero and no pe_map view is outstanding.  Free slots are reused in FIFO
- * order to keep release sites around for diagnostics as long as possible. */
+ * order, and only once PE_FREE_SLOT_RESERVE of them wait, so that a release
+ * site stays around for diagnostics long after the release: with immediate
+ * reuse, a program that releases an array and makes a new one would hand the
+ * new one the old slot, and a later use of the old handle could only say
+ * "stale" instead of naming where it was released. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 #include "../exec/memory.h"
 
 #define NO_SLOT UINT32_MAX
+#define PE_FREE_SLOT_RESERVE 64
 
 bool pe_require_init(const pe_site *s, const char *api)
 {
@@ -40,14 +45,18 @@ static uint32_t session_generation;
 uint32_t pe_port_new(void)
 {
     uint32_t idx;
-    if (pe_rt.free_head != NO_SLOT) {
+    /* a fresh slot while the free list is short (or a page cannot be had) */
+    bool fresh = pe_rt.free_head == NO_SLOT || pe_rt.n_free < PE_FREE_SLOT_RESERVE;
+    if (fresh && pe_rt.n_slots == pe_rt.n_pages * PE_PAGE_SIZE && (pe_rt.n_slots >= UINT32_MAX - PE_PAGE_SIZE || !add_page()))
+        fresh = false;
+    if (fresh) {
+        idx = pe_rt.n_slots++;
+    } else {
+        if (pe_rt.free_head == NO_SLOT) return NO_SLOT;
         idx = pe_rt.free_head;
         pe_rt.free_head = pe_port_at(idx)->next_free;
         if (pe_rt.free_head == NO_SLOT) pe_rt.free_tail = NO_SLOT;
-    } else {
-        if (pe_rt.n_slots == UINT32_MAX - 1) return NO_SLOT;
-        if (pe_rt.n_slots == pe_rt.n_pages * PE_PAGE_SIZE && !add_page()) return NO_SLOT;
-        idx = pe_rt.n_slots++;
+        pe_rt.n_free--;
     }
     pe_port *p = pe_port_at(idx);
     uint32_t gen = (p->gen > session_generation ? p->gen : session_generation) + 1, released_gen = p->released_gen;
@@ -151,6 +160,7 @@ static void free_port(uint32_t idx)
     if (pe_rt.free_tail == NO_SLOT) pe_rt.free_head = idx;
     else pe_port_at(pe_rt.free_tail)->next_free = idx;
     pe_rt.free_tail = idx;
+    pe_rt.n_free++;
     pe_rt.stats.live_arrays--;
 }
 
@@ -176,6 +186,7 @@ void pe_ports_free_all(void)
     pe_rt.pages = NULL;
     pe_rt.n_pages = pe_rt.n_slots = 0;
     pe_rt.free_head = pe_rt.free_tail = NO_SLOT;
+    pe_rt.n_free = 0;
 }
 
 size_t pe_dtype_size(pe_dtype t)

@@ -123,6 +123,7 @@ int pe_init(const pe_config *cfg)
         pe_rt.executor = &pe_interp_executor;
     }
     pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
+    pe_rt.n_free = 0;
     memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
     pe_rt.batch_epoch++;
     if (!pe_esched_start()) {

@@ -213,16 +213,16 @@ static bool close_group(group *g, pe_program_seq *seq)
  * which the application keeps changing while the batch waits: so the
  * decisions are a function of the batch's trace key, as the trace cache
  * needs. */
-static bool is_dead(const pe_port *p) { return p->released_in_batch && p->live_consumers == 0; }
+bool pe_port_dead_in_batch(const pe_port *p) { return p->released_in_batch && p->live_consumers == 0; }
 
-static void find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch)
+void pe_find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch)
 {
     for (size_t i = 0; i < n; i++)
         if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_at(entries[i].port)->live_consumers = 0;
     for (size_t i = n; i-- > 0;) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         pe_port *p = pe_port_at(entries[i].port);
-        if (p->state != PE_PORT_PENDING || is_dead(p)) continue;
+        if (p->state != PE_PORT_PENDING || pe_port_dead_in_batch(p)) continue;
         for (int k = 0; k < p->n_in; k++) {
             pe_port *q = pe_port_at(p->in[k]);
             if (q->state == PE_PORT_PENDING && q->batch == epoch) q->live_consumers++;
@@ -233,14 +233,14 @@ static void find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoc
 bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable, pe_program_seq *out)
 {
     *out = (pe_program_seq){0};
-    find_live_consumers(entries, n, epoch);
+    pe_find_live_consumers(entries, n, epoch);
     group g = {0};
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         uint32_t pi = entries[i].port;
         pe_port *p = pe_port_at(pi);
         if (p->state != PE_PORT_PENDING) continue;
-        if (is_dead(p)) {
+        if (pe_port_dead_in_batch(p)) {
             if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
             continue;
         }

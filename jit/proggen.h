@@ -34,6 +34,12 @@ typedef struct {
  * other ops end fusion and run on the interpreter. */
 typedef bool (*pe_emittable_fn)(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 
+/* The backward pass (also the interpreter's): counts each pending port's
+ * consumers in the batch that are still to be computed; a port the batch
+ * released with none of them is dead, and so, in turn, its producers. */
+void pe_find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch);
+bool pe_port_dead_in_batch(const pe_port *p);
+
 /* Builds the sequence for a batch; false when out of memory (nothing is
  * then changed: the caller runs the batch on the interpreter). */
 bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable, pe_program_seq *out);

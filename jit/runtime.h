@@ -111,6 +111,7 @@ typedef struct {
     uint32_t n_pages;
     uint32_t n_slots;       /* slots handed out so far */
     uint32_t free_head, free_tail; /* FIFO free list (delays reuse, keeps release sites) */
+    uint32_t n_free;               /* slots on the free list */
     /* work queue */
     pe_entry *queue;
     size_t queue_len, queue_cap;
