@@ -1,9 +1,27 @@
-/* bench_cpu.c — PE's CPU executor against hand-written OpenMP loops
- * (baseline.c), in the same run: Black-Scholes, triad, a 16-op chain, sum and
- * dot, dispatch cost per call, compile latency.  Median of RUNS runs after
- * WARMUP; ratios are PE time / C time (lower is better) or % of the C loop's
- * bandwidth.  Usage: bench_cpu [scale]  (scale 1 = the sizes of the issue). */
+/* bench_cpu.c — PE's CPU executor against hand-written OpenMP C loops
+ * (baseline.c, -O3 -march=native -ffast-math -fopenmp), in the same process.
+ * These are measurements, not tests: nothing here fails on a slow figure.
+ *
+ *   1. Black-Scholes (call + put, cdf_norm, the formulas of examples/blackscholes.c)
+ *   2. triad a = b + s*c
+ *   3. a 16-op element-wise chain (add/mul/sub/div/sqrt/neg, scalar operands)
+ *   4. sum and dot (f32 in, double result)
+ *   5. dispatch: cost per API call on 16-element arrays
+ *   6. compile: first-kernel latency and cache-hit latencies
+ *
+ * Every workload: WARMUP runs, then the median of RUNS runs, timed with
+ * clock_gettime(CLOCK_MONOTONIC).  The PE time is what a user sees: recording
+ * the operations plus pe_read into a preallocated host buffer.  Each PE run
+ * also marks the moment pe_sync() returns, before the read: "PE compute" is
+ * the time without the copy out.  Intermediates are released as soon as they
+ * are consumed, so memory stays flat and fusion keeps them in registers.
+ *
+ *   bench_cpu [scale]   scale 1 = the sizes of issue 3 (10M, 32M, 64M)
+ *
+ * With BENCH_TSV=file in the environment, rows "workload<TAB>impl<TAB>value<TAB>unit" are
+ * appended to the file (scripts/bench builds its summary table from them). */
 #include <math.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,292 +49,444 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-typedef void (*work_fn)(void *ctx);
-static double median_time(work_fn f, void *ctx)
+static double median(double *t, int n)
 {
-    double t[RUNS];
-    for (int i = 0; i < WARMUP; i++) f(ctx);
-    for (int i = 0; i < RUNS; i++) {
-        double t0 = now();
-        f(ctx);
-        t[i] = now() - t0;
-    }
-    qsort(t, RUNS, sizeof t[0], cmp_double);
-    return t[RUNS / 2];
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static FILE *tsv;
+static void record(const char *workload, const char *impl, double value, const char *unit)
+{
+    if (tsv) fprintf(tsv, "%s\t%s\t%.6g\t%s\n", workload, impl, value, unit);
 }
 
 static float *filled(int64_t n, float lo, float hi, unsigned seed)
 {
     float *p = malloc((size_t)n * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "bench_cpu: out of memory\n");
+        exit(1);
+    }
     srand(seed);
     for (int64_t i = 0; i < n; i++) p[i] = lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
     return p;
+}
+
+static float *buffer(int64_t n)
+{
+    float *p = calloc((size_t)n, sizeof *p); /* touched below by the warm-up runs */
+    if (!p) {
+        fprintf(stderr, "bench_cpu: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* The largest |a - b| / max(1, |b|). */
+static double rel_diff(const float *a, const float *b, int64_t n)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]) / fmax(1.0, fabs((double)b[i]));
+        if (!(d <= worst)) worst = d; /* NaN wins */
+    }
+    return worst;
 }
 
 /* ------------------------------------------------------------ workloads */
 
 typedef struct {
     int64_t n;
-    float *S, *X, *T, *call, *put, *a, *b, *c;
+    float *S, *X, *T;          /* Black-Scholes inputs */
+    float *b, *c;              /* triad / chain / sum / dot inputs */
+    float *out1, *out2;        /* PE results (host, preallocated) */
+    float *ref1, *ref2;        /* C results */
     pe_array pS, pX, pT, pb, pc;
-    double result;
-    bool read; /* PE runs copy the result out (else pe_sync only) */
+    double result, t_sync;     /* reductions' value; when pe_sync returned */
 } bench;
 
 static const float R = 0.02f, V = 0.30f;
 
-/* r = expr, then the operand that expr consumed is released: intermediates
- * never stay the application's, so the program generator keeps them in
- * registers (with pecc this happens without writing it). */
-#define THEN(r, expr, dead)  \
-    do {                     \
+/* r = expr, then release the operand expr consumed: intermediates are never
+ * left to the application, so the program generator keeps them in registers. */
+#define THEN(r, expr, dead)      \
+    do {                         \
         pe_array next_ = (expr); \
-        pe_release(dead);    \
-        (r) = next_;         \
+        pe_release(dead);        \
+        (r) = next_;             \
     } while (0)
 
-static void pe_bs(void *ctx)
+/* Waits for the computation, marks the time, then copies out. */
+static void finish(bench *w, pe_array a, float *dst, pe_array b2, float *dst2)
 {
-    bench *w = ctx;
+    pe_sync();
+    w->t_sync = now();
+    pe_read(a, dst, (size_t)w->n * sizeof(float));
+    if (dst2) pe_read(b2, dst2, (size_t)w->n * sizeof(float));
+}
+
+/* examples/blackscholes.c, with each intermediate released once consumed. */
+static void pe_bs(bench *w)
+{
     pe_array sqrt_t = pe_sqrt(w->pT);
-    pe_array ratio = pe_div(w->pS, w->pX), lg, drift = pe_mul(R + 0.5f * V * V, w->pT), num, den = pe_mul(V, sqrt_t);
+    pe_array ratio = pe_div(w->pS, w->pX), lg, num;
     THEN(lg, pe_log(ratio), ratio);
+    pe_array drift = pe_mul(R + 0.5f * V * V, w->pT);
     THEN(num, pe_add(lg, drift), lg);
     pe_release(drift);
+    pe_array den = pe_mul(V, sqrt_t);
+    pe_release(sqrt_t);
     pe_array d1 = pe_div(num, den), d2;
     pe_release(num);
     THEN(d2, pe_sub(d1, den), den);
-    pe_release(sqrt_t);
-    pe_array c1 = pe_cdf_norm(d1), c2 = pe_cdf_norm(d2);
-    pe_release(d1), pe_release(d2);
     pe_array e = pe_mul(-R, w->pT), disc;
     THEN(e, pe_exp(e), e);
-    disc = pe_mul(w->pX, e);
-    pe_release(e);
-    pe_array sc1 = pe_mul(w->pS, c1), dc2 = pe_mul(disc, c2);
-    pe_array call = pe_sub(sc1, dc2);
-    pe_release(sc1), pe_release(dc2);
-    pe_array n2 = pe_sub(1.0f, c2), n1 = pe_sub(1.0f, c1), p1, p2;
-    pe_release(c1), pe_release(c2);
-    THEN(p1, pe_mul(disc, n2), n2);
-    THEN(p2, pe_mul(w->pS, n1), n1);
+    THEN(disc, pe_mul(w->pX, e), e);
+    /* call = S N(d1) - disc N(d2) */
+    pe_array n1 = pe_cdf_norm(d1), n2 = pe_cdf_norm(d2), t1, t2;
+    THEN(t1, pe_mul(w->pS, n1), n1);
+    THEN(t2, pe_mul(disc, n2), n2);
+    pe_array call = pe_sub(t1, t2);
+    pe_release(t1), pe_release(t2);
+    /* put = disc N(-d2) - S N(-d1) */
+    pe_array m1, m2;
+    THEN(m2, pe_neg(d2), d2);
+    THEN(m1, pe_neg(d1), d1);
+    THEN(m2, pe_cdf_norm(m2), m2);
+    THEN(m1, pe_cdf_norm(m1), m1);
+    THEN(m2, pe_mul(disc, m2), m2);
+    THEN(m1, pe_mul(w->pS, m1), m1);
     pe_release(disc);
-    pe_array put = pe_sub(p1, p2);
-    pe_release(p1), pe_release(p2);
-    if (w->read) {
-        pe_read(call, w->call, (size_t)w->n * sizeof(float));
-        pe_read(put, w->put, (size_t)w->n * sizeof(float));
-    } else {
-        pe_sync();
-    }
+    pe_array put = pe_sub(m2, m1);
+    pe_release(m1), pe_release(m2);
+    finish(w, call, w->out1, put, w->out2);
     pe_release(call), pe_release(put);
 }
-static void c_bs(void *ctx)
-{
-    bench *w = ctx;
-    c_blackscholes(w->S, w->X, w->T, R, V, w->call, w->put, w->n);
-}
+static void c_bs(bench *w) { c_blackscholes(w->S, w->X, w->T, R, V, w->ref1, w->ref2, w->n); }
 
-static void pe_triad(void *ctx)
+static void pe_triad(bench *w)
 {
-    bench *w = ctx;
-    pe_array sc = pe_mul(2.5f, w->pc), a = pe_add(w->pb, sc);
-    pe_release(sc);
-    if (w->read) pe_read(a, w->a, (size_t)w->n * sizeof(float));
-    else pe_sync();
+    pe_array sc = pe_mul(2.5f, w->pc), a;
+    THEN(a, pe_add(w->pb, sc), sc);
+    finish(w, a, w->out1, a, NULL);
     pe_release(a);
 }
-static void c_triad_run(void *ctx)
-{
-    bench *w = ctx;
-    c_triad(w->a, w->b, w->c, 2.5f, w->n);
-}
+static void c_triad_run(bench *w) { c_triad(w->ref1, w->b, w->c, 2.5f, w->n); }
 
-static void pe_chain(void *ctx)
+/* 16 operations, the same as c_chain16 in baseline.c. */
+static void pe_chain16(bench *w)
 {
-    bench *w = ctx;
-    pe_array x = w->pb, y = w->pc, t = pe_mul(x, 1.5f), u;
-    THEN(t, pe_add(t, y), t);
-    THEN(t, pe_sub(t, 0.25f), t);
-    THEN(t, pe_mul(t, t), t);
-    THEN(t, pe_add(t, x), t);
-    THEN(t, pe_add(t, 1.0f), t);
-    THEN(t, pe_sqrt(t), t);
-    THEN(t, pe_mul(t, 0.5f), t);
-    THEN(t, pe_sub(t, y), t);
-    u = pe_mul(x, x);
-    THEN(u, pe_add(u, 1.0f), u);
-    THEN(t, pe_div(t, u), t);
+    pe_array x = w->pb, y = w->pc, t = pe_mul(x, 1.5f), u; /* 1 */
+    THEN(t, pe_add(t, y), t);                                /* 2 */
+    THEN(t, pe_sub(t, 0.25f), t);                            /* 3 */
+    THEN(t, pe_mul(t, t), t);                                /* 4 */
+    THEN(t, pe_add(t, x), t);                                /* 5 */
+    THEN(t, pe_add(t, 1.0f), t);                             /* 6 */
+    THEN(t, pe_sqrt(t), t);                                  /* 7 */
+    THEN(t, pe_mul(t, 0.5f), t);                             /* 8 */
+    THEN(t, pe_sub(t, y), t);                                /* 9 */
+    u = pe_mul(x, x);                                        /* 10 */
+    THEN(u, pe_add(u, 1.0f), u);                             /* 11 */
+    THEN(t, pe_div(t, u), t);                                /* 12 */
     pe_release(u);
-    THEN(t, pe_neg(t), t);
-    THEN(t, pe_add(t, 2.0f), t);
-    THEN(t, pe_mul(t, y), t);
-    THEN(t, pe_add(t, x), t);
-    THEN(t, pe_mul(t, 0.125f), t);
-    THEN(t, pe_sub(t, 3.0f), t);
-    if (w->read) pe_read(t, w->a, (size_t)w->n * sizeof(float));
-    else pe_sync();
+    THEN(t, pe_neg(t), t);                                   /* 13 */
+    THEN(t, pe_add(t, 2.0f), t);                             /* 14 */
+    THEN(t, pe_mul(t, y), t);                                /* 15 */
+    THEN(t, pe_sub(t, 3.0f), t);                             /* 16 */
+    finish(w, t, w->out1, t, NULL);
     pe_release(t);
 }
+static void c_chain_run(bench *w) { c_chain16(w->ref1, w->b, w->c, w->n); }
 
-static void c_chain(void *ctx)
+static void pe_sum_run(bench *w)
 {
-    bench *w = ctx;
-    c_chain16(w->a, w->b, w->c, w->n);
-}
-
-static void pe_sum_run(void *ctx)
-{
-    bench *w = ctx;
     pe_array s = pe_sum(w->pb);
     pe_read_f64(s, &w->result);
     pe_release(s);
+    w->t_sync = now();
 }
-static void c_sum_run(void *ctx)
+static void c_sum_run(bench *w) { w->result = c_sum(w->b, w->n); }
+static void pe_dot_run(bench *w)
 {
-    bench *w = ctx;
-    w->result = c_sum(w->b, w->n);
-}
-static void pe_dot_run(void *ctx)
-{
-    bench *w = ctx;
     pe_array s = pe_dot(w->pb, w->pc);
     pe_read_f64(s, &w->result);
     pe_release(s);
+    w->t_sync = now();
 }
-static void c_dot_run(void *ctx)
-{
-    bench *w = ctx;
-    w->result = c_dot(w->b, w->c, w->n);
-}
+static void c_dot_run(bench *w) { w->result = c_dot(w->b, w->c, w->n); }
 
-static void row(const char *name, double pe, double c, double bytes)
-{
-    if (bytes > 0)
-        printf("%-34s %9.2f ms %9.2f ms %7.2fx  %6.1f GB/s  %5.0f%% of C bandwidth\n", name, pe * 1e3, c * 1e3, pe / c,
-               bytes / pe / 1e9, 100.0 * (bytes / pe) / (bytes / c));
-    else
-        printf("%-34s %9.2f ms %9.2f ms %7.2fx\n", name, pe * 1e3, c * 1e3, pe / c);
-}
+typedef void (*work_fn)(bench *w);
+typedef struct {
+    double total, compute; /* medians: whole run; until pe_sync returned (PE) */
+} timing;
 
-/* `iterations` times: a 10-op chain (20 calls) on 16 elements, read, in a scope. */
-static void small_chains(pe_array x16, float *out, int iterations)
+static timing measure(work_fn f, bench *w)
 {
-    for (int k = 0; k < iterations; k++) {
-        pe_scope sc = pe_scope_begin();
-        pe_array t = x16;
-        for (int op = 0; op < 10; op++) t = pe_add(pe_mul(t, 0.5f), 1.0f);
-        pe_read(t, out, 16 * sizeof(float));
-        pe_scope_end(sc);
+    double t[RUNS], c[RUNS];
+    for (int i = 0; i < WARMUP; i++) f(w);
+    for (int i = 0; i < RUNS; i++) {
+        w->t_sync = 0;
+        double t0 = now();
+        f(w);
+        double t1 = now();
+        t[i] = t1 - t0;
+        c[i] = (w->t_sync ? w->t_sync : t1) - t0;
     }
+    return (timing){median(t, RUNS), median(c, RUNS)};
 }
 
-/* One element-wise workload: the C loop, then PE with the result left in PE
- * and PE with pe_read copying it out. */
-static void compare_both_ways(const char *what, work_fn pe_run, work_fn c_run, bench *w, double bytes)
+/* One workload's rows: C loop, PE (record + pe_read), PE compute only. */
+static void report(const char *name, timing pe, timing c, double bytes, bool has_copy, const char *check)
 {
-    double c_t = median_time(c_run, w);
-    for (int read = 0; read < 2; read++) {
-        w->read = read;
-        char name[64];
-        snprintf(name, sizeof name, "%s %.0fM (%s)", what, w->n / 1e6, read ? "PE + pe_read" : "result in PE");
-        row(name, median_time(pe_run, w), c_t, bytes);
-    }
+    printf("%-26s %10.2f %10.2f", name, c.total * 1e3, pe.total * 1e3);
+    if (has_copy) printf(" %10.2f", pe.compute * 1e3);
+    else printf(" %10s", "-");
+    printf(" %7.2fx %6.0f%%", pe.total / c.total, 100.0 * c.total / pe.total);
+    if (has_copy) printf(" %6.0f%%", 100.0 * c.total / pe.compute);
+    else printf(" %7s", "-");
+    if (bytes > 0) printf("  %5.1f / %5.1f GB/s", bytes / c.total / 1e9, bytes / pe.total / 1e9);
+    else printf("  %19s", "");
+    printf("  %s\n", check);
+    record(name, "C", c.total * 1e3, "ms");
+    record(name, "PE", pe.total * 1e3, "ms");
+    if (has_copy) record(name, "PE compute", pe.compute * 1e3, "ms");
 }
+
+/* ---------------------------------------------------- dispatch, compile */
+
+#define DISPATCH_ITERS 2000
+#define DISPATCH_CALLS 21 /* 10 operations + 10 releases + 1 read */
+
+/* One iteration: a 10-op chain on 16 elements with scalar operands, each
+ * intermediate released once consumed, the result read once and released. */
+static void small_chain(pe_array x16, float *out)
+{
+    pe_array t = x16;
+    for (int op = 0; op < 10; op++) {
+        pe_array next = (op & 1) ? pe_add(t, 1.0f) : pe_mul(t, 0.5f);
+        if (op) pe_release(t);
+        t = next;
+    }
+    pe_read(t, out, 16 * sizeof(float));
+    pe_release(t);
+}
+
+static void dispatch_bench(void)
+{
+    float in[16], out[16];
+    for (int i = 0; i < 16; i++) in[i] = (float)i;
+    pe_array x16 = pe_f32_1d(in, 16);
+    pe_stats s0, s1;
+    for (int i = 0; i < 200; i++) small_chain(x16, out); /* compile, fill the trace cache */
+    pe_get_stats(&s0);
+    double t[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        double t0 = now();
+        for (int i = 0; i < DISPATCH_ITERS; i++) small_chain(x16, out);
+        t[r] = (now() - t0) / DISPATCH_ITERS;
+    }
+    pe_get_stats(&s1);
+    double it = median(t, RUNS);
+    printf("dispatch (16 elements, 10-op chain: 10 ops + 10 releases + 1 read = %d calls, median of %d x %d iterations)\n",
+           DISPATCH_CALLS, RUNS, DISPATCH_ITERS);
+    printf("  %.2f us per chain, %.0f ns per API call (%.0f ns per recorded op, the whole chain charged to its 10 ops); "
+           "trace-cache hits %llu of %llu batches, live arrays %lld\n",
+           it * 1e6, it / DISPATCH_CALLS * 1e9, it / 10 * 1e9, (unsigned long long)(s1.trace_hits - s0.trace_hits),
+           (unsigned long long)(s1.trace_lookups - s0.trace_lookups), (long long)s1.live_arrays);
+    record("dispatch per API call", "PE", it / DISPATCH_CALLS * 1e9, "ns");
+    record("dispatch per 10-op chain", "PE", it * 1e6, "us");
+    if (out[15] != out[15]) printf("  (NaN)\n");
+    pe_release(x16);
+}
+
+static pe_array compile_chain(pe_array x)
+{
+    pe_array t = pe_mul(x, 3.0f), u;
+    THEN(u, pe_add(t, 1.0f), t);
+    THEN(u, pe_sqrt(u), u);
+    return u;
+}
+
+/* One fresh runtime on an empty kernel cache directory: pe_init, first read
+ * (compiles), the same chain again (trace + program cache), then a second
+ * fresh runtime on the same directory with the trace cache off: first read
+ * (disk cache), again (memory program cache). */
+typedef struct {
+    double init, first, again, disk, memory;
+    unsigned long long compiled, disk_hits;
+} compile_times;
+
+static compile_times compile_once(void)
+{
+    compile_times r = {0};
+    char dir[] = "/tmp/pe-bench-cc-XXXXXX";
+    if (!mkdtemp(dir)) return r;
+    float in[16], out[16];
+    for (int i = 0; i < 16; i++) in[i] = (float)i;
+    pe_stats st;
+
+    double t0 = now();
+    pe_init(&(pe_config){.cache_dir = dir});
+    r.init = now() - t0;
+    pe_array x = pe_f32_1d(in, 16);
+    t0 = now();
+    pe_array k = compile_chain(x);
+    pe_read(k, out, sizeof out);
+    r.first = now() - t0;
+    pe_release(k);
+    t0 = now();
+    k = compile_chain(x);
+    pe_read(k, out, sizeof out);
+    r.again = now() - t0;
+    pe_release(k);
+    pe_get_stats(&st);
+    r.compiled = st.kernels_compiled;
+    pe_release(x);
+    pe_shutdown();
+
+    pe_init(&(pe_config){.cache_dir = dir, .trace_cache_entries = -1});
+    x = pe_f32_1d(in, 16);
+    t0 = now();
+    k = compile_chain(x);
+    pe_read(k, out, sizeof out);
+    r.disk = now() - t0;
+    pe_release(k);
+    t0 = now();
+    k = compile_chain(x);
+    pe_read(k, out, sizeof out);
+    r.memory = now() - t0;
+    pe_release(k);
+    pe_get_stats(&st);
+    r.disk_hits = st.disk_cache_hits;
+    pe_release(x);
+    pe_shutdown();
+
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "bench_cpu: could not remove %s\n", dir);
+    return r;
+}
+
+static void compile_bench(void)
+{
+    compile_times cold = compile_once(); /* the process's first libgccjit use */
+    double init[RUNS], first[RUNS], again[RUNS], disk[RUNS], memory[RUNS];
+    unsigned long long compiled = 0, disk_hits = 0;
+    for (int i = 0; i < RUNS; i++) {
+        compile_times c = compile_once();
+        init[i] = c.init, first[i] = c.first, again[i] = c.again, disk[i] = c.disk, memory[i] = c.memory;
+        compiled += c.compiled, disk_hits += c.disk_hits;
+    }
+    double m_first = median(first, RUNS), m_again = median(again, RUNS);
+    printf("compile (3-op chain on 16 elements, fresh pe_init on an empty cache directory; median of %d, "
+           "kernels compiled %llu, disk-cache hits %llu)\n",
+           RUNS, compiled, disk_hits);
+    printf("  pe_init %.2f ms; first kernel (record + compile + read) %.1f ms (first in the process: %.1f ms)\n",
+           median(init, RUNS) * 1e3, m_first * 1e3, cold.first * 1e3);
+    printf("  same chain again: %.1f us (trace + program cache); after pe_shutdown + pe_init: disk-cache hit %.2f ms, "
+           "then program-cache hit %.1f us (trace cache off)\n",
+           m_again * 1e6, median(disk, RUNS) * 1e3, median(memory, RUNS) * 1e6);
+    record("first kernel", "PE", m_first * 1e3, "ms");
+    record("program-cache hit (same chain again)", "PE", m_again * 1e6, "us");
+    record("disk-cache hit (after re-init)", "PE", median(disk, RUNS) * 1e3, "ms");
+}
+
+/* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
+    if (!(scale > 0)) {
+        fprintf(stderr, "usage: %s [scale > 0]\n", argv[0]);
+        return 2;
+    }
+    const char *tsv_path = getenv("BENCH_TSV");
+    if (tsv_path && *tsv_path) tsv = fopen(tsv_path, "a");
+
+    /* 6 first: compile latency wants a process that has not compiled yet */
+    compile_bench();
+    printf("\n");
+
     char cache[] = "/tmp/pe-bench-XXXXXX";
     if (!mkdtemp(cache)) return 1;
-    /* compile latency first, on a fresh kernel cache */
-    double t0 = now();
-    pe_init(&(pe_config){.cache_dir = cache});
-    double t_init = now() - t0;
-    float small[16];
-    for (int i = 0; i < 16; i++) small[i] = (float)i;
-    pe_array s16 = pe_f32_1d(small, 16);
-    t0 = now();
-    pe_array k1 = pe_sqrt(pe_add(pe_mul(s16, 3.0f), 1.0f));
-    pe_read(k1, small, sizeof small);
-    double t_first = now() - t0;
-    pe_shutdown();
-    pe_init(&(pe_config){.cache_dir = cache, .trace_cache_entries = -1});
-    s16 = pe_f32_1d(small, 16);
-    t0 = now();
-    k1 = pe_sqrt(pe_add(pe_mul(s16, 3.0f), 1.0f));
-    pe_read(k1, small, sizeof small);
-    double t_disk = now() - t0;
-    pe_release(k1);
-    t0 = now();
-    k1 = pe_sqrt(pe_add(pe_mul(s16, 3.0f), 1.0f));
-    pe_read(k1, small, sizeof small);
-    double t_memory = now() - t0;
-    pe_shutdown();
-
-    pe_init(&(pe_config){.cache_dir = cache});
+    if (pe_init(&(pe_config){.cache_dir = cache}) != PE_OK) return 1;
     pe_device_info info;
     pe_device_info(0, &info);
-    printf("PE %s on %s (%s, %d threads); C: -O3 -march=native -ffast-math -fopenmp\n", pe_version(), info.name,
-           info.arch, info.cores);
-    printf("median of %d runs after %d warm-up runs; PE times include recording and pe_read into host memory\n\n", RUNS,
-           WARMUP);
-    printf("%-34s %12s %12s %8s\n", "workload", "PE", "C loop", "PE/C");
+    printf("PE %s on %s (%s, %d PE threads); C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads\n",
+           pe_version(), info.name, info.arch, info.cores, c_threads());
+    printf("median of %d runs after %d warm-ups; PE = record + pe_read into a preallocated buffer; "
+           "PE compute = until pe_sync() returns\n\n",
+           RUNS, WARMUP);
+    printf("%-26s %10s %10s %10s %8s %7s %7s  %19s  %s\n", "workload (ms)", "C loop", "PE", "PE compute", "PE/C",
+           "%C", "%C cmp", "GB/s C / PE", "check");
 
     bench w = {0};
-    /* Black-Scholes 10M */
+    char name[64], check[64];
+
+    /* 1. Black-Scholes */
     w.n = (int64_t)(10e6 * scale);
     w.S = filled(w.n, 5, 30, 1), w.X = filled(w.n, 1, 100, 2), w.T = filled(w.n, 0.25f, 10, 3);
-    w.call = malloc((size_t)w.n * 4), w.put = malloc((size_t)w.n * 4);
+    w.out1 = buffer(w.n), w.out2 = buffer(w.n), w.ref1 = buffer(w.n), w.ref2 = buffer(w.n);
     w.pS = pe_f32_1d(w.S, w.n), w.pX = pe_f32_1d(w.X, w.n), w.pT = pe_f32_1d(w.T, w.n);
-    w.read = true;
-    double pe_t = median_time(pe_bs, &w), c_t = median_time(c_bs, &w);
-    char name[64];
-    snprintf(name, sizeof name, "Black-Scholes %.0fM options", w.n / 1e6);
-    row(name, pe_t, c_t, 0);
-    printf("%-34s %9.1f M options/s (PE), %.1f M options/s (C)\n", "", w.n / pe_t / 1e6, w.n / c_t / 1e6);
+    timing c_t = measure(c_bs, &w), pe_t = measure(pe_bs, &w);
+    double d = fmax(rel_diff(w.out1, w.ref1, w.n), rel_diff(w.out2, w.ref2, w.n));
+    snprintf(check, sizeof check, "max rel diff %.1e", d);
+    snprintf(name, sizeof name, "Black-Scholes %gM", w.n / 1e6);
+    report(name, pe_t, c_t, 0, true, check);
     pe_release(w.pS), pe_release(w.pX), pe_release(w.pT);
-    free(w.S), free(w.X), free(w.T), free(w.call), free(w.put);
+    free(w.S), free(w.X), free(w.T), free(w.out1), free(w.out2), free(w.ref1), free(w.ref2);
 
-    /* triad and chain, 32M */
+    /* 2, 3. triad and the 16-op chain */
     w.n = (int64_t)(32e6 * scale);
-    w.a = malloc((size_t)w.n * 4), w.b = filled(w.n, 0.5f, 2, 4), w.c = filled(w.n, 0.5f, 2, 5);
+    w.b = filled(w.n, 0.5f, 2, 4), w.c = filled(w.n, 0.5f, 2, 5);
+    w.out1 = buffer(w.n), w.ref1 = buffer(w.n);
     w.pb = pe_f32_1d(w.b, w.n), w.pc = pe_f32_1d(w.c, w.n);
-    double bytes = 3.0 * 4 * (double)w.n;
-    compare_both_ways("triad", pe_triad, c_triad_run, &w, bytes);
-    compare_both_ways("16-op chain", pe_chain, c_chain, &w, bytes);
+    double bytes = 3.0 * sizeof(float) * (double)w.n; /* 2 loads + 1 store per element */
+    c_t = measure(c_triad_run, &w), pe_t = measure(pe_triad, &w);
+    snprintf(check, sizeof check, "max rel diff %.1e", rel_diff(w.out1, w.ref1, w.n));
+    snprintf(name, sizeof name, "triad %gM", w.n / 1e6);
+    report(name, pe_t, c_t, bytes, true, check);
+    c_t = measure(c_chain_run, &w), pe_t = measure(pe_chain16, &w);
+    snprintf(check, sizeof check, "max rel diff %.1e", rel_diff(w.out1, w.ref1, w.n));
+    snprintf(name, sizeof name, "16-op chain %gM", w.n / 1e6);
+    report(name, pe_t, c_t, bytes, true, check);
     pe_release(w.pb), pe_release(w.pc);
-    free(w.a), free(w.b), free(w.c);
+    free(w.b), free(w.c), free(w.out1), free(w.ref1);
 
-    /* sum and dot, 64M */
+    /* 4. sum and dot */
     w.n = (int64_t)(64e6 * scale);
     w.b = filled(w.n, -1, 1, 6), w.c = filled(w.n, -1, 1, 7);
     w.pb = pe_f32_1d(w.b, w.n), w.pc = pe_f32_1d(w.c, w.n);
-    pe_t = median_time(pe_sum_run, &w), c_t = median_time(c_sum_run, &w);
-    snprintf(name, sizeof name, "sum %.0fM f32", w.n / 1e6);
-    row(name, pe_t, c_t, 4.0 * (double)w.n);
-    pe_t = median_time(pe_dot_run, &w), c_t = median_time(c_dot_run, &w);
-    snprintf(name, sizeof name, "dot %.0fM f32", w.n / 1e6);
-    row(name, pe_t, c_t, 8.0 * (double)w.n);
+    c_t = measure(c_sum_run, &w);
+    double c_val = w.result;
+    pe_t = measure(pe_sum_run, &w);
+    snprintf(check, sizeof check, "PE %.6g C %.6g", w.result, c_val);
+    snprintf(name, sizeof name, "sum %gM", w.n / 1e6);
+    report(name, pe_t, c_t, sizeof(float) * (double)w.n, false, check);
+    c_t = measure(c_dot_run, &w);
+    c_val = w.result;
+    pe_t = measure(pe_dot_run, &w);
+    snprintf(check, sizeof check, "PE %.6g C %.6g", w.result, c_val);
+    snprintf(name, sizeof name, "dot %gM", w.n / 1e6);
+    report(name, pe_t, c_t, 2.0 * sizeof(float) * (double)w.n, false, check);
     pe_release(w.pb), pe_release(w.pc);
     free(w.b), free(w.c);
 
-    /* dispatch: a 10-op chain on 16 elements, trace-cache hits */
-    pe_array x16 = pe_f32_1d(small, 16);
-    int iters = 20000;
-    small_chains(x16, small, 100); /* warm-up: compile, fill the trace cache */
-    t0 = now();
-    small_chains(x16, small, iters);
-    double per_iter = (now() - t0) / iters;
     pe_stats st;
     pe_get_stats(&st);
-    printf("\ndispatch: %.0f ns per API call (20 element-wise calls + read + scope per iteration, %.2f us), trace hits %llu/%llu\n",
-           per_iter / 23 * 1e9, per_iter * 1e6, (unsigned long long)st.trace_hits, (unsigned long long)st.trace_lookups);
-    printf("compile: pe_init %.1f ms; first kernel %.1f ms (compile); disk-cache hit %.2f ms; memory hit %.3f ms\n",
-           t_init * 1e3, t_first * 1e3, t_disk * 1e3, t_memory * 1e3);
-    pe_release(x16);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("(after the workloads: live arrays %lld, live bytes %.1f MiB; peak RSS of the process %.0f MiB)\n\n",
+           (long long)st.live_arrays, st.live_bytes / 1048576.0, ru.ru_maxrss / 1024.0);
+
+    /* 5. dispatch */
+    dispatch_bench();
     pe_shutdown();
+
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
-    return system(cmd);
+    if (system(cmd) != 0) fprintf(stderr, "bench_cpu: could not remove %s\n", cache);
+    if (tsv) fclose(tsv);
+    return 0;
 }
