@@ -755,7 +755,9 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
  * this stamp of the build too. */
 uint32_t pe_gccjit_build_stamp(void)
 {
-    const char *stamp = __DATE__ " " __TIME__ " " PE_VERSION_STRING;
+    /* the hash of the code generator's sources (CMake), so that no kernel
+     * compiled by another version of them is ever loaded from disk */
+    const char *stamp = PE_CODEGEN_HASH " " PE_VERSION_STRING;
     uint32_t h = 2166136261u;
     for (const char *c = stamp; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
     return h;

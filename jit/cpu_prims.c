@@ -323,7 +323,13 @@ static gcc_jit_rvalue *d_erfc_pos(builder *B, gcc_jit_rvalue *z)
 }
 
 static gcc_jit_rvalue *is_nan(builder *B, gcc_jit_rvalue *x) { return NE(x, x); }
-static gcc_jit_rvalue *dabs(builder *B, gcc_jit_rvalue *x) { return L(B, as_double(B, AND(as_bits64(B, x), ulc(B, 0x7fffffffffffffffull)))); }
+/* |x| through gcc's fabs, not a bit mask: gcc then knows |-x| = |x| and
+ * shares the work of cdf_norm(x) and cdf_norm(-x) in one kernel */
+static gcc_jit_rvalue *dabs(builder *B, gcc_jit_rvalue *x)
+{
+    gcc_jit_rvalue *arg = x;
+    return L(B, gcc_jit_context_new_call(B->ctx, NULL, gcc_jit_context_get_builtin_function(B->ctx, "__builtin_fabs"), 1, &arg));
+}
 static gcc_jit_rvalue *to_d(builder *B, gcc_jit_rvalue *x) { return L(B, cast(B, x, B->d)); }
 static gcc_jit_rvalue *to_f(builder *B, gcc_jit_rvalue *x) { return L(B, cast(B, x, B->f)); }
 /* x's sign bit (as u32) */
