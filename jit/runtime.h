@@ -43,6 +43,8 @@ typedef struct pe_port {
     int32_t refs_int;    /* runtime references: pending consumers, queue entries */
     int32_t maps;        /* outstanding pe_map views */
     void *buf;           /* host buffer, numel * element size bytes, or NULL */
+    void *dev_buf;       /* a copy in GPU memory (CUDA executor), or NULL */
+    bool host_stale;     /* READY, computed on the GPU: buf is not made yet (pe_port_host) */
     void (*free_fn)(void *data, void *ctx); /* pe_adopt's deallocator, else NULL */
     void *free_ctx;
     pe_status err_code;  /* PE_PORT_INVALID: the error */
