@@ -258,20 +258,23 @@ static gcc_jit_function *build_logf(pe_prims *p)
 #define LN2 0.69314718055994530942
 
 /* 2^t for double t in [-1000, 1000]. */
-static gcc_jit_rvalue *d_exp2(builder *B, gcc_jit_rvalue *t)
+/* 2^t by the Taylor series of 2^r to `degree` (|r| <= 1/2: the truncation
+ * error is (ln2/2)^(degree+1) / (degree+1)!, 2e-13 at 10, 2e-10 at 8) */
+static gcc_jit_rvalue *d_exp2_degree(builder *B, gcc_jit_rvalue *t, int degree)
 {
     gcc_jit_rvalue *shifted = L(B, ADD(t, dc(B, 6755399441055744.0))); /* 1.5 * 2^52 */
     gcc_jit_rvalue *n = L(B, SUB(shifted, dc(B, 6755399441055744.0)));
     gcc_jit_rvalue *r = L(B, SUB(t, n)); /* exact, |r| <= 1/2 */
     double c[11];
     double term = 1;
-    for (int k = 0; k <= 10; k++) c[10 - k] = term, term = term * LN2 / (k + 1); /* ln2^k / k! */
-    gcc_jit_rvalue *p = horner(B, r, c, 11);
+    for (int k = 0; k <= degree; k++) c[degree - k] = term, term = term * LN2 / (k + 1); /* ln2^k / k! */
+    gcc_jit_rvalue *p = horner(B, r, c, degree + 1);
     /* the low bits of `shifted` hold n: 2^n by the exponent field */
     gcc_jit_rvalue *scale = as_double(B, SHL(ADD(as_bits64(B, shifted), ulc(B, 1023)), ulc(B, 52)));
     return L(B, MUL(p, scale));
 }
 
+static gcc_jit_rvalue *d_exp2(builder *B, gcc_jit_rvalue *t) { return d_exp2_degree(B, t, 10); }
 static gcc_jit_rvalue *d_exp(builder *B, gcc_jit_rvalue *x) { return d_exp2(B, L(B, MUL(x, dc(B, LOG2E)))); }
 
 /* e^x - 1 for double x in [-700, 700], relative accuracy near 0. */
@@ -320,7 +323,8 @@ static gcc_jit_rvalue *d_erfc_pos(builder *B, gcc_jit_rvalue *z)
         -0.15011597427509266,  0.24560381915458956,   -0.3262335589814418,   0.17900115105317857,
     };
     gcc_jit_rvalue *p = horner(B, t, c, 12);
-    return L(B, MUL(d_exp(B, L(B, SUB(dc(B, 0.0), MUL(z, z)))), p));
+    /* exp(-z^2): degree 8 is plenty next to the fit's 2.7e-9 */
+    return L(B, MUL(d_exp2_degree(B, L(B, MUL(SUB(dc(B, 0.0), MUL(z, z)), dc(B, LOG2E))), 8), p));
 }
 
 static gcc_jit_rvalue *is_nan(builder *B, gcc_jit_rvalue *x) { return NE(x, x); }
