@@ -147,7 +147,7 @@ static void finish_members(const pe_program *p)
 /* Combines the per-chunk partials of a reduction kernel, in chunk order:
  * each chunk leaves (high, low) parts, the low part nonzero for compensated
  * f64 sums. */
-static double combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
+double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
 {
     if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
         double best = op == PE_OP_min_reduce ? __builtin_inf() : op == PE_OP_norminf ? 0.0 : -__builtin_inf();
@@ -170,7 +170,7 @@ static double combine_partials(pe_op op, const double *partials, int64_t n_chunk
     return sum;
 }
 
-static void store_scalar(pe_port *p, double v)
+void pe_store_scalar(pe_port *p, double v)
 {
     if (p->dtype == PE_F32) *(float *)p->buf = (float)v;
     else *(double *)p->buf = v;
@@ -199,6 +199,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     int reduce_param = -1;
     for (int i = 0; i < k->n_params; i++) { /* an invalid input makes every member invalid */
         pe_port *q = pe_port_at(p->bind[i]);
+        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_READY) pe_port_host(q); /* a GPU result */
         if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_INVALID) {
             for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(pe_port_at(p->members[m]), q);
             finish_members(p);
@@ -249,7 +250,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     }
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);
-        store_scalar(r, combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
+        pe_store_scalar(r, pe_combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
         free(partials);
     }
     for (int m = 0; m < p->n_members; m++) pe_port_at(p->members[m])->state = PE_PORT_READY;

@@ -29,6 +29,25 @@ void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
 bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries);
 void pe_cpu_executor_stop(void);
 
+/* Combines a reduction kernel's per-chunk (high, low) partials in chunk
+ * order (kir.h); the executors share it so they agree bit for bit. */
+double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel);
+/* Writes a reduction's value into its (host, one-element) buffer. */
+void pe_store_scalar(pe_port *p, double v);
+
+/* The CUDA executor (cuda.c): takes the batches it should run on a GPU and
+ * hands the others to the CPU executor.  Start fails quietly (no GPU). */
+extern pe_executor pe_cuda_executor;
+bool pe_cuda_executor_start(int ordinal);
+void pe_cuda_executor_stop(void);
+/* True if the executor runs work on CUDA device `ordinal`. */
+bool pe_cuda_executor_serves(int ordinal);
+/* Makes p's host copy (a value computed on the GPU is copied down on first
+ * use); false when it cannot, p is then INVALID with the reason. */
+bool pe_port_host(pe_port *p);
+/* Gives p's device copy back to the device pool. */
+void pe_cuda_port_free(pe_port *p);
+
 /* Gives a uniform constant a buffer holding its value (for pe_map); false
  * when out of memory. */
 bool pe_interp_materialise(pe_port *p);

@@ -417,6 +417,7 @@ static bool compute(pe_port *p)
     pe_port *in[PE_PORT_MAX_INPUTS];
     for (int k = 0; k < p->n_in; k++) {
         in[k] = pe_port_at(p->in[k]);
+        if (in[k]->state == PE_PORT_READY) pe_port_host(in[k]); /* a GPU result: its host copy */
         if (in[k]->state == PE_PORT_INVALID) {
             pe_port_inherit_invalid(p, in[k]);
             return false;

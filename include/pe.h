@@ -131,13 +131,16 @@ typedef struct {
     int64_t queued;          /* work-queue entries waiting now */
     int64_t live_arrays;     /* ports alive (referenced by the application or by pending work) */
     int64_t live_bytes;      /* host bytes held by array buffers */
-    uint64_t kernels_compiled;   /* fused kernels compiled by the CPU JIT */
-    uint64_t kernels_launched;   /* fused kernel launches */
+    uint64_t kernels_compiled;   /* fused kernels compiled (CPU JIT and NVRTC) */
+    uint64_t kernels_launched;   /* fused kernel launches (CPU and GPU) */
     uint64_t program_cache_hits; /* kernels found compiled in memory */
     uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR) */
     uint64_t trace_lookups;      /* batches looked up in the trace cache */
     uint64_t trace_hits;         /* batches whose program sequence the trace cache had */
     uint64_t proggen_runs;       /* batches the program generator turned into program sequences */
+    uint64_t gpu_batches;        /* batches the CUDA executor ran on a GPU */
+    uint64_t bytes_to_device;    /* host-to-GPU copies of array values */
+    uint64_t bytes_to_host;      /* GPU-to-host copies (a GPU result used on the host) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

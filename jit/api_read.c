@@ -14,6 +14,7 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api)
     pe_port *p = pe_port_lookup(s, a, api, &idx);
     if (!p) return NULL;
     pe_queue_wait_port(p);
+    if (p->state == PE_PORT_READY) pe_port_host(p); /* a GPU result is copied down on first use */
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
             pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);

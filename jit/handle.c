@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "../exec/executor.h"
 #include "../exec/memory.h"
 
 #define NO_SLOT UINT32_MAX
@@ -152,6 +153,7 @@ static void free_port(uint32_t idx)
         } else
             pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size(p->dtype));
     }
+    if (p->dev_buf) pe_cuda_port_free(p);
     free(p->err_msg);
     p->buf = NULL;
     p->err_msg = NULL;

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "runtime.h"
+#include "../exec/cuda_driver.h"
 #include "../exec/device.h"
 #include "../exec/escheduler.h"
 #include "../exec/memory.h"
@@ -83,15 +84,19 @@ static int env_log_level(int fallback)
     return fallback;
 }
 
-/* PE_DEVICE: auto | cpu | cuda | cuda:N.  Only the CPU exists in this build. */
+/* PE_DEVICE: auto | cpu | cuda | cuda:N, as a device number (-1: automatic;
+ * 0: the CPU; 1 + N: CUDA device N).  Whether that GPU exists is checked
+ * once the executors are up. */
 static int env_device(void)
 {
     const char *v = getenv("PE_DEVICE");
     if (!v || !*v || strcasecmp(v, "auto") == 0) return -1;
     if (strcasecmp(v, "cpu") == 0) return 0;
-    if (strncasecmp(v, "cuda", 4) == 0) {
-        pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s: this build has no CUDA executor; using the CPU", v);
-        return 0;
+    if (strcasecmp(v, "cuda") == 0) return 1;
+    if (strncasecmp(v, "cuda:", 5) == 0) {
+        char *end;
+        long n = strtol(v + 5, &end, 10);
+        if (!*end && end != v + 5 && n >= 0 && n < 64) return 1 + (int)n;
     }
     pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s is not one of auto|cpu|cuda|cuda:N; using auto", v);
     return -1;
@@ -122,13 +127,24 @@ int pe_init(const pe_config *cfg)
         pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
         pe_rt.executor = &pe_interp_executor;
     }
+    /* the GPU named by PE_DEVICE (cuda:N), else the first one */
+    if (pe_rt.executor == &pe_cpu_executor && pe_rt.device != 0 &&
+        pe_cuda_executor_start(pe_rt.device > 0 ? pe_rt.device - 1 : 0))
+        pe_rt.executor = &pe_cuda_executor;
+    if (pe_rt.device > 0 && pe_rt.executor != &pe_cuda_executor) {
+        if (pe_rt.executor != &pe_interp_executor)
+            pe_log_message(PE_LOG_WARN, "PE_DEVICE asks for CUDA device %d, which cannot be used: the CPU computes",
+                           pe_rt.device - 1);
+        pe_rt.device = 0;
+    }
     pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
     pe_rt.n_free = 0;
     memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
     pe_rt.batch_epoch++;
     if (!pe_esched_start()) {
         pe_log_message(PE_LOG_ERROR, "cannot start the E-scheduler thread");
-        if (pe_rt.executor == &pe_cpu_executor) pe_cpu_executor_stop();
+        if (pe_rt.executor == &pe_cuda_executor) pe_cuda_executor_stop();
+        if (pe_rt.executor == &pe_cpu_executor || pe_rt.executor == &pe_cuda_executor) pe_cpu_executor_stop();
         return PE_E_NOMEM;
     }
     pe_rt.initialised = true;
@@ -148,7 +164,8 @@ void pe_shutdown(void)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_scopes_free();
     pe_ports_free_all();
-    if (pe_rt.executor == &pe_cpu_executor) pe_cpu_executor_stop();
+    if (pe_rt.executor == &pe_cuda_executor) pe_cuda_executor_stop();
+    if (pe_rt.executor == &pe_cpu_executor || pe_rt.executor == &pe_cuda_executor) pe_cpu_executor_stop();
     pe_mem_trim();
     free(pe_rt.queue);
     pe_trace_key_free(&pe_rt.trace_key);
@@ -158,16 +175,30 @@ void pe_shutdown(void)
     pe_rt.initialised = false;
 }
 
-int pe_device_count(void) { return 1; }
+/* The CPU, then the CUDA devices the driver reports (whether or not the
+ * CUDA executor uses them). */
+int pe_device_count(void) { return 1 + pe_cuda_device_count(); }
 
 int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!out) return pe_raise(s, PE_E_ARG, "pe_device_info", "out is NULL");
-    if (dev != 0) return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU)", dev);
-    if (!cpu_info.cores) pe_detect_cpu(&cpu_info);
-    *out = cpu_info;
+    if (dev < 0 || dev >= pe_device_count())
+        return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU%s)", dev,
+                        pe_device_count() > 1 ? ", 1.. = CUDA" : "");
+    if (dev == 0) {
+        if (!cpu_info.cores) pe_detect_cpu(&cpu_info);
+        *out = cpu_info;
+        return PE_OK;
+    }
+    const pe_cuda_device *d = pe_cuda_device_at(dev - 1);
+    memset(out, 0, sizeof *out);
+    out->kind = PE_DEVICE_CUDA;
+    snprintf(out->name, sizeof out->name, "%s", d->name);
+    snprintf(out->arch, sizeof out->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    out->memory_bytes = d->memory_bytes;
+    out->cores = d->sms;
     return PE_OK;
 }
 
@@ -177,7 +208,12 @@ int pe_set_device_at(const pe_site *s, int dev)
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_set_device")) return PE_E_ARG;
     if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
-        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU)", dev);
+        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU%s)", dev,
+                        pe_device_count() > 1 ? ", 1.. = CUDA" : "");
+    if (dev > 0 && !pe_cuda_executor_serves(dev - 1))
+        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d is not in use (PE_DEVICE=cuda:N picks it at pe_init)",
+                        dev - 1);
+    pe_queue_flush(); /* work recorded so far runs where it was meant to */
     pe_rt.device = dev;
     return PE_OK;
 }

@@ -1,0 +1,629 @@
+/* cuda.c — the CUDA executor: runs a batch's program sequence on a GPU.
+ * The program generator and kernel IR are the CPU executor's (proggen.c,
+ * kir.h); kernels become CUDA C (jit/cuda_emit.c), are compiled by NVRTC for
+ * the device's architecture (jit/nvrtc.c) all together, once per batch, and
+ * loaded into the device's primary context (cuModuleLoadData).
+ *
+ * Device choice per batch: PE_DEVICE / pe_set_device name the device, else
+ * a cost model sends a batch to the GPU when its work is large enough to
+ * beat the transfers or its inputs are there already.  A batch the GPU does
+ * not take goes to the CPU executor.
+ *
+ * Residency: array values are immutable, so a copy on either side never goes
+ * stale; a port computed on the GPU is READY with its value in dev_buf and
+ * host_stale set, and pe_port_host() copies it down only when the host needs
+ * it (a read, a map, a CPU kernel or the interpreter).  Inputs are uploaded
+ * once and keep their device copy while they live.
+ *
+ * Kernels of a batch go in order to one stream; the batch ends with one
+ * stream synchronisation, before members are marked READY and their inputs
+ * dropped, so that a CUDA failure (launch error, out of memory) is known
+ * while every input is still alive: the batch's remaining work then runs on
+ * the CPU, the GPU is switched off with one warning naming the reason, and no
+ * result is lost or wrong. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_driver.h"
+#include "executor.h"
+#include "memory.h"
+#include "../jit/cpu_gccjit.h"
+#include "../jit/cuda_emit.h"
+#include "../jit/nvrtc.h"
+#include "../jit/proggen.h"
+
+/* Batches smaller than this stay on the CPU unless their inputs are on the
+ * GPU already: below it, launch and transfer latency beat the GPU's bandwidth. */
+#define AUTO_MIN_ELEMENTS (1 << 18)
+#define BLOCK 256
+#define POOL_CLASSES 48
+
+typedef struct {
+    kir_kernel *kir; /* a copy: the key */
+    uint64_t hash;
+    CUfunction fn;
+} compiled;
+
+typedef struct cached_block {
+    CUdeviceptr ptr;
+    struct cached_block *next;
+} cached_block;
+
+static struct {
+    const pe_cuda_api *cu;
+    const pe_cuda_device *dev;
+    int ordinal; /* index in pe_cuda_device_at */
+    CUcontext ctx;
+    CUstream stream;
+    bool up;       /* context and stream made */
+    bool disabled; /* a CUDA failure: everything runs on the CPU from now on */
+    compiled *kernels;
+    size_t n_kernels, cap_kernels;
+    CUmodule *modules;
+    size_t n_modules, cap_modules;
+    /* device memory pool: free blocks by power-of-two size class */
+    cached_block *pool[POOL_CLASSES];
+    size_t bytes_in_use, bytes_cached, limit;
+} gpu;
+
+/* ------------------------------------------------------------- failures */
+
+static void describe(CUresult r, char *out, size_t n) { pe_cuda_describe(r, out, n); }
+
+/* One warning, then the CPU does all the work. */
+static void disable(const char *what, CUresult r)
+{
+    if (gpu.disabled) return;
+    char d[200] = "";
+    if (r != PE_CUDA_SUCCESS) describe(r, d, sizeof d);
+    pe_log_message(PE_LOG_WARN, "the GPU (%s) is off for this run: %s%s%s; the CPU computes", gpu.dev->name, what,
+                   *d ? ": " : "", d);
+    gpu.disabled = true;
+}
+
+static bool current(void)
+{
+    CUresult r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
+    if (r != PE_CUDA_SUCCESS) disable("cuCtxSetCurrent failed", r);
+    return r == PE_CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------- device memory */
+
+static int size_class(size_t bytes)
+{
+    int c = 8; /* 256 bytes at least */
+    while (((size_t)1 << c) < bytes && c < POOL_CLASSES - 1) c++;
+    return c;
+}
+
+static void pool_trim(void)
+{
+    for (int c = 0; c < POOL_CLASSES; c++)
+        while (gpu.pool[c]) {
+            cached_block *b = gpu.pool[c];
+            gpu.pool[c] = b->next;
+            gpu.cu->cuMemFree(b->ptr);
+            gpu.bytes_cached -= (size_t)1 << c;
+            free(b);
+        }
+}
+
+/* Copies READY device-only values down and frees their device copies
+ * (except those in `keep`), until `bytes` could fit; true if any went. */
+static bool evict(size_t bytes, const uint32_t *keep, int n_keep)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < pe_rt.n_slots && gpu.bytes_in_use + bytes > gpu.limit; i++) {
+        pe_port *p = pe_port_at(i);
+        if (p->state != PE_PORT_READY || !p->dev_buf) continue;
+        bool kept = false;
+        for (int k = 0; k < n_keep && !kept; k++) kept = keep[k] == i;
+        if (kept || !pe_port_host(p)) continue;
+        pe_cuda_port_free(p);
+        any = true;
+    }
+    return any;
+}
+
+/* A device buffer of at least `bytes`, or 0 (out of device memory even
+ * after trimming the pool and evicting values not in `keep` to the host). */
+static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
+{
+    int c = size_class(bytes);
+    size_t size = (size_t)1 << c;
+    if (gpu.pool[c]) {
+        cached_block *b = gpu.pool[c];
+        gpu.pool[c] = b->next;
+        CUdeviceptr ptr = b->ptr;
+        free(b);
+        gpu.bytes_cached -= size;
+        gpu.bytes_in_use += size;
+        return ptr;
+    }
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (gpu.bytes_in_use + gpu.bytes_cached + size > gpu.limit) pool_trim();
+        if (gpu.bytes_in_use + size > gpu.limit && !evict(size, keep, n_keep)) return 0;
+        if (gpu.bytes_in_use + size > gpu.limit) continue;
+        CUdeviceptr ptr = 0;
+        CUresult r = gpu.cu->cuMemAlloc(&ptr, size);
+        if (r == PE_CUDA_SUCCESS) {
+            gpu.bytes_in_use += size;
+            return ptr;
+        }
+        if (r != PE_CUDA_ERROR_OUT_OF_MEMORY) {
+            disable("cuMemAlloc failed", r);
+            return 0;
+        }
+        /* the device is fuller than our count says (other users): what we
+         * hold is all we get, from now on */
+        pool_trim();
+        gpu.limit = gpu.bytes_in_use;
+        if (!evict(size, keep, n_keep)) return 0;
+    }
+    return 0;
+}
+
+static void device_free(CUdeviceptr ptr, size_t bytes)
+{
+    int c = size_class(bytes);
+    cached_block *b = malloc(sizeof *b);
+    gpu.bytes_in_use -= (size_t)1 << c;
+    if (!b) {
+        gpu.cu->cuMemFree(ptr);
+        return;
+    }
+    *b = (cached_block){ptr, gpu.pool[c]};
+    gpu.pool[c] = b;
+    gpu.bytes_cached += (size_t)1 << c;
+}
+
+static size_t port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
+
+void pe_cuda_port_free(pe_port *p)
+{
+    if (!p->dev_buf) return;
+    if (gpu.up) device_free((CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    p->dev_buf = NULL;
+}
+
+/* --------------------------------------------------------- residency */
+
+static void fail_port(pe_port *p, const char *what, CUresult r)
+{
+    char d[200] = "", api[64];
+    if (r != PE_CUDA_SUCCESS) describe(r, d, sizeof d);
+    snprintf(api, sizeof api, "pe_%s", pe_op_table[p->op].name);
+    free(p->err_msg);
+    p->state = PE_PORT_INVALID;
+    p->err_code = PE_E_DEVICE;
+    p->err_msg = pe_format_error(p->site, api, "%s%s%s", what, *d ? ": " : "", d);
+}
+
+bool pe_port_host(pe_port *p)
+{
+    if (!p->host_stale) return true;
+    size_t bytes = port_bytes(p);
+    void *buf = pe_mem_alloc(bytes);
+    if (!buf) {
+        fail_port(p, "out of host memory for the copy of a GPU result", PE_CUDA_SUCCESS);
+        return false;
+    }
+    CUresult r = PE_CUDA_ERROR_NO_DEVICE;
+    if (gpu.up) {
+        r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
+        if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuMemcpyDtoHAsync(buf, (CUdeviceptr)(uintptr_t)p->dev_buf, bytes, gpu.stream);
+        if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(gpu.stream);
+    }
+    if (r != PE_CUDA_SUCCESS) {
+        pe_mem_free(buf, bytes);
+        fail_port(p, "the GPU result cannot be copied to the host", r);
+        disable("a copy to the host failed", r);
+        return false;
+    }
+    p->buf = buf;
+    p->host_stale = false;
+    pe_rt.stats.bytes_to_host += bytes;
+    return true;
+}
+
+/* Gives an input its device copy (an upload the first time); false when
+ * device memory or the copy failed. */
+static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
+{
+    if (q->dev_buf) return true;
+    if (!q->buf && !pe_interp_materialise(q)) return false; /* a uniform constant as an array */
+    size_t bytes = port_bytes(q);
+    CUdeviceptr d = device_alloc(bytes, keep, n_keep);
+    if (!d) return false;
+    CUresult r = gpu.cu->cuMemcpyHtoDAsync(d, q->buf, bytes, gpu.stream);
+    if (r != PE_CUDA_SUCCESS) {
+        device_free(d, bytes);
+        disable("a copy to the GPU failed", r);
+        return false;
+    }
+    q->dev_buf = (void *)(uintptr_t)d;
+    pe_rt.stats.bytes_to_device += bytes;
+    return true;
+}
+
+/* ------------------------------------------------------------ kernels */
+
+static CUfunction lookup(const kir_kernel *k)
+{
+    uint64_t h = kir_hash(k);
+    for (size_t i = 0; i < gpu.n_kernels; i++)
+        if (gpu.kernels[i].hash == h && kir_equal(gpu.kernels[i].kir, k)) return gpu.kernels[i].fn;
+    return NULL;
+}
+
+static bool remember(const kir_kernel *k, CUfunction fn)
+{
+    if (gpu.n_kernels == gpu.cap_kernels) {
+        size_t cap = gpu.cap_kernels ? 2 * gpu.cap_kernels : 64;
+        compiled *more = realloc(gpu.kernels, cap * sizeof *more);
+        if (!more) return false;
+        gpu.kernels = more, gpu.cap_kernels = cap;
+    }
+    kir_kernel *copy = malloc(sizeof *copy);
+    if (!copy) return false;
+    *copy = *k;
+    gpu.kernels[gpu.n_kernels++] = (compiled){copy, kir_hash(k), fn};
+    return true;
+}
+
+/* Compiles every kernel of the sequence not compiled yet, in one NVRTC
+ * program and one module; false (the GPU is then off) on any failure. */
+static bool prepare(const pe_program_seq *seq, CUfunction *fns)
+{
+    const kir_kernel **missing = malloc(sizeof *missing * (seq->n ? seq->n : 1));
+    if (!missing) return false;
+    size_t n_missing = 0;
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
+        fns[i] = NULL;
+        if (p->kind != PE_PROG_KERNEL || (fns[i] = lookup(p->kir))) continue;
+        bool twin = false;
+        for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
+        if (!twin) missing[n_missing++] = p->kir;
+    }
+    bool ok = true;
+    if (n_missing) {
+        char *source = pe_cuda_emit(missing, n_missing);
+        void *cubin = NULL;
+        size_t size = 0;
+        char log[2048];
+        int sm = gpu.dev->cc_major * 10 + gpu.dev->cc_minor;
+        CUmodule module = NULL;
+        CUresult r = PE_CUDA_SUCCESS;
+        if (!source) {
+            disable("out of memory for the CUDA source", r);
+            ok = false;
+        } else if (!pe_nvrtc_compile(source, "pe_kernels.cu", sm, false, &cubin, &size, log, sizeof log)) {
+            pe_log_message(PE_LOG_WARN, "NVRTC could not compile %zu kernel%s for sm_%d: %s", n_missing,
+                           n_missing == 1 ? "" : "s", sm, log);
+            disable("NVRTC failed", r);
+            ok = false;
+        } else if ((r = gpu.cu->cuModuleLoadData(&module, cubin)) != PE_CUDA_SUCCESS) {
+            disable("cuModuleLoadData failed", r);
+            ok = false;
+        }
+        free(source), free(cubin);
+        if (ok) {
+            if (gpu.n_modules == gpu.cap_modules) {
+                size_t cap = gpu.cap_modules ? 2 * gpu.cap_modules : 16;
+                CUmodule *more = realloc(gpu.modules, cap * sizeof *more);
+                if (more) gpu.modules = more, gpu.cap_modules = cap;
+            }
+            if (gpu.n_modules < gpu.cap_modules) gpu.modules[gpu.n_modules++] = module;
+            for (size_t m = 0; m < n_missing && ok; m++) {
+                char name[48];
+                CUfunction fn = NULL;
+                pe_gccjit_kernel_name(missing[m], name, sizeof name);
+                if ((r = gpu.cu->cuModuleGetFunction(&fn, module, name)) != PE_CUDA_SUCCESS) {
+                    disable("cuModuleGetFunction failed", r);
+                    ok = false;
+                } else if (!remember(missing[m], fn)) {
+                    ok = false;
+                }
+            }
+            pe_rt.stats.kernels_compiled += n_missing;
+        }
+    }
+    free(missing);
+    for (size_t i = 0; ok && i < seq->n; i++)
+        if (seq->progs[i].kind == PE_PROG_KERNEL && !fns[i]) ok = (fns[i] = lookup(seq->progs[i].kir)) != NULL;
+    return ok;
+}
+
+typedef struct {
+    CUdeviceptr partials; /* reduction kernels */
+    size_t partial_bytes;
+    int64_t n_chunks;
+    bool launched;
+} launch_record;
+
+/* Launches one fused kernel: inputs to the device, outputs allocated there.
+ * Members are READY at once (later work is ordered after them on the stream);
+ * their inputs are dropped only after the batch's synchronisation.  False
+ * when it could not launch: the caller computes the members on the CPU. */
+static bool launch(const pe_program *p, CUfunction fn, launch_record *rec)
+{
+    const kir_kernel *k = p->kir;
+    pe_cuda_args args;
+    uint32_t keep[KIR_MAX_PARAMS];
+    memset(&args, 0, sizeof args);
+    *rec = (launch_record){0};
+    for (int i = 0; i < k->n_params; i++) keep[i] = p->bind[i];
+    for (int i = 0; i < k->n_params; i++) {
+        pe_port *q = pe_port_at(p->bind[i]);
+        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_INVALID) {
+            for (int m = 0; m < p->n_members; m++) {
+                pe_port_inherit_invalid(pe_port_at(p->members[m]), q);
+                pe_port_drop_inputs(pe_port_at(p->members[m]));
+            }
+            return true; /* nothing to compute: every member is invalid */
+        }
+    }
+    rec->n_chunks = (p->numel + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
+    for (int i = 0; i < k->n_params; i++) {
+        pe_port *q = pe_port_at(p->bind[i]);
+        switch (k->params[i].kind) {
+        case KIR_IN_SCALAR:
+            args.p[i].value = q->value;
+            break;
+        case KIR_IN_CONTIG: case KIR_IN_BROADCAST:
+            if (!to_device(q, keep, k->n_params)) return false;
+            args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
+            break;
+        case KIR_OUT: {
+            CUdeviceptr d = device_alloc(port_bytes(q), keep, k->n_params);
+            if (!d) return false;
+            q->dev_buf = (void *)(uintptr_t)d;
+            args.p[i].ptr = d;
+            break;
+        }
+        case KIR_OUT_PARTIAL:
+            rec->partial_bytes = sizeof(double) * 2 * (size_t)(rec->n_chunks ? rec->n_chunks : 1);
+            rec->partials = device_alloc(rec->partial_bytes, keep, k->n_params);
+            if (!rec->partials) return false;
+            args.p[i].ptr = rec->partials;
+            break;
+        }
+    }
+    long long n = p->numel;
+    void *params[] = {&n, &args};
+    CUresult r = PE_CUDA_SUCCESS;
+    if (rec->partials) {
+        if (rec->n_chunks > 0)
+            r = gpu.cu->cuLaunchKernel(fn, (unsigned)rec->n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, gpu.stream,
+                                       params, NULL);
+    } else if (n > 0) {
+        long long blocks = (n + BLOCK - 1) / BLOCK, most = (long long)gpu.dev->sms * 32;
+        r = gpu.cu->cuLaunchKernel(fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, gpu.stream,
+                                   params, NULL);
+    }
+    if (r != PE_CUDA_SUCCESS) {
+        disable("cuLaunchKernel failed", r);
+        return false;
+    }
+    rec->launched = true;
+    pe_rt.stats.kernels_launched++;
+    for (int i = 0; i < k->n_params; i++)
+        if (k->params[i].kind == KIR_OUT) pe_port_at(p->bind[i])->host_stale = true;
+    for (int m = 0; m < p->n_members; m++) {
+        pe_port *q = pe_port_at(p->members[m]);
+        if (q->state == PE_PORT_PENDING) q->state = PE_PORT_READY;
+    }
+    return true;
+}
+
+/* Undoes a launch that did not happen (or whose results are lost): device
+ * buffers go, members are pending again for the CPU. */
+static void unlaunch(const pe_program *p, launch_record *rec)
+{
+    for (int i = 0; i < p->kir->n_params; i++) {
+        pe_port *q = pe_port_at(p->bind[i]);
+        if (p->kir->params[i].kind == KIR_OUT && q->state != PE_PORT_INVALID) {
+            if (!gpu.disabled) pe_cuda_port_free(q);
+            q->dev_buf = NULL;
+            q->host_stale = false;
+            q->state = PE_PORT_PENDING;
+        }
+    }
+    if (rec->partials && !gpu.disabled) device_free(rec->partials, rec->partial_bytes);
+    rec->partials = 0;
+    rec->launched = false;
+}
+
+/* After the synchronisation: reductions combine their partials on the host. */
+static bool finish_reduction(const pe_program *p, launch_record *rec)
+{
+    int rp = -1;
+    for (int i = 0; i < p->kir->n_params; i++)
+        if (p->kir->params[i].kind == KIR_OUT_PARTIAL) rp = i;
+    if (rp < 0) return true;
+    pe_port *r = pe_port_at(p->bind[rp]);
+    double *partials = malloc(rec->partial_bytes);
+    r->buf = pe_mem_alloc(port_bytes(r));
+    CUresult e = PE_CUDA_SUCCESS;
+    if (partials && r->buf && rec->n_chunks > 0) {
+        e = gpu.cu->cuMemcpyDtoHAsync(partials, rec->partials, sizeof(double) * 2 * (size_t)rec->n_chunks, gpu.stream);
+        if (e == PE_CUDA_SUCCESS) e = gpu.cu->cuStreamSynchronize(gpu.stream);
+    }
+    device_free(rec->partials, rec->partial_bytes);
+    rec->partials = 0;
+    if (!partials || !r->buf || e != PE_CUDA_SUCCESS) {
+        free(partials);
+        if (r->buf) pe_mem_free(r->buf, port_bytes(r));
+        r->buf = NULL;
+        fail_port(r, e != PE_CUDA_SUCCESS ? "the GPU reduction's partials cannot be read" : "out of memory", e);
+        if (e != PE_CUDA_SUCCESS) disable("a copy to the host failed", e);
+        return false;
+    }
+    pe_store_scalar(r, pe_combine_partials((pe_op)r->op, partials, rec->n_chunks, p->numel));
+    free(partials);
+    return true;
+}
+
+/* ------------------------------------------------------------- batches */
+
+/* The device of a batch: PE_DEVICE / pe_set_device, else by its size and
+ * where its inputs are, and f64 only where the GPU is good at it. */
+static bool wants_gpu(const pe_batch *b)
+{
+    if (gpu.disabled || !gpu.up) return false;
+    if (pe_rt.device == 0) return false;
+    if (pe_rt.device > 0) return true;
+    int64_t largest = 0;
+    bool resident = false, f64 = false;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        const pe_port *p = pe_port_at(b->entries[i].port);
+        if (p->numel > largest) largest = p->numel;
+        f64 |= p->dtype == PE_F64;
+        for (int k = 0; k < p->n_in; k++) resident |= pe_port_at(p->in[k])->dev_buf != NULL;
+    }
+    if (f64 && !gpu.dev->fast_f64) return false;
+    return resident || largest >= AUTO_MIN_ELEMENTS;
+}
+
+/* Computes a port on the CPU's interpreter, its inputs copied to the host
+ * first; an input whose GPU copy is lost makes it invalid. */
+static size_t interpret(pe_port *p)
+{
+    for (int k = 0; k < p->n_in; k++) {
+        pe_port *q = pe_port_at(p->in[k]);
+        if (q->state == PE_PORT_READY && !pe_port_host(q)) {
+            pe_port_inherit_invalid(p, q);
+            pe_port_drop_inputs(p);
+            return 0;
+        }
+    }
+    return pe_interp_execute(p) ? 1 : 0;
+}
+
+static size_t cuda_run(pe_executor *ex, const pe_batch *b)
+{
+    (void)ex;
+    if (!wants_gpu(b) || !current()) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    pe_program_seq seq;
+    if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
+        return pe_cpu_executor.run(&pe_cpu_executor, b);
+    pe_rt.stats.proggen_runs++;
+    pe_rt.stats.gpu_batches++;
+    CUfunction *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
+    launch_record *recs = calloc(seq.n ? seq.n : 1, sizeof *recs);
+    if (!fns || !recs || !prepare(&seq, fns)) {
+        free(fns), free(recs);
+        pe_program_seq_free(&seq);
+        return pe_cpu_executor.run(&pe_cpu_executor, b);
+    }
+    size_t computed = 0;
+    for (size_t i = 0; i < seq.n; i++) {
+        const pe_program *p = &seq.progs[i];
+        pe_port *port = pe_port_at(p->port);
+        switch (p->kind) {
+        case PE_PROG_SKIP:
+            pe_port_drop_inputs(port);
+            port->state = PE_PORT_READY;
+            break;
+        case PE_PROG_INTERP:
+            computed += interpret(port);
+            break;
+        case PE_PROG_KERNEL:
+            if (gpu.disabled || !launch(p, fns[i], &recs[i])) {
+                unlaunch(p, &recs[i]);
+                for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
+            }
+            break;
+        }
+    }
+    /* the application records on while the GPU works */
+    int depth = pe_api_suspend();
+    CUresult r = gpu.disabled ? PE_CUDA_SUCCESS : gpu.cu->cuStreamSynchronize(gpu.stream);
+    pe_api_resume(depth);
+    if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
+    for (size_t i = 0; i < seq.n; i++) {
+        const pe_program *p = &seq.progs[i];
+        if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;
+        if (r != PE_CUDA_SUCCESS) { /* results lost with the context: the CPU computes them */
+            unlaunch(p, &recs[i]);
+            for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
+            continue;
+        }
+        finish_reduction(p, &recs[i]);
+        computed += (size_t)p->n_members;
+        for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
+    }
+    free(fns), free(recs);
+    pe_program_seq_free(&seq);
+    return computed;
+}
+
+pe_executor pe_cuda_executor = {"cuda", cuda_run};
+
+bool pe_cuda_executor_serves(int ordinal) { return gpu.up && !gpu.disabled && gpu.ordinal == ordinal; }
+
+bool pe_cuda_executor_start(int ordinal)
+{
+    const char *why = NULL;
+    gpu.cu = pe_cuda_load(&why);
+    if (!gpu.cu) {
+        pe_log_message(PE_LOG_INFO, "no GPU: %s", why);
+        return false;
+    }
+    if (!pe_nvrtc_available(&why)) {
+        pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
+        return false;
+    }
+    gpu.ordinal = ordinal;
+    gpu.dev = pe_cuda_device_at(ordinal);
+    if (!gpu.dev) {
+        pe_log_message(PE_LOG_WARN, "there is no CUDA device %d (%d found)", ordinal, pe_cuda_device_count());
+        return false;
+    }
+    CUresult r = gpu.cu->cuDevicePrimaryCtxRetain(&gpu.ctx, gpu.dev->handle);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamCreate(&gpu.stream, 1 /* non-blocking */);
+    if (r != PE_CUDA_SUCCESS) {
+        char d[200];
+        describe(r, d, sizeof d);
+        pe_log_message(PE_LOG_WARN, "the GPU %s cannot be used (%s): the CPU computes", gpu.dev->name, d);
+        return false;
+    }
+    size_t free_bytes = 0, total = 0;
+    gpu.cu->cuMemGetInfo(&free_bytes, &total);
+    gpu.limit = free_bytes - free_bytes / 8; /* leave room for modules and other users */
+    const char *limit = getenv("PE_CUDA_MEM_LIMIT");
+    if (limit && *limit) {
+        char *end;
+        unsigned long long v = strtoull(limit, &end, 10);
+        if (*end || v == 0) pe_log_message(PE_LOG_WARN, "PE_CUDA_MEM_LIMIT=%s is not a byte count; ignored", limit);
+        else if (v < gpu.limit) gpu.limit = (size_t)v;
+    }
+    gpu.up = true;
+    gpu.disabled = false;
+    pe_log_message(PE_LOG_INFO, "GPU: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d", gpu.dev->name, gpu.dev->cc_major,
+                   gpu.dev->cc_minor, gpu.dev->sms, (double)gpu.dev->memory_bytes / (1 << 30),
+                   pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10);
+    return true;
+}
+
+void pe_cuda_executor_stop(void)
+{
+    if (!gpu.up) return;
+    gpu.cu->cuCtxSetCurrent(gpu.ctx);
+    gpu.cu->cuStreamSynchronize(gpu.stream);
+    pool_trim();
+    for (size_t i = 0; i < gpu.n_kernels; i++) free(gpu.kernels[i].kir);
+    free(gpu.kernels);
+    for (size_t i = 0; i < gpu.n_modules; i++) gpu.cu->cuModuleUnload(gpu.modules[i]);
+    free(gpu.modules);
+    gpu.cu->cuStreamDestroy(gpu.stream);
+    gpu.cu->cuDevicePrimaryCtxRelease(gpu.dev->handle);
+    const pe_cuda_api *cu = gpu.cu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.cu = cu;
+}

@@ -1,0 +1,424 @@
+/* cuda_emit.c — kernel IR to CUDA C (see cuda_emit.h for the launch
+ * convention).  Each SSA value becomes a local; selects are ?: (the GPU
+ * predicates them); math comes from CUDA's device library (expf, erfcf,
+ * normcdf, ...), whose documented accuracy is within PE's 2-ulp contract for
+ * f32 except where the CPU emitter, too, computes in double and rounds once
+ * (composed ops, erf, erfc, cdf_norm, rsqrt).  Which ops, dtypes and
+ * reductions exist is the CPU emitter's decision (pe_gccjit_can_emit): both
+ * generators take the same program sequences. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_gccjit.h"
+#include "cuda_emit.h"
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+    if (t->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = true;
+            return;
+        }
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap * 2 + (size_t)n + 1;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->oom = true;
+            return;
+        }
+        t->s = s, t->cap = cap;
+    }
+}
+
+static const char *ctype_name(pe_dtype t)
+{
+    switch (t) {
+    case PE_F32: return "float";
+    case PE_F64: return "double";
+    case PE_I32: return "int";
+    default: return "unsigned char";
+    }
+}
+
+static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+/* The CUDA math function behind a float op (f32: with an f suffix), or NULL. */
+static const char *math_name(pe_op op)
+{
+    switch (op) {
+    case PE_OP_exp: return "exp";
+    case PE_OP_exp2: return "exp2";
+    case PE_OP_exp10: return "exp10";
+    case PE_OP_expm1: return "expm1";
+    case PE_OP_log: return "log";
+    case PE_OP_log2: return "log2";
+    case PE_OP_log10: return "log10";
+    case PE_OP_log1p: return "log1p";
+    case PE_OP_sqrt: return "sqrt";
+    case PE_OP_cbrt: return "cbrt";
+    case PE_OP_sin: return "sin";
+    case PE_OP_cos: return "cos";
+    case PE_OP_tan: return "tan";
+    case PE_OP_asin: return "asin";
+    case PE_OP_acos: return "acos";
+    case PE_OP_atan: return "atan";
+    case PE_OP_sinh: return "sinh";
+    case PE_OP_cosh: return "cosh";
+    case PE_OP_tanh: return "tanh";
+    case PE_OP_asinh: return "asinh";
+    case PE_OP_acosh: return "acosh";
+    case PE_OP_atanh: return "atanh";
+    case PE_OP_erf: return "erf";
+    case PE_OP_erfc: return "erfc";
+    case PE_OP_floor: return "floor";
+    case PE_OP_ceil: return "ceil";
+    case PE_OP_trunc: return "trunc";
+    case PE_OP_round: return "round";
+    case PE_OP_abs: return "fabs";
+    case PE_OP_pow: return "pow";
+    case PE_OP_atan2: return "atan2";
+    case PE_OP_fma: return "fma";
+    default: return NULL;
+    }
+}
+
+/* f32 ops the reference computes in double and rounds once (the CPU
+ * emitter's list): composed ops whose composition is ill-conditioned, and
+ * erf, erfc, cdf_norm, rsqrt. */
+static bool composed_in_double(pe_op op)
+{
+    switch (op) {
+    case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec: case PE_OP_acsc:
+    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth: case PE_OP_cdf_norm: case PE_OP_rsqrt:
+    case PE_OP_erf: case PE_OP_erfc:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Helpers every kernel may use: reference min/max (NaN wins, ties of zeros
+ * by sign), i32 wrap-around, the saturating float -> i32 conversion. */
+static const char prelude[] =
+    "static __device__ __forceinline__ float pe_min(float a, float b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __int_as_float(__float_as_int(a) | __float_as_int(b));\n"
+    "  return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ float pe_max(float a, float b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __int_as_float(__float_as_int(a) & __float_as_int(b));\n"
+    "  return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ double pe_min(double a, double b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b));\n"
+    "  return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ double pe_max(double a, double b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));\n"
+    "  return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ int pe_min(int a, int b) { return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ int pe_max(int a, int b) { return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ int pe_wrap(unsigned v) { return (int)v; }\n"
+    "static __device__ __forceinline__ int pe_to_i32(double d) {\n"
+    "  if (d != d) return 0;\n"
+    "  if (d >= 2147483647.0) return 2147483647;\n"
+    "  if (d <= -2147483648.0) return (-2147483647 - 1);\n"
+    "  return (int)d; }\n"
+    "static __device__ __forceinline__ int pe_idiv(int a, int b) {\n"
+    "  if (b == 0) return 0;\n"
+    "  if (b == -1) return pe_wrap(0u - (unsigned)a);\n"
+    "  return a / b; }\n"
+    "static __device__ __forceinline__ int pe_imod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+    /* reductions: NaN sticks; sums of f64 keep their low part (Neumaier) */
+    "static __device__ __forceinline__ bool pe_takes(double acc, double x, bool is_min) {\n"
+    "  return acc == acc && (x != x || (is_min ? x < acc : x > acc)); }\n"
+    "static __device__ __forceinline__ void pe_two_sum(double &hi, double &lo, double x) {\n"
+    "  double t = hi + x;\n"
+    "  lo += fabs(hi) >= fabs(x) ? (hi - t) + x : (x - t) + hi;\n"
+    "  hi = t; }\n";
+
+typedef struct {
+    text *t;
+    const kir_kernel *k;
+} emitter;
+
+/* v<j> of the instruction's operand j converted to the compute type. */
+static void operand(emitter *e, const kir_inst *in, int j, pe_dtype to, char *out, size_t n)
+{
+    int src = in->a[j];
+    pe_dtype from = (pe_dtype)e->k->body[src].dtype;
+    if (from == to) snprintf(out, n, "v%d", src);
+    else if (to == PE_BOOL) snprintf(out, n, "(unsigned char)(v%d != 0)", src);
+    else snprintf(out, n, "(%s)v%d", ctype_name(to), src);
+}
+
+/* Coordinate `axis` of element i in the kernel's iteration shape. */
+static void coordinate(emitter *e, int axis, char *out, size_t n)
+{
+    long long inner = 1;
+    for (int d = e->k->rank - 1; d > axis; d--) inner *= e->k->shape[d];
+    snprintf(out, n, "(int)((i / %lldLL) %% %lldLL)", inner, (long long)e->k->shape[axis]);
+}
+
+static void emit_op(emitter *e, int v, const kir_inst *in)
+{
+    text *t = e->t;
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
+    if (ct == PE_F32 && composed_in_double(op)) ct = PE_F64;
+    const char *T = ctype_name(ct), *R = ctype_name(rt);
+    const char *f = ct == PE_F32 ? "f" : "";
+    char a[3][96];
+    for (int j = 0; j < in->n; j++) {
+        bool raw = (op == PE_OP_cond && j == 0) || op == PE_OP_cast;
+        if (raw) snprintf(a[j], sizeof a[j], "v%d", in->a[j]);
+        else operand(e, in, j, ct, a[j], sizeof a[j]);
+    }
+    bool fl = is_float(ct);
+    put(t, "    %s v%d = (%s)(", R, v, R);
+    switch (op) {
+    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: {
+        char sym = op == PE_OP_add ? '+' : op == PE_OP_sub ? '-' : '*';
+        if (fl) put(t, "%s %c %s", a[0], sym, a[1]);
+        else put(t, "pe_wrap((unsigned)%s %c (unsigned)%s)", a[0], sym, a[1]);
+        break;
+    }
+    case PE_OP_neg:
+        if (fl) put(t, "-%s", a[0]);
+        else put(t, "pe_wrap(0u - (unsigned)%s)", a[0]);
+        break;
+    case PE_OP_div:
+        if (fl) put(t, "%s / %s", a[0], a[1]);
+        else put(t, "pe_idiv(%s, %s)", a[0], a[1]);
+        break;
+    case PE_OP_mod:
+        if (fl) put(t, "fmod%s(%s, %s)", f, a[0], a[1]);
+        else put(t, "pe_imod(%s, %s)", a[0], a[1]);
+        break;
+    case PE_OP_abs:
+        if (fl) put(t, "fabs%s(%s)", f, a[0]);
+        else put(t, "%s < 0 ? pe_wrap(0u - (unsigned)%s) : %s", a[0], a[0], a[0]);
+        break;
+    case PE_OP_sign: /* NaN and signed zeros pass through */
+        put(t, "%s > (%s)0 ? (%s)1 : %s < (%s)0 ? (%s)-1 : %s", a[0], T, T, a[0], T, T, a[0]);
+        break;
+    case PE_OP_min: put(t, "pe_min(%s, %s)", a[0], a[1]); break;
+    case PE_OP_max: put(t, "pe_max(%s, %s)", a[0], a[1]); break;
+    case PE_OP_clamp: put(t, "pe_min(pe_max(%s, %s), %s)", a[0], a[1], a[2]); break;
+    case PE_OP_fma: put(t, "fma%s(%s, %s, %s)", f, a[0], a[1], a[2]); break;
+    case PE_OP_pow: put(t, "pow%s(%s, %s)", f, a[0], a[1]); break;
+    case PE_OP_atan2: put(t, "atan2%s(%s, %s)", f, a[0], a[1]); break;
+    case PE_OP_rcp: put(t, "(%s)1 / %s", T, a[0]); break;
+    case PE_OP_rsqrt: put(t, "(%s)1 / sqrt%s(%s)", T, f, a[0]); break;
+    case PE_OP_logb: put(t, "log%s(%s) / log%s(%s)", f, a[0], f, a[1]); break;
+    case PE_OP_sec: put(t, "(%s)1 / cos%s(%s)", T, f, a[0]); break;
+    case PE_OP_csc: put(t, "(%s)1 / sin%s(%s)", T, f, a[0]); break;
+    case PE_OP_cot: put(t, "(%s)1 / tan%s(%s)", T, f, a[0]); break;
+    case PE_OP_sech: put(t, "(%s)1 / cosh%s(%s)", T, f, a[0]); break;
+    case PE_OP_csch: put(t, "(%s)1 / sinh%s(%s)", T, f, a[0]); break;
+    case PE_OP_coth: put(t, "(%s)1 / tanh%s(%s)", T, f, a[0]); break;
+    case PE_OP_asec: put(t, "acos%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_acsc: put(t, "asin%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_acot: put(t, "atan%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_cdf_norm: put(t, "normcdf%s(%s)", f, a[0]); break;
+    case PE_OP_isnan: put(t, "%s != %s", a[0], a[0]); break;
+    case PE_OP_isinf: put(t, "fabs%s(%s) == (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
+    case PE_OP_isfinite: put(t, "fabs%s(%s) < (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
+    case PE_OP_lt: put(t, "%s < %s", a[0], a[1]); break;
+    case PE_OP_le: put(t, "%s <= %s", a[0], a[1]); break;
+    case PE_OP_gt: put(t, "%s > %s", a[0], a[1]); break;
+    case PE_OP_ge: put(t, "%s >= %s", a[0], a[1]); break;
+    case PE_OP_eq: put(t, "%s == %s", a[0], a[1]); break;
+    case PE_OP_ne: put(t, "%s != %s", a[0], a[1]); break;
+    case PE_OP_not: put(t, "!(%s != 0)", a[0]); break;
+    case PE_OP_and: put(t, "(%s != 0) && (%s != 0)", a[0], a[1]); break;
+    case PE_OP_or: put(t, "(%s != 0) || (%s != 0)", a[0], a[1]); break;
+    case PE_OP_nand: put(t, "!((%s != 0) && (%s != 0))", a[0], a[1]); break;
+    case PE_OP_nor: put(t, "!((%s != 0) || (%s != 0))", a[0], a[1]); break;
+    case PE_OP_xor: put(t, "(%s != 0) != (%s != 0)", a[0], a[1]); break;
+    case PE_OP_cond: put(t, "%s != 0 ? %s : %s", a[0], a[1], a[2]); break;
+    case PE_OP_cast: {
+        pe_dtype from = (pe_dtype)e->k->body[in->a[0]].dtype;
+        if (rt == PE_I32 && is_float(from)) put(t, "pe_to_i32((double)%s)", a[0]);
+        else if (rt == PE_BOOL) put(t, "%s != 0", a[0]); /* NaN is true */
+        else put(t, "%s", a[0]);
+        break;
+    }
+    case PE_OP_index: {
+        char c[96];
+        coordinate(e, in->a[0], c, sizeof c);
+        put(t, "%s", c);
+        break;
+    }
+    case PE_OP_identity: {
+        char r[96], c[96];
+        coordinate(e, 0, r, sizeof r);
+        coordinate(e, 1, c, sizeof c);
+        put(t, "%s == %s", r, c);
+        break;
+    }
+    default:
+        put(t, "%s%s(%s)", math_name(op), f, a[0]);
+        break;
+    }
+    put(t, ");\n");
+}
+
+/* Offset of element i in a broadcast operand (strides per iteration axis). */
+static void element_index(emitter *e, const kir_param *p, char *out, size_t n)
+{
+    if (p->kind != KIR_IN_BROADCAST) {
+        snprintf(out, n, "i");
+        return;
+    }
+    size_t len = (size_t)snprintf(out, n, "(0LL");
+    long long inner = 1;
+    for (int d = e->k->rank - 1; d >= 0; d--) {
+        if (p->stride[d] != 0 && len < n) {
+            if (d > 0)
+                len += (size_t)snprintf(out + len, n - len, " + (i / %lldLL) %% %lldLL * %lldLL", inner,
+                                        (long long)e->k->shape[d], (long long)p->stride[d]);
+            else
+                len += (size_t)snprintf(out + len, n - len, " + (i / %lldLL) * %lldLL", inner, (long long)p->stride[d]);
+        }
+        inner *= e->k->shape[d];
+    }
+    if (len < n) snprintf(out + len, n - len, ")");
+}
+
+static const kir_inst *reduction_of(const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) return &k->body[v];
+    return NULL;
+}
+
+bool pe_cuda_is_reduction(const kir_kernel *k) { return reduction_of(k) != NULL; }
+
+static bool is_extreme(pe_op op) { return op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf; }
+static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
+
+static void emit_reduce(emitter *e, const kir_inst *in)
+{
+    text *t = e->t;
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype;
+    char x0[96], x1[96];
+    /* operands meet in ctype (dot), then widen exactly to double */
+    if (op == PE_OP_dot) {
+        operand(e, in, 1, ct, x0, sizeof x0);
+        operand(e, in, 2, ct, x1, sizeof x1);
+        put(t, "    { double x = (double)(%s) * (double)(%s);\n", x0, x1);
+    } else {
+        put(t, "    { double x = (double)v%d;\n", in->a[1]);
+        if (op == PE_OP_norm1 || op == PE_OP_norminf) put(t, "      x = fabs(x);\n");
+        if (op == PE_OP_norm2) put(t, "      x = x * x;\n");
+    }
+    if (is_extreme(op)) put(t, "      if (pe_takes(acc, x, %s)) acc = x; }\n", op == PE_OP_min_reduce ? "true" : "false");
+    else if (compensated(in)) put(t, "      pe_two_sum(acc, comp, x); }\n");
+    else put(t, "      acc += x; }\n");
+}
+
+static void emit_body(emitter *e)
+{
+    const kir_kernel *k = e->k;
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind == KIR_LOAD) {
+            const kir_param *q = &k->params[in->a[0]];
+            const char *T = ctype_name((pe_dtype)in->dtype);
+            if (q->kind == KIR_IN_SCALAR) {
+                put(e->t, "    %s v%d = (%s)a.p[%d].value;\n", T, v, T, in->a[0]);
+            } else {
+                char idx[512];
+                element_index(e, q, idx, sizeof idx);
+                put(e->t, "    %s v%d = (%s)((const %s *)a.p[%d].ptr)[%s];\n", T, v, T, ctype_name((pe_dtype)q->dtype),
+                    in->a[0], idx);
+            }
+        } else if (in->kind == KIR_STORE) {
+            const kir_param *q = &k->params[in->a[0]];
+            put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
+        } else if (in->kind == KIR_REDUCE) {
+            emit_reduce(e, in);
+        } else {
+            emit_op(e, v, in);
+        }
+    }
+}
+
+static void emit_kernel(text *t, const kir_kernel *k)
+{
+    emitter e = {t, k};
+    char name[48];
+    pe_gccjit_kernel_name(k, name, sizeof name);
+    const kir_inst *r = reduction_of(k);
+    if (!r) {
+        put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
+        put(t, "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;"
+               " i += (long long)gridDim.x * blockDim.x) {\n");
+        emit_body(&e);
+        put(t, "  }\n}\n");
+        return;
+    }
+    pe_op op = (pe_op)r->op;
+    double start = op == PE_OP_max_reduce ? -__builtin_inf() : op == PE_OP_min_reduce ? __builtin_inf() : 0.0;
+    put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
+        PE_CUDA_REDUCE_THREADS, name);
+    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", PE_CUDA_REDUCE_THREADS, PE_CUDA_REDUCE_THREADS);
+    put(t, "  const long long begin = (long long)blockIdx.x * %dLL;\n", KIR_REDUCE_CHUNK);
+    put(t, "  const long long end = n < begin + %dLL ? n : begin + %dLL;\n", KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK);
+    put(t, "  double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                                                                                : "__longlong_as_double(0xfff0000000000000LL)");
+    put(t, "  for (long long i = begin + threadIdx.x; i < end; i += %d) {\n", PE_CUDA_REDUCE_THREADS);
+    emit_body(&e);
+    put(t, "  }\n");
+    /* a fixed tree over the threads: the same order on every GPU */
+    put(t, "  sh_hi[threadIdx.x] = acc; sh_lo[threadIdx.x] = comp;\n  __syncthreads();\n");
+    put(t, "  for (int w = %d; w > 0; w >>= 1) {\n    if (threadIdx.x < w) {\n", PE_CUDA_REDUCE_THREADS / 2);
+    put(t, "      double h = sh_hi[threadIdx.x], o = sh_hi[threadIdx.x + w];\n");
+    if (is_extreme(op))
+        put(t, "      if (pe_takes(h, o, %s)) sh_hi[threadIdx.x] = o;\n", op == PE_OP_min_reduce ? "true" : "false");
+    else if (compensated(r))
+        put(t, "      double l = sh_lo[threadIdx.x] + sh_lo[threadIdx.x + w];\n"
+               "      pe_two_sum(h, l, o);\n"
+               "      sh_hi[threadIdx.x] = h; sh_lo[threadIdx.x] = l;\n");
+    else
+        put(t, "      sh_hi[threadIdx.x] = h + o;\n");
+    put(t, "    }\n    __syncthreads();\n  }\n");
+    put(t, "  if (threadIdx.x == 0) {\n");
+    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x] = sh_hi[0];\n", r->a[0]);
+    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = sh_lo[0];\n  }\n}\n", r->a[0]);
+}
+
+char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
+{
+    text t = {.s = malloc(16384), .cap = 16384};
+    if (!t.s) return NULL;
+    t.s[0] = 0;
+    put(&t, "typedef union { unsigned long long ptr; double value; } pe_cuda_arg;\n");
+    put(&t, "typedef struct { pe_cuda_arg p[%d]; } pe_cuda_args;\n", KIR_MAX_PARAMS);
+    put(&t, "%s", prelude);
+    for (size_t i = 0; i < n; i++) emit_kernel(&t, kernels[i]);
+    if (t.oom) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}

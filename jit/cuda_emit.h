@@ -1,0 +1,39 @@
+/* cuda_emit.h — the CUDA code generator: kernel IR to CUDA C for NVRTC, the
+ * same kernels the CPU emitter makes from the same IR, with the same
+ * reference semantics (NaN and signed-zero rules, saturating casts, i32
+ * wrap-around, f32 ops that the reference rounds once from double).
+ *
+ * Launch convention of every kernel:
+ *     extern "C" __global__ void pe_k_<hash>(long long n, pe_cuda_args a)
+ * a.p[k] is parameter k: a device pointer, or for a scalar parameter its
+ * value as a double.  Element-wise kernels: any grid, a grid-stride loop over
+ * [0, n).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
+ * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
+ * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
+ * in a fixed combination order, so the result does not depend on the GPU. */
+#ifndef PE_JIT_CUDA_EMIT_H
+#define PE_JIT_CUDA_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kir.h"
+
+#define PE_CUDA_REDUCE_THREADS 256
+
+typedef union {
+    unsigned long long ptr; /* CUdeviceptr */
+    double value;
+} pe_cuda_arg;
+
+typedef struct {
+    pe_cuda_arg p[KIR_MAX_PARAMS];
+} pe_cuda_args;
+
+/* Appends the CUDA C of n kernels (after one shared prelude) to a new
+ * malloc'ed string; NULL when out of memory. */
+char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
+/* Whether k is a reduction kernel (its launch geometry differs). */
+bool pe_cuda_is_reduction(const kir_kernel *k);
+
+#endif

@@ -1,0 +1,182 @@
+/* test_cuda_codegen.c — the CUDA emitter's code compiles with NVRTC for
+ * sm_80 and sm_90 (no GPU needed): every element-wise op the code generators
+ * take, in every compute type they take it in, plus casts, generators,
+ * broadcast and scalar parameters and every reduction; and a source NVRTC
+ * rejects gives its log, not a crash. */
+#include "test_util.h"
+
+#include "jit/cpu_gccjit.h"
+#include "jit/cuda_emit.h"
+#include "jit/kir.h"
+#include "jit/nvrtc.h"
+
+static const pe_dtype dtypes[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};
+
+/* The dtype of op's result for compute type ct (enough for compilation). */
+static pe_dtype result_of(pe_op op, pe_dtype ct)
+{
+    switch (pe_op_table[op].result) {
+    case PE_RESULT_BOOL: return PE_BOOL;
+    default: return ct;
+    }
+}
+
+/* A kernel: n inputs of dtype ct (CONTIG), op, one output. */
+static kir_kernel map_kernel(pe_op op, pe_dtype ct, int arity)
+{
+    kir_kernel k = {0};
+    k.rank = 1;
+    k.shape[0] = 1000;
+    for (int j = 0; j < arity; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
+    }
+    pe_dtype rt = result_of(op, ct);
+    uint16_t value = (uint16_t)k.n_body, out = (uint16_t)k.n_params;
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = op, .dtype = rt, .ctype = ct, .n = (uint8_t)arity, .a = {0, 1, 2}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = rt};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {out, value}};
+    return k;
+}
+
+typedef struct {
+    kir_kernel *k;
+    size_t n, cap;
+} kernel_list;
+
+static void add(kernel_list *l, kir_kernel k)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->k = realloc(l->k, l->cap * sizeof *l->k);
+        assert_non_null(l->k);
+    }
+    /* a kernel twice (same IR) would define its function twice */
+    for (size_t i = 0; i < l->n; i++)
+        if (kir_equal(&l->k[i], &k)) return;
+    l->k[l->n++] = k;
+}
+
+/* Every kernel of the list compiled in one NVRTC program per architecture. */
+static void compile_all(const kernel_list *l, const char *what)
+{
+    const kir_kernel **ptrs = malloc(l->n * sizeof *ptrs);
+    assert_non_null(ptrs);
+    for (size_t i = 0; i < l->n; i++) ptrs[i] = &l->k[i];
+    char *src = pe_cuda_emit(ptrs, l->n);
+    assert_non_null(src);
+    static const int archs[] = {80, 90};
+    for (int a = 0; a < 2; a++) {
+        void *image = NULL;
+        size_t size = 0;
+        static char log[1 << 16];
+        bool ok = pe_nvrtc_compile(src, "test.cu", archs[a], false, &image, &size, log, sizeof log);
+        if (!ok) fprintf(stderr, "%s for sm_%d:\n%s\n", what, archs[a], log);
+        assert_true(ok);
+        assert_true(size > 1000);
+        free(image);
+    }
+    printf("%s: %zu kernels compiled for sm_80 and sm_90\n", what, l->n);
+    free(src), free(ptrs);
+}
+
+static void test_every_map_op_compiles(void **state)
+{
+    (void)state;
+    kernel_list l = {0};
+    for (int op = 0; op < PE_OP__COUNT; op++) {
+        if (pe_op_table[op].kind != PE_KIND_MAP || op == PE_OP_cast) continue;
+        for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+            pe_dtype ct = dtypes[d];
+            if (!pe_gccjit_can_emit((pe_op)op, ct, result_of((pe_op)op, ct), ct)) continue;
+            add(&l, map_kernel((pe_op)op, ct, pe_op_table[op].arity));
+        }
+    }
+    /* casts between every pair */
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 4; b++) {
+            kir_kernel k = map_kernel(PE_OP_cast, dtypes[a], 1);
+            k.body[1].dtype = dtypes[b];
+            k.params[1].dtype = dtypes[b];
+            add(&l, k);
+        }
+    assert_true(l.n > 150);
+    compile_all(&l, "element-wise ops");
+    free(l.k);
+}
+
+static void test_reductions_broadcast_scalars_generators_compile(void **state)
+{
+    (void)state;
+    kernel_list l = {0};
+    static const pe_op reductions[] = {PE_OP_sum, PE_OP_mean, PE_OP_dot, PE_OP_norm1, PE_OP_norm2,
+                                       PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
+    for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
+        for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++) {
+            if (!pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) continue;
+            kir_kernel k = {0};
+            k.rank = 1, k.shape[0] = 100000;
+            int arity = reductions[r] == PE_OP_dot ? 2 : 1;
+            for (int j = 0; j < arity; j++) {
+                k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+                k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
+            }
+            /* a visible producer stored on the way: exp of the first operand */
+            k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = ct, .ctype = ct, .n = 1, .a = {0}};
+            int produced = k.n_body - 1;
+            k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = ct};
+            k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced}};
+            k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+            k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = reductions[r], .dtype = PE_F64, .ctype = ct,
+                                            .n = (uint8_t)(1 + arity),
+                                            .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced, 1}};
+            add(&l, k);
+        }
+    /* a 2-D broadcast operand (a row), a scalar parameter, index and identity generators */
+    kir_kernel k = {0};
+    k.rank = 2, k.shape[0] = 300, k.shape[1] = 7;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, 1}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_SCALAR, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_mul, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_index, .dtype = PE_I32, .ctype = PE_I32, .n = 0, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_identity, .dtype = PE_F32, .ctype = PE_F32, .n = 0};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {2, 3}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {5, 4}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {2, 6}};
+    add(&l, k);
+    compile_all(&l, "reductions, broadcast, scalars, generators");
+    free(l.k);
+}
+
+static void test_rejected_source_gives_the_log(void **state)
+{
+    (void)state;
+    void *image = (void *)1;
+    size_t size = 1;
+    char log[4096];
+    bool ok = pe_nvrtc_compile("extern \"C\" __global__ void k() { undefined_thing(); }", "bad.cu", 80, false, &image,
+                               &size, log, sizeof log);
+    assert_false(ok);
+    assert_null(image);
+    assert_int_equal(size, 0);
+    assert_non_null(strstr(log, "undefined_thing"));
+}
+
+int main(void)
+{
+    const char *why;
+    if (!pe_nvrtc_available(&why)) {
+        fprintf(stderr, "skipped: %s\n", why);
+        return 77;
+    }
+    printf("NVRTC %d.%d\n", pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_map_op_compiles),
+        cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
+        cmocka_unit_test(test_rejected_source_gives_the_log),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
