@@ -1,0 +1,261 @@
+/* test_cuda_gpu.c — the CUDA executor on a real GPU (ctest label `gpu`;
+ * exit 77 where there is none): every element-wise op in f32 and f64 and
+ * the fused reductions against the reference interpreter, results that stay
+ * on the GPU until read, and eviction to the host under PE_CUDA_MEM_LIMIT. */
+#include "test_util.h"
+
+#include "irformat/ops.h"
+
+typedef pe_array (*map1_fn)(const pe_site *, pe_array);
+typedef pe_array (*map2_fn)(const pe_site *, pe_array, pe_array);
+typedef pe_array (*map3_fn)(const pe_site *, pe_array, pe_array, pe_array);
+
+typedef struct {
+    pe_op op;
+    int arity;
+    void *fn;
+} map_entry;
+
+/* Every MAP row with a derived result type has pe_<name>_at. */
+#define ENTRY(kind, arity, result, name) ENTRY_##kind##_##result(arity, name)
+#define ROW(arity, name) {PE_OP_##name, arity, (void *)pe_##name##_at},
+#define ENTRY_MAP_ARITH(arity, name) ROW(arity, name)
+#define ENTRY_MAP_FLOAT(arity, name) ROW(arity, name)
+#define ENTRY_MAP_BOOL(arity, name) ROW(arity, name)
+#define ENTRY_MAP_SAME(arity, name) ROW(arity, name)
+#define ENTRY_MAP_EXPLICIT(arity, name)
+#define ENTRY_REDUCE_ARITH(arity, name)
+#define ENTRY_REDUCE_FLOAT(arity, name)
+#define ENTRY_REDUCE_BOOL(arity, name)
+#define ENTRY_REDUCE_SAME(arity, name)
+#define ENTRY_REDUCE_INDEX(arity, name)
+#define ENTRY_IO_EXPLICIT(arity, name)
+#define ENTRY_GENERATOR_EXPLICIT(arity, name)
+#define ENTRY_VIEW_SAME(arity, name)
+static const map_entry maps[] = {
+#define PE_OP(name, kind, arity, fusible, cost, result) ENTRY(kind, arity, result, name)
+#include "irformat/ops.def"
+};
+
+#define N_BIG 1000003
+
+static int start(const char *executor)
+{
+    pe_config cfg = {0};
+    if (strcmp(executor, "interp") == 0) cfg.executor = "interp";
+    else cfg.device = 2; /* device 1: the first CUDA device */
+    return pe_init(&cfg);
+}
+
+/* Operand j of a case: values in the domain most ops accept. */
+static void fill(double *x, int64_t n, int j, unsigned seed)
+{
+    srand(seed + 7 * (unsigned)j);
+    for (int64_t i = 0; i < n; i++) {
+        double u = (double)rand() / RAND_MAX;
+        x[i] = j == 0 ? 0.05 + 0.9 * u : 0.5 + 1.5 * u;
+        if (i % 97 == 3) x[i] = -x[i]; /* some negatives: NaN paths and signs */
+    }
+}
+
+static pe_array input(pe_dtype t, const double *x, int64_t n)
+{
+    if (t == PE_F64) return pe_f64_1d(x, n);
+    float *f = malloc((size_t)n * sizeof *f);
+    for (int64_t i = 0; i < n; i++) f[i] = (float)x[i];
+    pe_array a = pe_f32_1d(f, n);
+    free(f);
+    return a;
+}
+
+/* The op's result as doubles (NULL if the op rejected the operands). */
+static double *run_case(const map_entry *m, pe_dtype t, int64_t n, double *const *x)
+{
+    pe_array in[3] = {{0}};
+    for (int j = 0; j < m->arity; j++) in[j] = input(t, x[j], n);
+    pe_array r;
+    if (m->arity == 1) r = ((map1_fn)m->fn)(PE_HERE, in[0]);
+    else if (m->arity == 2) r = ((map2_fn)m->fn)(PE_HERE, in[0], in[1]);
+    else r = ((map3_fn)m->fn)(PE_HERE, in[0], in[1], in[2]);
+    double *out = NULL;
+    if (pe_is_valid(r)) {
+        pe_array d = pe_cast(r, PE_F64);
+        out = malloc((size_t)n * sizeof *out);
+        if (pe_read(d, out, (size_t)n * sizeof *out) != PE_OK) free(out), out = NULL;
+        pe_release(d);
+    }
+    pe_release(r);
+    for (int j = 0; j < m->arity; j++) pe_release(in[j]);
+    return out;
+}
+
+static bool close_enough(double got, double want, pe_dtype t)
+{
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    double tol = t == PE_F32 ? 4e-6 : 1e-12;
+    return fabs(got - want) <= tol * fmax(fabs(want), 1e-30) || fabs(got - want) < (t == PE_F32 ? 1e-37 : 1e-300);
+}
+
+static void test_every_map_op_matches_the_interpreter(void **state)
+{
+    (void)state;
+    static const int64_t sizes[] = {1, 7, 1023, N_BIG};
+    const size_t n_ops = sizeof maps / sizeof maps[0];
+    int checked = 0, mismatches = 0;
+    for (int ti = 0; ti < 2; ti++) {
+        pe_dtype t = ti ? PE_F64 : PE_F32;
+        for (size_t si = 0; si < 4; si++) {
+            int64_t n = sizes[si];
+            double *x[3];
+            for (int j = 0; j < 3; j++) x[j] = malloc((size_t)n * sizeof *x[j]), fill(x[j], n, j, (unsigned)si);
+            double **want = calloc(n_ops, sizeof *want);
+            assert_int_equal(start("interp"), PE_OK);
+            for (size_t o = 0; o < n_ops; o++) want[o] = run_case(&maps[o], t, n, x);
+            pe_shutdown();
+            assert_int_equal(start("cuda"), PE_OK);
+            pe_stats before;
+            pe_get_stats(&before);
+            for (size_t o = 0; o < n_ops; o++) {
+                double *got = run_case(&maps[o], t, n, x);
+                assert_true((got == NULL) == (want[o] == NULL));
+                for (int64_t i = 0; got && i < n; i++) {
+                    if (close_enough(got[i], want[o][i], t)) continue;
+                    if (mismatches++ < 20)
+                        fprintf(stderr, "%s %s n=%lld [%lld]: x=%.17g,%.17g GPU %.17g interpreter %.17g\n",
+                                pe_op_table[maps[o].op].name, t == PE_F32 ? "f32" : "f64", (long long)n, (long long)i,
+                                x[0][i], x[1][i], got[i], want[o][i]);
+                    break;
+                }
+                checked++;
+                free(got), free(want[o]);
+            }
+            pe_stats after;
+            pe_get_stats(&after);
+            assert_true(after.gpu_batches > before.gpu_batches); /* it did run there */
+            pe_shutdown();
+            free(want);
+            for (int j = 0; j < 3; j++) free(x[j]);
+        }
+    }
+    printf("%d op/dtype/size cases compared, %d mismatches\n", checked, mismatches);
+    assert_int_equal(mismatches, 0);
+}
+
+static void test_fused_reductions_match_the_interpreter(void **state)
+{
+    (void)state;
+    double *x = malloc(N_BIG * sizeof *x), *y = malloc(N_BIG * sizeof *y);
+    fill(x, N_BIG, 0, 11), fill(y, N_BIG, 1, 11);
+    double want[2][6], got[2][6];
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(start(pass ? "cuda" : "interp"), PE_OK);
+        for (int ti = 0; ti < 2; ti++) {
+            pe_dtype t = ti ? PE_F64 : PE_F32;
+            pe_array a = input(t, x, N_BIG), b = input(t, y, N_BIG);
+            pe_array e = pe_exp(a);
+            pe_array r[6] = {pe_sum(e), pe_dot(a, b), pe_max(e), pe_min(a), pe_mean(b), pe_norm1(a)};
+            for (int k = 0; k < 6; k++) {
+                assert_int_equal(pe_read_f64(r[k], pass ? &got[ti][k] : &want[ti][k]), PE_OK);
+                pe_release(r[k]);
+            }
+            pe_release(e), pe_release(a), pe_release(b);
+        }
+        pe_shutdown();
+    }
+    for (int ti = 0; ti < 2; ti++)
+        for (int k = 0; k < 6; k++) assert_true(fabs(got[ti][k] - want[ti][k]) <= 1e-10 * fabs(want[ti][k]));
+    free(x), free(y);
+}
+
+/* A result stays on the GPU until the host needs it; an input goes up once. */
+static void test_results_stay_on_the_gpu_until_read(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    const int64_t n = 1 << 20;
+    float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 1000) / 1000.0f;
+    pe_array a = pe_f32_1d(x, n);
+    pe_array e = pe_exp(a);
+    pe_sync();
+    pe_stats s1, s2, s3;
+    pe_get_stats(&s1);
+    assert_int_equal(s1.bytes_to_device, n * 4);
+    assert_int_equal(s1.bytes_to_host, 0);
+    pe_array f = pe_mul(e, a); /* both inputs are on the GPU already */
+    pe_sync();
+    pe_get_stats(&s2);
+    assert_int_equal(s2.bytes_to_device, s1.bytes_to_device);
+    assert_int_equal(s2.bytes_to_host, 0);
+    assert_int_equal(pe_read(f, out, n * sizeof *out), PE_OK);
+    pe_get_stats(&s3);
+    assert_int_equal(s3.bytes_to_host, n * 4);
+    for (int64_t i = 0; i < n; i++) assert_true(fabsf(out[i] - expf(x[i]) * x[i]) <= 4e-7f * fabsf(out[i]) + 1e-30f);
+    pe_release(a), pe_release(e), pe_release(f);
+    pe_shutdown();
+    free(x), free(out);
+}
+
+/* With device memory capped below what the live results need, older ones go
+ * to the host and every value stays right. */
+static void test_eviction_under_a_memory_cap(void **state)
+{
+    (void)state;
+    setenv("PE_CUDA_MEM_LIMIT", "40000000", 1); /* 40 MB: room for fewer than three 16 MB arrays */
+    assert_int_equal(start("cuda"), PE_OK);
+    unsetenv("PE_CUDA_MEM_LIMIT");
+    const int64_t n = 4 << 20; /* 16 MB of f32 */
+    float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 4096);
+    pe_array a = pe_f32_1d(x, n), r[6];
+    for (int k = 0; k < 6; k++) {
+        r[k] = pe_add(a, (float)k);
+        pe_sync();
+    }
+    pe_stats s;
+    pe_get_stats(&s);
+    assert_true(s.bytes_to_host > 0); /* something was evicted */
+    for (int k = 0; k < 6; k++) {
+        assert_int_equal(pe_read(r[k], out, n * sizeof *out), PE_OK);
+        for (int64_t i = 0; i < n; i += 997) assert_true(out[i] == x[i] + (float)k);
+        pe_release(r[k]);
+    }
+    pe_release(a);
+    pe_shutdown();
+    free(x), free(out);
+}
+
+static void test_devices_are_listed(void **state)
+{
+    (void)state;
+    assert_int_equal(pe_init(NULL), PE_OK);
+    assert_true(pe_device_count() >= 2);
+    pe_device_info info;
+    assert_int_equal(pe_device_info(1, &info), PE_OK);
+    assert_int_equal(info.kind, PE_DEVICE_CUDA);
+    assert_true(strncmp(info.arch, "sm_", 3) == 0);
+    assert_true(info.cores > 0 && info.memory_bytes > 0);
+    printf("GPU: %s, %s, %d SMs, %.1f GiB\n", info.name, info.arch, info.cores, (double)info.memory_bytes / (1 << 30));
+    pe_shutdown();
+}
+
+int main(void)
+{
+    pe_push_error_handler(tu_record_error, NULL);
+    if (pe_init(NULL) != PE_OK) return 1;
+    int devices = pe_device_count();
+    pe_shutdown();
+    if (devices < 2) {
+        fprintf(stderr, "skipped: no CUDA device\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_devices_are_listed),
+        cmocka_unit_test(test_every_map_op_matches_the_interpreter),
+        cmocka_unit_test(test_fused_reductions_match_the_interpreter),
+        cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
+        cmocka_unit_test(test_eviction_under_a_memory_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
