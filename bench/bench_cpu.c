@@ -33,6 +33,7 @@
 #include <pe.h>
 
 #include "baseline.h"
+#include "workloads.h"
 
 #define RUNS 7
 #define WARMUP 2
@@ -109,15 +110,6 @@ typedef struct {
 
 static const float R = 0.02f, V = 0.30f;
 
-/* r = expr, then release the operand expr consumed: intermediates are never
- * left to the application, so the program generator keeps them in registers. */
-#define THEN(r, expr, dead)      \
-    do {                         \
-        pe_array next_ = (expr); \
-        pe_release(dead);        \
-        (r) = next_;             \
-    } while (0)
-
 /* Waits for the results through pe_map (a zero-copy pointer a user can read
  * in place: the moment is "PE compute"), then copies them out with pe_read
  * as well (the "PE" time). */
@@ -132,40 +124,9 @@ static void finish(bench *w, pe_array a, float *dst, pe_array b2, float *dst2)
     if (dst2) pe_unmap(b2);
 }
 
-/* examples/blackscholes.c, with each intermediate released once consumed. */
 static void pe_bs(bench *w)
 {
-    pe_array sqrt_t = pe_sqrt(w->pT);
-    pe_array ratio = pe_div(w->pS, w->pX), lg, num;
-    THEN(lg, pe_log(ratio), ratio);
-    pe_array drift = pe_mul(R + 0.5f * V * V, w->pT);
-    THEN(num, pe_add(lg, drift), lg);
-    pe_release(drift);
-    pe_array den = pe_mul(V, sqrt_t);
-    pe_release(sqrt_t);
-    pe_array d1 = pe_div(num, den), d2;
-    pe_release(num);
-    THEN(d2, pe_sub(d1, den), den);
-    pe_array e = pe_mul(-R, w->pT), disc;
-    THEN(e, pe_exp(e), e);
-    THEN(disc, pe_mul(w->pX, e), e);
-    /* call = S N(d1) - disc N(d2) */
-    pe_array n1 = pe_cdf_norm(d1), n2 = pe_cdf_norm(d2), t1, t2;
-    THEN(t1, pe_mul(w->pS, n1), n1);
-    THEN(t2, pe_mul(disc, n2), n2);
-    pe_array call = pe_sub(t1, t2);
-    pe_release(t1), pe_release(t2);
-    /* put = disc N(-d2) - S N(-d1) */
-    pe_array m1, m2;
-    THEN(m2, pe_neg(d2), d2);
-    THEN(m1, pe_neg(d1), d1);
-    THEN(m2, pe_cdf_norm(m2), m2);
-    THEN(m1, pe_cdf_norm(m1), m1);
-    THEN(m2, pe_mul(disc, m2), m2);
-    THEN(m1, pe_mul(w->pS, m1), m1);
-    pe_release(disc);
-    pe_array put = pe_sub(m2, m1);
-    pe_release(m1), pe_release(m2);
+    pe_array put, call = wl_blackscholes(w->pS, w->pX, w->pT, R, V, &put);
     finish(w, call, w->out1, put, w->out2);
     pe_release(call), pe_release(put);
 }
@@ -173,33 +134,15 @@ static void c_bs(bench *w) { c_blackscholes(w->S, w->X, w->T, R, V, w->ref1, w->
 
 static void pe_triad(bench *w)
 {
-    pe_array sc = pe_mul(2.5f, w->pc), a;
-    THEN(a, pe_add(w->pb, sc), sc);
+    pe_array a = wl_triad(w->pb, w->pc, 2.5f);
     finish(w, a, w->out1, a, NULL);
     pe_release(a);
 }
 static void c_triad_run(bench *w) { c_triad(w->ref1, w->b, w->c, 2.5f, w->n); }
 
-/* 16 operations, the same as c_chain16 in baseline.c. */
 static void pe_chain16(bench *w)
 {
-    pe_array x = w->pb, y = w->pc, t = pe_mul(x, 1.5f), u; /* 1 */
-    THEN(t, pe_add(t, y), t);                                /* 2 */
-    THEN(t, pe_sub(t, 0.25f), t);                            /* 3 */
-    THEN(t, pe_mul(t, t), t);                                /* 4 */
-    THEN(t, pe_add(t, x), t);                                /* 5 */
-    THEN(t, pe_add(t, 1.0f), t);                             /* 6 */
-    THEN(t, pe_sqrt(t), t);                                  /* 7 */
-    THEN(t, pe_mul(t, 0.5f), t);                             /* 8 */
-    THEN(t, pe_sub(t, y), t);                                /* 9 */
-    u = pe_mul(x, x);                                        /* 10 */
-    THEN(u, pe_add(u, 1.0f), u);                             /* 11 */
-    THEN(t, pe_div(t, u), t);                                /* 12 */
-    pe_release(u);
-    THEN(t, pe_neg(t), t);                                   /* 13 */
-    THEN(t, pe_add(t, 2.0f), t);                             /* 14 */
-    THEN(t, pe_mul(t, y), t);                                /* 15 */
-    THEN(t, pe_sub(t, 3.0f), t);                             /* 16 */
+    pe_array t = wl_chain16(w->pb, w->pc);
     finish(w, t, w->out1, t, NULL);
     pe_release(t);
 }
@@ -308,10 +251,11 @@ static void dispatch_bench(void)
 
 static pe_array compile_chain(pe_array x)
 {
-    pe_array t = pe_mul(x, 3.0f), u;
-    THEN(u, pe_add(t, 1.0f), t);
-    THEN(u, pe_sqrt(u), u);
-    return u;
+    pe_array t = pe_mul(x, 3.0f), u = pe_add(t, 1.0f), r;
+    pe_release(t);
+    r = pe_sqrt(u);
+    pe_release(u);
+    return r;
 }
 
 /* One fresh runtime on an empty kernel cache directory: pe_init, first read
@@ -333,7 +277,7 @@ static compile_times compile_once(void)
     pe_stats st;
 
     double t0 = now();
-    pe_init(&(pe_config){.cache_dir = dir});
+    pe_init(&(pe_config){.cache_dir = dir, .device = 1 /* the CPU */});
     r.init = now() - t0;
     pe_array x = pe_f32_1d(in, 16);
     t0 = now();
@@ -351,7 +295,7 @@ static compile_times compile_once(void)
     pe_release(x);
     pe_shutdown();
 
-    pe_init(&(pe_config){.cache_dir = dir, .trace_cache_entries = -1});
+    pe_init(&(pe_config){.cache_dir = dir, .trace_cache_entries = -1, .device = 1});
     x = pe_f32_1d(in, 16);
     t0 = now();
     k = compile_chain(x);
@@ -416,7 +360,7 @@ int main(int argc, char **argv)
 
     char cache[] = "/tmp/pe-bench-XXXXXX";
     if (!mkdtemp(cache)) return 1;
-    if (pe_init(&(pe_config){.cache_dir = cache}) != PE_OK) return 1;
+    if (pe_init(&(pe_config){.cache_dir = cache, .device = 1 /* the CPU, also where a GPU is */}) != PE_OK) return 1;
     pe_device_info info;
     pe_device_info(0, &info);
     printf("PE %s on %s (%s, %d PE threads); C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads\n",

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_driver.h"
 #include "executor.h"
@@ -400,7 +401,9 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec)
             r = gpu.cu->cuLaunchKernel(fn, (unsigned)rec->n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, gpu.stream,
                                        params, NULL);
     } else if (n > 0) {
-        long long blocks = (n + BLOCK - 1) / BLOCK, most = (long long)gpu.dev->sms * 32;
+        /* one element per thread up to 2^31 blocks: streaming kernels reach the
+         * memory bandwidth only with that many loads in flight */
+        long long blocks = (n + BLOCK - 1) / BLOCK, most = 0x7fffffffLL;
         r = gpu.cu->cuLaunchKernel(fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, gpu.stream,
                                    params, NULL);
     }
@@ -504,9 +507,17 @@ static size_t interpret(pe_port *p)
     return pe_interp_execute(p) ? 1 : 0;
 }
 
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 {
     (void)ex;
+    double t0 = pe_rt.log_level >= PE_LOG_DEBUG ? seconds() : 0;
     if (!wants_gpu(b) || !current()) return pe_cpu_executor.run(&pe_cpu_executor, b);
     pe_program_seq seq;
     if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
@@ -521,6 +532,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         return pe_cpu_executor.run(&pe_cpu_executor, b);
     }
     size_t computed = 0;
+    double t1 = t0 ? seconds() : 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
         pe_port *port = pe_port_at(p->port);
@@ -541,6 +553,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         }
     }
     /* the application records on while the GPU works */
+    double t2 = t0 ? seconds() : 0;
     int depth = pe_api_suspend();
     CUresult r = gpu.disabled ? PE_CUDA_SUCCESS : gpu.cu->cuStreamSynchronize(gpu.stream);
     pe_api_resume(depth);
@@ -557,8 +570,14 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         computed += (size_t)p->n_members;
         for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
     }
+    size_t n_programs = seq.n;
     free(fns), free(recs);
     pe_program_seq_free(&seq);
+    if (t0) {
+        double t3 = seconds();
+        pe_log_message(PE_LOG_DEBUG, "GPU batch of %zu programs: plan+compile %.1f us, launch %.1f us, wait+finish %.1f us",
+                       n_programs, (t1 - t0) * 1e6, (t2 - t1) * 1e6, (t3 - t2) * 1e6);
+    }
     return computed;
 }
 

@@ -146,6 +146,11 @@ static const char prelude[] =
     "  if (b == -1) return pe_wrap(0u - (unsigned)a);\n"
     "  return a / b; }\n"
     "static __device__ __forceinline__ int pe_imod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+    /* cdf_norm in f32: the tail 0.5 erfc(|x| / sqrt 2) in double, rounded
+     * once; N(x) and N(-x) share it (the compiler sees the same erfc) */
+    "static __device__ __forceinline__ float pe_cdf_norm_f32(float x) {\n"
+    "  double t = 0.5 * erfc(fabs((double)x) * 0.70710678118654752440);\n"
+    "  return (float)(x > 0.0f ? 1.0 - t : t); }\n"
     /* reductions: NaN sticks; sums of f64 keep their low part (Neumaier) */
     "static __device__ __forceinline__ bool pe_takes(double acc, double x, bool is_min) {\n"
     "  return acc == acc && (x != x || (is_min ? x < acc : x > acc)); }\n"
@@ -182,7 +187,8 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     text *t = e->t;
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
-    if (ct == PE_F32 && composed_in_double(op)) ct = PE_F64;
+    bool cdf_f32 = op == PE_OP_cdf_norm && ct == PE_F32;
+    if (ct == PE_F32 && composed_in_double(op) && !cdf_f32) ct = PE_F64;
     const char *T = ctype_name(ct), *R = ctype_name(rt);
     const char *f = ct == PE_F32 ? "f" : "";
     char a[3][96];
@@ -237,7 +243,10 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     case PE_OP_asec: put(t, "acos%s((%s)1 / %s)", f, T, a[0]); break;
     case PE_OP_acsc: put(t, "asin%s((%s)1 / %s)", f, T, a[0]); break;
     case PE_OP_acot: put(t, "atan%s((%s)1 / %s)", f, T, a[0]); break;
-    case PE_OP_cdf_norm: put(t, "normcdf%s(%s)", f, a[0]); break;
+    case PE_OP_cdf_norm:
+        if (cdf_f32) put(t, "pe_cdf_norm_f32(%s)", a[0]);
+        else put(t, "normcdf(%s)", a[0]);
+        break;
     case PE_OP_isnan: put(t, "%s != %s", a[0], a[0]); break;
     case PE_OP_isinf: put(t, "fabs%s(%s) == (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
     case PE_OP_isfinite: put(t, "fabs%s(%s) < (%s)__int_as_float(0x7f800000)", f, a[0], T); break;

@@ -1,0 +1,12 @@
+/* workloads.h — the benchmark workloads as PE programs (workloads.c). */
+#ifndef PE_BENCH_WORKLOADS_H
+#define PE_BENCH_WORKLOADS_H
+
+#include <pe.h>
+
+/* Returns the call prices; *put the put prices. */
+pe_array wl_blackscholes(pe_array S, pe_array X, pe_array T, float r, float v, pe_array *put);
+pe_array wl_triad(pe_array b, pe_array c, float s);
+pe_array wl_chain16(pe_array x, pe_array y);
+
+#endif
