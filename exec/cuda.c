@@ -63,6 +63,10 @@ static struct {
     size_t n_kernels, cap_kernels;
     CUmodule *modules;
     size_t n_modules, cap_modules;
+    /* two pinned host buffers: copies to the host go through them in
+     * chunks, the copy of one chunk overlapping the transfer of the next
+     * (pageable memory runs at a fraction of the bus's speed) */
+    void *staging[2];
     /* device memory pool: free blocks by power-of-two size class */
     cached_block *pool[POOL_CLASSES];
     size_t bytes_in_use, bytes_cached, limit;
@@ -202,6 +206,43 @@ static void fail_port(pe_port *p, const char *what, CUresult r)
     p->err_msg = pe_format_error(p->site, api, "%s%s%s", what, *d ? ": " : "", d);
 }
 
+#define STAGING_BYTES (8u << 20)
+
+/* Device to host: through the pinned buffers when it is large and they
+ * exist, else directly. */
+static CUresult download(void *dst, CUdeviceptr src, size_t bytes)
+{
+    const pe_cuda_api *cu = gpu.cu;
+    CUresult r;
+    if (bytes < 2 * STAGING_BYTES || !gpu.staging[1]) {
+        r = cu->cuMemcpyDtoHAsync(dst, src, bytes, gpu.stream);
+        return r == PE_CUDA_SUCCESS ? cu->cuStreamSynchronize(gpu.stream) : r;
+    }
+    size_t done = 0, pending = 0; /* bytes of the chunk waiting in staging[(k - 1) % 2] */
+    for (int k = 0; done + pending < bytes || pending; k++) {
+        size_t off = done + pending, n = bytes - off < STAGING_BYTES ? bytes - off : STAGING_BYTES;
+        if (n && (r = cu->cuMemcpyDtoHAsync(gpu.staging[k % 2], src + off, n, gpu.stream)) != PE_CUDA_SUCCESS) return r;
+        if (pending) memcpy((char *)dst + done, gpu.staging[(k + 1) % 2], pending); /* while chunk k moves */
+        done += pending;
+        if ((r = cu->cuStreamSynchronize(gpu.stream)) != PE_CUDA_SUCCESS) return r;
+        pending = n;
+    }
+    return PE_CUDA_SUCCESS;
+}
+
+bool pe_port_copy_out(pe_port *p, void *dst)
+{
+    CUresult r = gpu.up ? gpu.cu->cuCtxSetCurrent(gpu.ctx) : PE_CUDA_ERROR_NO_DEVICE;
+    if (r == PE_CUDA_SUCCESS) r = download(dst, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    if (r != PE_CUDA_SUCCESS) {
+        fail_port(p, "the GPU result cannot be copied to the host", r);
+        disable("a copy to the host failed", r);
+        return false;
+    }
+    pe_rt.stats.bytes_to_host += port_bytes(p);
+    return true;
+}
+
 bool pe_port_host(pe_port *p)
 {
     if (!p->host_stale) return true;
@@ -214,8 +255,7 @@ bool pe_port_host(pe_port *p)
     CUresult r = PE_CUDA_ERROR_NO_DEVICE;
     if (gpu.up) {
         r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
-        if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuMemcpyDtoHAsync(buf, (CUdeviceptr)(uintptr_t)p->dev_buf, bytes, gpu.stream);
-        if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(gpu.stream);
+        if (r == PE_CUDA_SUCCESS) r = download(buf, (CUdeviceptr)(uintptr_t)p->dev_buf, bytes);
     }
     if (r != PE_CUDA_SUCCESS) {
         pe_mem_free(buf, bytes);
@@ -624,6 +664,13 @@ bool pe_cuda_executor_start(int ordinal)
         if (*end || v == 0) pe_log_message(PE_LOG_WARN, "PE_CUDA_MEM_LIMIT=%s is not a byte count; ignored", limit);
         else if (v < gpu.limit) gpu.limit = (size_t)v;
     }
+    for (int i = 0; i < 2; i++) /* optional: without them copies go directly */
+        if (gpu.cu->cuMemHostAlloc(&gpu.staging[i], STAGING_BYTES, 0) != PE_CUDA_SUCCESS) gpu.staging[i] = NULL;
+    if (!gpu.staging[0] || !gpu.staging[1]) {
+        for (int i = 0; i < 2; i++)
+            if (gpu.staging[i]) gpu.cu->cuMemFreeHost(gpu.staging[i]);
+        gpu.staging[0] = gpu.staging[1] = NULL;
+    }
     gpu.up = true;
     gpu.disabled = false;
     pe_log_message(PE_LOG_INFO, "GPU: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d", gpu.dev->name, gpu.dev->cc_major,
@@ -642,6 +689,8 @@ void pe_cuda_executor_stop(void)
     free(gpu.kernels);
     for (size_t i = 0; i < gpu.n_modules; i++) gpu.cu->cuModuleUnload(gpu.modules[i]);
     free(gpu.modules);
+    for (int i = 0; i < 2; i++)
+        if (gpu.staging[i]) gpu.cu->cuMemFreeHost(gpu.staging[i]);
     gpu.cu->cuStreamDestroy(gpu.stream);
     gpu.cu->cuDevicePrimaryCtxRelease(gpu.dev->handle);
     const pe_cuda_api *cu = gpu.cu;

@@ -108,7 +108,7 @@ static void load_once(void)
     RESOLVE(cuDeviceGetAttribute) RESOLVE(cuDevicePrimaryCtxRetain) RESOLVE(cuDevicePrimaryCtxRelease)
     RESOLVE(cuCtxSetCurrent) RESOLVE(cuModuleLoadData) RESOLVE(cuModuleUnload) RESOLVE(cuModuleGetFunction)
     RESOLVE(cuLaunchKernel) RESOLVE(cuMemAlloc) RESOLVE(cuMemFree) RESOLVE(cuMemGetInfo)
-    RESOLVE(cuMemcpyHtoDAsync) RESOLVE(cuMemcpyDtoHAsync) RESOLVE(cuMemcpyDtoDAsync) RESOLVE(cuMemsetD8Async) RESOLVE(cuStreamCreate)
+    RESOLVE(cuMemcpyHtoDAsync) RESOLVE(cuMemcpyDtoHAsync) RESOLVE(cuMemcpyDtoDAsync) RESOLVE(cuMemHostAlloc) RESOLVE(cuMemFreeHost) RESOLVE(cuMemsetD8Async) RESOLVE(cuStreamCreate)
     RESOLVE(cuStreamDestroy) RESOLVE(cuStreamSynchronize)
 #undef RESOLVE
     const pe_cuda_api *cu = &drv.api;

@@ -50,6 +50,8 @@ typedef struct {
     CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
     CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
     CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+    CUresult (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned flags);
+    CUresult (*cuMemFreeHost)(void *ptr);
     CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream stream);
     CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
     CUresult (*cuStreamDestroy)(CUstream stream);

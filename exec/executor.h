@@ -45,6 +45,9 @@ bool pe_cuda_executor_serves(int ordinal);
 /* Makes p's host copy (a value computed on the GPU is copied down on first
  * use); false when it cannot, p is then INVALID with the reason. */
 bool pe_port_host(pe_port *p);
+/* Copies a GPU result straight into dst (no host copy kept: pe_read);
+ * false when it cannot, p is then INVALID with the reason. */
+bool pe_port_copy_out(pe_port *p, void *dst);
 /* Gives p's device copy back to the device pool. */
 void pe_cuda_port_free(pe_port *p);
 

@@ -7,7 +7,9 @@
 #include "runtime.h"
 #include "../exec/executor.h"
 
-/* Makes a's value available; raises PE_E_INVALID for an invalid array. */
+static pe_port *check_valid(const pe_site *s, pe_port *p, const char *api);
+
+/* Makes a's value available on the host; raises PE_E_INVALID for an invalid array. */
 static pe_port *wait_for(const pe_site *s, pe_array a, const char *api)
 {
     uint32_t idx;
@@ -15,6 +17,11 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api)
     if (!p) return NULL;
     pe_queue_wait_port(p);
     if (p->state == PE_PORT_READY) pe_port_host(p); /* a GPU result is copied down on first use */
+    return check_valid(s, p, api);
+}
+
+static pe_port *check_valid(const pe_site *s, pe_port *p, const char *api)
+{
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
             pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
@@ -48,15 +55,24 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
-    pe_port *p = wait_for(s, a, "pe_read");
+    /* a result on the GPU goes straight into dst: no host copy to allocate,
+     * touch and copy again */
+    pe_port *p = pe_port_lookup(s, a, "pe_read", NULL);
     if (!p) return status_of_failure();
+    pe_queue_wait_port(p);
+    if (!check_valid(s, p, "pe_read")) return status_of_failure();
     size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
     if (!dst) return pe_raise(s, PE_E_ARG, "pe_read", "dst is NULL");
     if (dst_bytes != bytes)
         return pe_raise(s, PE_E_ARG, "pe_read", "dst_bytes is %zu but the %s array of %lld elements needs %zu",
                         dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
-    if (p->buf) memcpy(dst, p->buf, bytes);
-    else fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
+    if (p->state == PE_PORT_READY && p->host_stale) {
+        if (!pe_port_copy_out(p, dst)) return check_valid(s, p, "pe_read") ? PE_OK : status_of_failure();
+    } else if (p->buf) {
+        memcpy(dst, p->buf, bytes);
+    } else {
+        fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
+    }
     return PE_OK;
 }
 

@@ -159,6 +159,33 @@ static void test_every_map_op_matches_the_interpreter(void **state)
     assert_int_equal(mismatches, 0);
 }
 
+/* cdf_norm's tails, where the f32 result is tiny and the argument's rounding
+ * would show: [-15, 15] against the interpreter (long double). */
+static void test_cdf_norm_tails(void **state)
+{
+    (void)state;
+    const int64_t n = 300001;
+    double *x = malloc(n * sizeof *x), *want = NULL, *got = NULL;
+    for (int64_t i = 0; i < n; i++) x[i] = -15.0 + 30.0 * (double)i / (double)(n - 1);
+    const map_entry cdf = {PE_OP_cdf_norm, 1, (void *)pe_cdf_norm_at};
+    double *xs[3] = {x, x, x};
+    for (int ti = 0; ti < 2; ti++) {
+        pe_dtype t = ti ? PE_F64 : PE_F32;
+        assert_int_equal(start("interp"), PE_OK);
+        want = run_case(&cdf, t, n, xs);
+        pe_shutdown();
+        assert_int_equal(start("cuda"), PE_OK);
+        got = run_case(&cdf, t, n, xs);
+        pe_shutdown();
+        double worst = 0;
+        for (int64_t i = 0; i < n; i++) worst = fmax(worst, ulps(got[i], want[i], t));
+        printf("cdf_norm %s on [-15, 15]: at most %g ulp\n", ti ? "f64" : "f32", worst);
+        assert_true(worst <= allowed_ulps(t));
+        free(want), free(got);
+    }
+    free(x);
+}
+
 static void test_fused_reductions_match_the_interpreter(void **state)
 {
     (void)state;
@@ -270,6 +297,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices_are_listed),
         cmocka_unit_test(test_every_map_op_matches_the_interpreter),
+        cmocka_unit_test(test_cdf_norm_tails),
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_eviction_under_a_memory_cap),
