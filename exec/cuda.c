@@ -31,6 +31,7 @@
 #include "memory.h"
 #include "../jit/cpu_gccjit.h"
 #include "../jit/cuda_emit.h"
+#include "../jit/diskcache.h"
 #include "../jit/nvrtc.h"
 #include "../jit/proggen.h"
 
@@ -314,6 +315,47 @@ static bool remember(const kir_kernel *k, CUfunction fn)
     return true;
 }
 
+/* The disk cache's name for code of this device and compiler. */
+static void cubin_tag(char *out, size_t n)
+{
+    snprintf(out, n, "sm_%d%d-nvrtc%d", gpu.dev->cc_major, gpu.dev->cc_minor, pe_nvrtc_version());
+}
+
+static bool keep_module(CUmodule module)
+{
+    if (gpu.n_modules == gpu.cap_modules) {
+        size_t cap = gpu.cap_modules ? 2 * gpu.cap_modules : 16;
+        CUmodule *more = realloc(gpu.modules, cap * sizeof *more);
+        if (!more) return false;
+        gpu.modules = more, gpu.cap_modules = cap;
+    }
+    gpu.modules[gpu.n_modules++] = module;
+    return true;
+}
+
+/* A kernel compiled by an earlier process: its cubin from the disk cache. */
+static CUfunction from_disk(const kir_kernel *k)
+{
+    char tag[64], name[48];
+    size_t size = 0;
+    cubin_tag(tag, sizeof tag);
+    void *cubin = pe_diskcache_load_blob(k, tag, &size);
+    if (!cubin) return NULL;
+    CUmodule module = NULL;
+    CUfunction fn = NULL;
+    pe_gccjit_kernel_name(k, name, sizeof name);
+    CUresult r = gpu.cu->cuModuleLoadData(&module, cubin);
+    free(cubin);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuModuleGetFunction(&fn, module, name);
+    if (r != PE_CUDA_SUCCESS || !keep_module(module) || !remember(k, fn)) {
+        if (module) gpu.cu->cuModuleUnload(module);
+        pe_log_message(PE_LOG_WARN, "a cached cubin for %s does not load: the kernel is recompiled", name);
+        return NULL;
+    }
+    pe_rt.stats.disk_cache_hits++;
+    return fn;
+}
+
 /* Compiles every kernel of the sequence not compiled yet, in one NVRTC
  * program and one module; false (the GPU is then off) on any failure. */
 static bool prepare(const pe_program_seq *seq, CUfunction *fns)
@@ -324,7 +366,7 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
     for (size_t i = 0; i < seq->n; i++) {
         const pe_program *p = &seq->progs[i];
         fns[i] = NULL;
-        if (p->kind != PE_PROG_KERNEL || (fns[i] = lookup(p->kir))) continue;
+        if (p->kind != PE_PROG_KERNEL || (fns[i] = lookup(p->kir)) || (fns[i] = from_disk(p->kir))) continue;
         bool twin = false;
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
@@ -350,14 +392,14 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
             disable("cuModuleLoadData failed", r);
             ok = false;
         }
+        if (ok) {
+            char tag[64];
+            cubin_tag(tag, sizeof tag);
+            pe_diskcache_store_blob(missing, n_missing, tag, cubin, size);
+        }
         free(source), free(cubin);
         if (ok) {
-            if (gpu.n_modules == gpu.cap_modules) {
-                size_t cap = gpu.cap_modules ? 2 * gpu.cap_modules : 16;
-                CUmodule *more = realloc(gpu.modules, cap * sizeof *more);
-                if (more) gpu.modules = more, gpu.cap_modules = cap;
-            }
-            if (gpu.n_modules < gpu.cap_modules) gpu.modules[gpu.n_modules++] = module;
+            keep_module(module);
             for (size_t m = 0; m < n_missing && ok; m++) {
                 char name[48];
                 CUfunction fn = NULL;

@@ -94,11 +94,13 @@ bool pe_diskcache_open(const char *dir, const char *isa)
 
 void pe_diskcache_close(void) { cache.enabled = false; }
 
-static void kernel_path(const kir_kernel *k, char *out, size_t n)
+static void blob_path(const kir_kernel *k, const char *tag, const char *ext, char *out, size_t n)
 {
-    snprintf(out, n, "%s/%016llx-%s-%s-%08x.so", cache.dir, (unsigned long long)kir_hash(k), PE_VERSION_STRING, cache.isa,
-             pe_gccjit_build_stamp());
+    snprintf(out, n, "%s/%016llx-%s-%s-%08x.%s", cache.dir, (unsigned long long)kir_hash(k), PE_VERSION_STRING, tag,
+             pe_gccjit_build_stamp(), ext);
 }
+
+static void kernel_path(const kir_kernel *k, char *out, size_t n) { blob_path(k, cache.isa, "so", out, n); }
 
 /* Reads a whole file; NULL if it cannot. */
 static unsigned char *read_file(const char *path, size_t *size)
@@ -219,6 +221,28 @@ static void evict(void)
     free(files);
 }
 
+/* Files the sealed file at `path` under each kernel's name (tag, ext). */
+static void link_under_names(const char *path, const kir_kernel *const *kernels, size_t n, const char *tag, const char *ext)
+{
+    for (size_t i = 0; i < n; i++) {
+        char final[4200], tmp[4300];
+        blob_path(kernels[i], tag, ext, final, sizeof final);
+        /* link to a private name, then rename: readers see a whole file or none */
+        snprintf(tmp, sizeof tmp, "%s.%d.link", final, (int)getpid());
+        unlink(tmp);
+        if (link(path, tmp) == 0 && rename(tmp, final) != 0) unlink(tmp);
+    }
+}
+
+static trailer seal(const void *data, size_t size)
+{
+    trailer t;
+    memcpy(t.magic, TRAILER_MAGIC, 8);
+    t.size = size;
+    t.hash = fnv1a(data, size);
+    return t;
+}
+
 void pe_diskcache_store(const char *path, const kir_kernel *const *kernels, size_t n)
 {
     size_t size = 0;
@@ -227,24 +251,44 @@ void pe_diskcache_store(const char *path, const kir_kernel *const *kernels, size
         unlink(path);
         return;
     }
-    trailer t;
-    memcpy(t.magic, TRAILER_MAGIC, 8);
-    t.size = size;
-    t.hash = fnv1a(buf, size);
+    trailer t = seal(buf, size);
     free(buf);
     FILE *f = fopen(path, "ab");
     bool sealed = f && fwrite(&t, sizeof t, 1, f) == 1;
     if (f && fclose(f) != 0) sealed = false;
-    if (sealed) {
-        for (size_t i = 0; i < n; i++) {
-            char final[4200], tmp[4300];
-            kernel_path(kernels[i], final, sizeof final);
-            /* link to a private name, then rename: readers see a whole file or none */
-            snprintf(tmp, sizeof tmp, "%s.%d.link", final, (int)getpid());
-            unlink(tmp);
-            if (link(path, tmp) == 0 && rename(tmp, final) != 0) unlink(tmp);
-        }
+    if (sealed) link_under_names(path, kernels, n, cache.isa, "so");
+    unlink(path);
+    evict();
+}
+
+void *pe_diskcache_load_blob(const kir_kernel *k, const char *tag, size_t *size)
+{
+    if (!cache.enabled) return NULL;
+    char path[4200];
+    blob_path(k, tag, "bin", path, sizeof path);
+    size_t n = 0;
+    unsigned char *buf = read_file(path, &n);
+    if (!buf) return NULL;
+    if (!sealed_ok(buf, n)) {
+        pe_log_message(PE_LOG_WARN, "kernel cache file %s is truncated or corrupt: removed, the kernel is recompiled", path);
+        unlink(path);
+        free(buf);
+        return NULL;
     }
+    *size = n - sizeof(trailer);
+    utimensat(AT_FDCWD, path, NULL, 0); /* most recently used */
+    return buf;
+}
+
+void pe_diskcache_store_blob(const kir_kernel *const *kernels, size_t n, const char *tag, const void *data, size_t size)
+{
+    char path[4200];
+    if (!pe_diskcache_temp_path(path, sizeof path)) return;
+    trailer t = seal(data, size);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(data, 1, size, f) == size && fwrite(&t, sizeof t, 1, f) == 1;
+    if (f && fclose(f) != 0) ok = false;
+    if (ok) link_under_names(path, kernels, n, tag, "bin");
     unlink(path);
     evict();
 }

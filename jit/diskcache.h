@@ -23,4 +23,13 @@ bool pe_diskcache_temp_path(char *out, size_t n);
  * used files beyond the size cap.  Removes `path`. */
 void pe_diskcache_store(const char *path, const kir_kernel *const *kernels, size_t n);
 
+/* Code for another device, kept the same way (sealed, checked, LRU) as a
+ * blob under <kernel hash>-<PE version>-<tag>-<generator build>.<ext>: the
+ * tag names the target ("sm_90-nvrtc13000").  Load returns the verified
+ * bytes (malloc'ed) or NULL; a corrupt or truncated file is removed with a
+ * warning.  Store files one blob (holding all these kernels) under each
+ * kernel's name. */
+void *pe_diskcache_load_blob(const kir_kernel *k, const char *tag, size_t *size);
+void pe_diskcache_store_blob(const kir_kernel *const *kernels, size_t n, const char *tag, const void *data, size_t size);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "jit/cpu_gccjit.h"
 #include "jit/cuda_emit.h"
+#include "jit/diskcache.h"
 #include "jit/kir.h"
 #include "jit/nvrtc.h"
 
@@ -165,6 +166,48 @@ static void test_rejected_source_gives_the_log(void **state)
     assert_non_null(strstr(log, "undefined_thing"));
 }
 
+/* Cubins in the disk cache: a round trip, and a corrupt file is refused and
+ * removed (the kernel is then recompiled). */
+static void test_cubins_in_the_disk_cache(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pe-test-cubin-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_true(pe_diskcache_open(dir, "x86-64-v3"));
+    kir_kernel k = map_kernel(PE_OP_exp, PE_F32, 1), other = map_kernel(PE_OP_log, PE_F32, 1);
+    const kir_kernel *ks[] = {&k, &other};
+    char *src = pe_cuda_emit(ks, 2);
+    void *cubin = NULL;
+    size_t size = 0;
+    char log[4096];
+    assert_true(pe_nvrtc_compile(src, "k.cu", 90, false, &cubin, &size, log, sizeof log));
+    pe_diskcache_store_blob(ks, 2, "sm_90-test", cubin, size);
+    for (int i = 0; i < 2; i++) { /* under both kernels' names */
+        size_t got_size = 0;
+        void *got = pe_diskcache_load_blob(ks[i], "sm_90-test", &got_size);
+        assert_non_null(got);
+        assert_int_equal(got_size, size);
+        assert_memory_equal(got, cubin, size);
+        free(got);
+    }
+    size_t n = 0;
+    assert_null(pe_diskcache_load_blob(&k, "sm_80-test", &n)); /* another architecture: not there */
+    /* flip one byte of the file filed under k (and, linked, under other) */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "f=$(ls %s/%016llx-*.bin) && printf 'X' | dd of=$f bs=1 seek=100 conv=notrunc status=none", dir,
+             (unsigned long long)kir_hash(&k));
+    assert_int_equal(system(cmd), 0);
+    tu_errors_clear();
+    assert_null(pe_diskcache_load_blob(&k, "sm_90-test", &n));
+    snprintf(cmd, sizeof cmd, "ls %s/%016llx-*.bin >/dev/null 2>&1", dir, (unsigned long long)kir_hash(&k));
+    assert_true(system(cmd) != 0); /* removed */
+    assert_null(pe_diskcache_load_blob(&other, "sm_90-test", &n)); /* the same file (a hard link): refused too */
+    pe_diskcache_close();
+    free(src), free(cubin);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const char *why;
@@ -177,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_every_map_op_compiles),
         cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
         cmocka_unit_test(test_rejected_source_gives_the_log),
+        cmocka_unit_test(test_cubins_in_the_disk_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,6 +270,36 @@ static void test_eviction_under_a_memory_cap(void **state)
     free(x), free(out);
 }
 
+/* A second runtime on the same cache directory compiles nothing: the
+ * cubins come from the disk cache. */
+static void test_second_runtime_takes_cubins_from_disk(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pe-test-gpu-cache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const int64_t n = 1 << 20;
+    float *x = malloc(n * sizeof *x), *out[2] = {malloc(n * sizeof(float)), malloc(n * sizeof(float))};
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 1000) / 1000.0f;
+    pe_stats st[2];
+    for (int run = 0; run < 2; run++) {
+        assert_int_equal(pe_init(&(pe_config){.device = 2, .cache_dir = dir}), PE_OK);
+        pe_array a = pe_f32_1d(x, n), e = pe_exp(a), r = pe_mul(e, 2.0f);
+        pe_release(e);
+        assert_int_equal(pe_read(r, out[run], n * sizeof(float)), PE_OK);
+        pe_get_stats(&st[run]);
+        pe_release(a), pe_release(r);
+        pe_shutdown();
+    }
+    assert_true(st[0].kernels_compiled >= 1);
+    assert_int_equal(st[1].kernels_compiled, 0);
+    assert_true(st[1].disk_cache_hits >= 1);
+    assert_memory_equal(out[0], out[1], n * sizeof(float));
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(x), free(out[0]), free(out[1]);
+}
+
 static void test_devices_are_listed(void **state)
 {
     (void)state;
@@ -301,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_eviction_under_a_memory_cap),
+        cmocka_unit_test(test_second_runtime_takes_cubins_from_disk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
