@@ -15,8 +15,10 @@
  * it (a read, a map, a CPU kernel or the interpreter).  Inputs are uploaded
  * once and keep their device copy while they live.
  *
- * Kernels of a batch go in order to one stream; the batch ends with one
- * stream synchronisation, before members are marked READY and their inputs
+ * Kernels of a batch go to up to STREAMS streams, with the event waits that
+ * stream_sync.c plans from their dependencies (independent kernels overlap;
+ * transfers to the GPU complete before any kernel uses them); the batch ends
+ * with one synchronisation of every stream, before members' inputs are
  * dropped, so that a CUDA failure (launch error, out of memory) is known
  * while every input is still alive: the batch's remaining work then runs on
  * the CPU, the GPU is switched off with one warning naming the reason, and no
@@ -34,11 +36,14 @@
 #include "../jit/diskcache.h"
 #include "../jit/nvrtc.h"
 #include "../jit/proggen.h"
+#include "stream_sync.h"
 
 /* Batches smaller than this stay on the CPU unless their inputs are on the
  * GPU already: below it, launch and transfer latency beat the GPU's bandwidth. */
 #define AUTO_MIN_ELEMENTS (1 << 18)
 #define BLOCK 256
+#define STREAMS 4
+#define EVENTS 16
 #define POOL_CLASSES 48
 
 typedef struct {
@@ -57,7 +62,11 @@ static struct {
     const pe_cuda_device *dev;
     int ordinal; /* index in pe_cuda_device_at */
     CUcontext ctx;
-    CUstream stream;
+    CUstream stream; /* streams[0]: transfers go there */
+    CUstream streams[STREAMS];
+    CUevent events[EVENTS];
+    int n_streams;
+    unsigned busy; /* streams given work since the last drain (bit per stream; 0 always counts) */
     bool up;       /* context and stream made */
     bool disabled; /* a CUDA failure: everything runs on the CPU from now on */
     compiled *kernels;
@@ -207,6 +216,16 @@ static void fail_port(pe_port *p, const char *what, CUresult r)
     p->err_msg = pe_format_error(p->site, api, "%s%s%s", what, *d ? ": " : "", d);
 }
 
+/* Waits for all the GPU's work (every stream). */
+static CUresult drain(void)
+{
+    CUresult r = PE_CUDA_SUCCESS;
+    for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++)
+        if (i == 0 || gpu.busy & (1u << i)) r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
+    if (r == PE_CUDA_SUCCESS) gpu.busy = 0;
+    return r;
+}
+
 #define STAGING_BYTES (8u << 20)
 
 /* Device to host: through the pinned buffers when it is large and they
@@ -234,6 +253,7 @@ static CUresult download(void *dst, CUdeviceptr src, size_t bytes)
 bool pe_port_copy_out(pe_port *p, void *dst)
 {
     CUresult r = gpu.up ? gpu.cu->cuCtxSetCurrent(gpu.ctx) : PE_CUDA_ERROR_NO_DEVICE;
+    if (r == PE_CUDA_SUCCESS) r = drain(); /* its kernel may be on any stream */
     if (r == PE_CUDA_SUCCESS) r = download(dst, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
     if (r != PE_CUDA_SUCCESS) {
         fail_port(p, "the GPU result cannot be copied to the host", r);
@@ -256,6 +276,7 @@ bool pe_port_host(pe_port *p)
     CUresult r = PE_CUDA_ERROR_NO_DEVICE;
     if (gpu.up) {
         r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
+        if (r == PE_CUDA_SUCCESS) r = drain(); /* its kernel may be on any stream */
         if (r == PE_CUDA_SUCCESS) r = download(buf, (CUdeviceptr)(uintptr_t)p->dev_buf, bytes);
     }
     if (r != PE_CUDA_SUCCESS) {
@@ -279,7 +300,10 @@ static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
     size_t bytes = port_bytes(q);
     CUdeviceptr d = device_alloc(bytes, keep, n_keep);
     if (!d) return false;
+    /* complete before any stream's kernel reads it (and before the host
+     * buffer may go) */
     CUresult r = gpu.cu->cuMemcpyHtoDAsync(d, q->buf, bytes, gpu.stream);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(gpu.stream);
     if (r != PE_CUDA_SUCCESS) {
         device_free(d, bytes);
         disable("a copy to the GPU failed", r);
@@ -431,7 +455,7 @@ typedef struct {
  * Members are READY at once (later work is ordered after them on the stream);
  * their inputs are dropped only after the batch's synchronisation.  False
  * when it could not launch: the caller computes the members on the CPU. */
-static bool launch(const pe_program *p, CUfunction fn, launch_record *rec)
+static bool launch(const pe_program *p, CUfunction fn, launch_record *rec, const pe_sync_op *sync, const int *waits)
 {
     const kir_kernel *k = p->kir;
     pe_cuda_args args;
@@ -477,10 +501,15 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec)
     }
     long long n = p->numel;
     void *params[] = {&n, &args};
+    CUstream stream = gpu.streams[sync->stream];
+    gpu.busy |= 1u << sync->stream;
     CUresult r = PE_CUDA_SUCCESS;
-    if (rec->partials) {
+    for (int w = 0; w < sync->n_waits && r == PE_CUDA_SUCCESS; w++)
+        r = gpu.cu->cuStreamWaitEvent(stream, gpu.events[waits[sync->wait_begin + w]], 0);
+    if (r != PE_CUDA_SUCCESS) {
+    } else if (rec->partials) {
         if (rec->n_chunks > 0)
-            r = gpu.cu->cuLaunchKernel(fn, (unsigned)rec->n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, gpu.stream,
+            r = gpu.cu->cuLaunchKernel(fn, (unsigned)rec->n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream,
                                        params, NULL);
     } else if (n > 0) {
         /* at most 32 blocks per SM, each thread striding over several
@@ -488,9 +517,11 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec)
          * triad 68% and the chain 50% of the copy bandwidth instead of 79
          * and 68% */
         long long blocks = (n + BLOCK - 1) / BLOCK, most = (long long)gpu.dev->sms * 32;
-        r = gpu.cu->cuLaunchKernel(fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, gpu.stream,
+        r = gpu.cu->cuLaunchKernel(fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, stream,
                                    params, NULL);
     }
+    /* the record goes even when nothing launched (n = 0): a later wait needs it */
+    if (r == PE_CUDA_SUCCESS && sync->record_event >= 0) r = gpu.cu->cuEventRecord(gpu.events[sync->record_event], stream);
     if (r != PE_CUDA_SUCCESS) {
         disable("cuLaunchKernel failed", r);
         return false;
@@ -530,7 +561,7 @@ static bool finish_reduction(const pe_program *p, launch_record *rec)
     int rp = -1;
     for (int i = 0; i < p->kir->n_params; i++)
         if (p->kir->params[i].kind == KIR_OUT_PARTIAL) rp = i;
-    if (rp < 0) return true;
+    if (rp < 0 || !rec->partials) return true; /* none, or finished already */
     pe_port *r = pe_port_at(p->bind[rp]);
     double *partials = malloc(rec->partial_bytes);
     r->buf = pe_mem_alloc(port_bytes(r));
@@ -555,6 +586,68 @@ static bool finish_reduction(const pe_program *p, launch_record *rec)
 }
 
 /* ------------------------------------------------------------- batches */
+
+/* A reduction's value from this batch is known only once its partials are
+ * combined on the host: before program i uses one, that happens. */
+static void settle_inputs(const pe_program_seq *seq, launch_record *recs, size_t i)
+{
+    const pe_program *p = &seq->progs[i];
+    uint32_t in[KIR_MAX_PARAMS];
+    int n = 0;
+    if (p->kind == PE_PROG_KERNEL) {
+        for (int a = 0; a < p->kir->n_params; a++)
+            if (p->kir->params[a].kind != KIR_OUT && p->kir->params[a].kind != KIR_OUT_PARTIAL) in[n++] = p->bind[a];
+    } else {
+        const pe_port *port = pe_port_at(p->port);
+        for (int k = 0; k < port->n_in; k++) in[n++] = port->in[k];
+    }
+    for (size_t j = 0; j < i; j++) {
+        const pe_program *q = &seq->progs[j];
+        if (q->kind != PE_PROG_KERNEL || !recs[j].partials) continue;
+        for (int m = 0; m < q->n_members; m++)
+            for (int k = 0; k < n; k++)
+                if (q->members[m] == in[k] && recs[j].partials && drain() == PE_CUDA_SUCCESS) finish_reduction(q, &recs[j]);
+    }
+}
+
+
+/* Streams and events for the batch's kernels: kernel k depends on an earlier
+ * kernel that computes one of its inputs. */
+static bool plan_streams(const pe_program_seq *seq, pe_sync_plan *plan)
+{
+    size_t n = 0, n_edges = 0;
+    for (size_t i = 0; i < seq->n; i++)
+        if (seq->progs[i].kind == PE_PROG_KERNEL) n++, n_edges += (size_t)seq->progs[i].kir->n_params;
+    int *start = malloc(sizeof *start * (n + 1)), *preds = malloc(sizeof *preds * (n_edges ? n_edges : 1));
+    const pe_program **kernels = malloc(sizeof *kernels * (n ? n : 1));
+    bool ok = start && preds && kernels;
+    if (ok) {
+        size_t k = 0, e = 0;
+        for (size_t i = 0; i < seq->n; i++)
+            if (seq->progs[i].kind == PE_PROG_KERNEL) kernels[k++] = &seq->progs[i];
+        for (k = 0; k < n; k++) {
+            start[k] = (int)e;
+            const pe_program *p = kernels[k];
+            for (int a = 0; a < p->kir->n_params; a++) {
+                if (p->kir->params[a].kind == KIR_OUT || p->kir->params[a].kind == KIR_OUT_PARTIAL) continue;
+                for (size_t j = 0; j < k; j++) {
+                    bool made_there = false;
+                    for (int m = 0; m < kernels[j]->n_members && !made_there; m++) made_there = kernels[j]->members[m] == p->bind[a];
+                    if (made_there) {
+                        preds[e++] = (int)j;
+                        break;
+                    }
+                }
+            }
+        }
+        start[n] = (int)e;
+        pe_sync_dag dag = {(int)n, start, preds};
+        ok = pe_sync_plan_make(&dag, gpu.n_streams, EVENTS, plan);
+    }
+    free(start), free(preds), free(kernels);
+    return ok;
+}
+
 
 /* The device of a batch: PE_DEVICE / pe_set_device, else by its size and
  * where its inputs are, and f64 only where the GPU is good at it. */
@@ -615,11 +708,19 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         pe_program_seq_free(&seq);
         return pe_cpu_executor.run(&pe_cpu_executor, b);
     }
+    pe_sync_plan plan = {0};
+    if (!plan_streams(&seq, &plan)) {
+        free(fns), free(recs);
+        pe_program_seq_free(&seq);
+        return pe_cpu_executor.run(&pe_cpu_executor, b);
+    }
     size_t computed = 0;
+    int kernel_no = 0;
     double t1 = t0 ? seconds() : 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
         pe_port *port = pe_port_at(p->port);
+        settle_inputs(&seq, recs, i);
         switch (p->kind) {
         case PE_PROG_SKIP:
             pe_port_drop_inputs(port);
@@ -629,17 +730,19 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
             computed += interpret(port);
             break;
         case PE_PROG_KERNEL:
-            if (gpu.disabled || !launch(p, fns[i], &recs[i])) {
+            if (gpu.disabled || !launch(p, fns[i], &recs[i], &plan.ops[kernel_no], plan.waits)) {
                 unlaunch(p, &recs[i]);
                 for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
             }
+            kernel_no++;
             break;
         }
     }
+    pe_sync_plan_free(&plan);
     /* the application records on while the GPU works */
     double t2 = t0 ? seconds() : 0;
     int depth = pe_api_suspend();
-    CUresult r = gpu.disabled ? PE_CUDA_SUCCESS : gpu.cu->cuStreamSynchronize(gpu.stream);
+    CUresult r = gpu.disabled ? PE_CUDA_SUCCESS : drain();
     pe_api_resume(depth);
     if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
     for (size_t i = 0; i < seq.n; i++) {
@@ -689,7 +792,16 @@ bool pe_cuda_executor_start(int ordinal)
     }
     CUresult r = gpu.cu->cuDevicePrimaryCtxRetain(&gpu.ctx, gpu.dev->handle);
     if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamCreate(&gpu.stream, 1 /* non-blocking */);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamCreate(&gpu.streams[0], 1 /* non-blocking */);
+    gpu.stream = gpu.streams[0];
+    gpu.n_streams = 1;
+    /* more streams and the event pool: without them, one stream does it all */
+    bool extra = r == PE_CUDA_SUCCESS;
+    for (int e = 0; e < EVENTS && extra; e++) extra = gpu.cu->cuEventCreate(&gpu.events[e], 2 /* no timing */) == PE_CUDA_SUCCESS;
+    for (int i = 1; i < STREAMS && extra; i++) {
+        extra = gpu.cu->cuStreamCreate(&gpu.streams[i], 1) == PE_CUDA_SUCCESS;
+        if (extra) gpu.n_streams = i + 1;
+    }
     if (r != PE_CUDA_SUCCESS) {
         char d[200];
         describe(r, d, sizeof d);
@@ -725,7 +837,7 @@ void pe_cuda_executor_stop(void)
 {
     if (!gpu.up) return;
     gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    gpu.cu->cuStreamSynchronize(gpu.stream);
+    drain();
     pool_trim();
     for (size_t i = 0; i < gpu.n_kernels; i++) free(gpu.kernels[i].kir);
     free(gpu.kernels);
@@ -733,7 +845,9 @@ void pe_cuda_executor_stop(void)
     free(gpu.modules);
     for (int i = 0; i < 2; i++)
         if (gpu.staging[i]) gpu.cu->cuMemFreeHost(gpu.staging[i]);
-    gpu.cu->cuStreamDestroy(gpu.stream);
+    for (int i = 0; i < gpu.n_streams; i++) gpu.cu->cuStreamDestroy(gpu.streams[i]);
+    for (int e = 0; e < EVENTS; e++)
+        if (gpu.events[e]) gpu.cu->cuEventDestroy(gpu.events[e]);
     gpu.cu->cuDevicePrimaryCtxRelease(gpu.dev->handle);
     const pe_cuda_api *cu = gpu.cu;
     memset(&gpu, 0, sizeof gpu);

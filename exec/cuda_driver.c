@@ -109,7 +109,8 @@ static void load_once(void)
     RESOLVE(cuCtxSetCurrent) RESOLVE(cuModuleLoadData) RESOLVE(cuModuleUnload) RESOLVE(cuModuleGetFunction)
     RESOLVE(cuLaunchKernel) RESOLVE(cuMemAlloc) RESOLVE(cuMemFree) RESOLVE(cuMemGetInfo)
     RESOLVE(cuMemcpyHtoDAsync) RESOLVE(cuMemcpyDtoHAsync) RESOLVE(cuMemcpyDtoDAsync) RESOLVE(cuMemHostAlloc) RESOLVE(cuMemFreeHost) RESOLVE(cuMemsetD8Async) RESOLVE(cuStreamCreate)
-    RESOLVE(cuStreamDestroy) RESOLVE(cuStreamSynchronize)
+    RESOLVE(cuStreamDestroy) RESOLVE(cuStreamSynchronize) RESOLVE(cuStreamWaitEvent)
+    RESOLVE(cuEventCreate) RESOLVE(cuEventRecord) RESOLVE(cuEventDestroy)
 #undef RESOLVE
     const pe_cuda_api *cu = &drv.api;
     r = cu->cuInit(0);

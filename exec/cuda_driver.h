@@ -56,6 +56,10 @@ typedef struct {
     CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
     CUresult (*cuStreamDestroy)(CUstream stream);
     CUresult (*cuStreamSynchronize)(CUstream stream);
+    CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
+    CUresult (*cuEventCreate)(CUevent *event, unsigned flags);
+    CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+    CUresult (*cuEventDestroy)(CUevent event);
     CUresult (*cuGetErrorName)(CUresult error, const char **name);
     CUresult (*cuGetErrorString)(CUresult error, const char **text);
 } pe_cuda_api;

@@ -300,6 +300,50 @@ static void test_second_runtime_takes_cubins_from_disk(void **state)
     free(x), free(out[0]), free(out[1]);
 }
 
+/* One batch with kernels of two shapes (independent: two streams), a
+ * reduction, and a kernel that needs both the first kernel's result (another
+ * stream: an event wait) and the reduction's value (combined on the host
+ * mid-batch); and an interpreted op on a reduction of the same batch. */
+static void test_batch_across_streams_and_reductions(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    const int64_t n1 = 1 << 20, n2 = 3 << 20;
+    float *x1 = malloc(n1 * sizeof *x1), *x2 = malloc(n2 * sizeof *x2), *out = malloc(n1 * sizeof *out);
+    for (int64_t i = 0; i < n1; i++) x1[i] = (float)(i % 977) / 977.0f;
+    for (int64_t i = 0; i < n2; i++) x2[i] = (float)(i % 1013) / 1013.0f;
+    pe_array a1 = pe_f32_1d(x1, n1), a2 = pe_f32_1d(x2, n2);
+    pe_sync();
+    pe_stats s0, s1;
+    pe_get_stats(&s0);
+    pe_array e1 = pe_exp(a1), r1 = pe_mul(e1, 2.0f);  /* kernel A, 1M */
+    pe_array q2 = pe_sqrt(a2), m2 = pe_add(q2, 1.0f); /* kernel B, 3M */
+    pe_array s2 = pe_sum(m2);                          /* reduction fused with B */
+    pe_array r3 = pe_add(r1, s2);                      /* kernel C: after A and the reduction */
+    pe_array sq = pe_reshape(r3, 2, ((int64_t[]){1024, 1024})), t = pe_transpose(sq); /* interpreted */
+    pe_release(sq);
+    pe_release(e1), pe_release(q2), pe_release(m2);
+    assert_int_equal(pe_read(r3, out, n1 * sizeof *out), PE_OK);
+    pe_get_stats(&s1);
+    assert_int_equal(s1.gpu_batches - s0.gpu_batches, 1);
+    double sum = 0;
+    for (int64_t i = 0; i < n2; i++) sum += (double)(sqrtf(x2[i]) + 1.0f);
+    double got_sum = 0;
+    assert_int_equal(pe_read_f64(s2, &got_sum), PE_OK);
+    assert_true(fabs(got_sum - (float)sum) <= 1.2e-7 * sum); /* an f32 sum: within an ulp */
+    for (int64_t i = 0; i < n1; i++) {
+        float want = expf(x1[i]) * 2.0f + (float)got_sum;
+        assert_true(fabsf(out[i] - want) <= 2e-7f * fabsf(want));
+    }
+    float *tv = malloc(n1 * sizeof *tv);
+    assert_int_equal(pe_read(t, tv, n1 * sizeof *tv), PE_OK);
+    for (int r = 0; r < 1024; r += 37)
+        for (int c = 0; c < 1024; c += 41) assert_true(tv[(int64_t)r * 1024 + c] == out[(int64_t)c * 1024 + r]);
+    pe_release(a1), pe_release(a2), pe_release(r1), pe_release(s2), pe_release(r3), pe_release(t);
+    pe_shutdown();
+    free(x1), free(x2), free(out), free(tv);
+}
+
 static void test_devices_are_listed(void **state)
 {
     (void)state;
@@ -332,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_eviction_under_a_memory_cap),
         cmocka_unit_test(test_second_runtime_takes_cubins_from_disk),
+        cmocka_unit_test(test_batch_across_streams_and_reductions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
