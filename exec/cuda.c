@@ -36,6 +36,7 @@
 #include "../jit/diskcache.h"
 #include "../jit/nvrtc.h"
 #include "../jit/proggen.h"
+#include "../jit/trace.h"
 #include "stream_sync.h"
 
 /* Batches smaller than this stay on the CPU unless their inputs are on the
@@ -696,10 +697,19 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     (void)ex;
     double t0 = pe_rt.log_level >= PE_LOG_DEBUG ? seconds() : 0;
     if (!wants_gpu(b) || !current()) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    /* the program sequence: from the trace cache (shared with the CPU
+     * executor: sequences are device-independent, compiled code is looked up
+     * per device), else from the program generator */
     pe_program_seq seq;
-    if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
-        return pe_cpu_executor.run(&pe_cpu_executor, b);
-    pe_rt.stats.proggen_runs++;
+    pe_rt.stats.trace_lookups++;
+    bool hit = pe_trace_lookup(b->key, b->entries, b->n, &seq);
+    if (hit) {
+        pe_rt.stats.trace_hits++;
+    } else {
+        if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
+            return pe_cpu_executor.run(&pe_cpu_executor, b);
+        pe_rt.stats.proggen_runs++;
+    }
     pe_rt.stats.gpu_batches++;
     CUfunction *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     launch_record *recs = calloc(seq.n ? seq.n : 1, sizeof *recs);
@@ -708,6 +718,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         pe_program_seq_free(&seq);
         return pe_cpu_executor.run(&pe_cpu_executor, b);
     }
+    if (!hit) pe_trace_store(b->key, b->entries, b->n, b->epoch, &seq); /* code stays NULL: not the CPU's */
     pe_sync_plan plan = {0};
     if (!plan_streams(&seq, &plan)) {
         free(fns), free(recs);
