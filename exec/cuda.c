@@ -546,6 +546,8 @@ static void unlaunch(const pe_program *p, launch_record *rec)
         pe_port *q = pe_port_at(p->bind[i]);
         if (p->kir->params[i].kind == KIR_OUT && q->state != PE_PORT_INVALID) {
             if (!gpu.disabled) pe_cuda_port_free(q);
+            if (q->buf) pe_mem_free(q->buf, port_bytes(q)); /* a host copy made mid-batch */
+            q->buf = NULL;
             q->dev_buf = NULL;
             q->host_stale = false;
             q->state = PE_PORT_PENDING;
@@ -753,8 +755,11 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     /* the application records on while the GPU works */
     double t2 = t0 ? seconds() : 0;
     int depth = pe_api_suspend();
-    CUresult r = gpu.disabled ? PE_CUDA_SUCCESS : drain();
+    CUresult r = PE_CUDA_SUCCESS; /* every stream: `busy` belongs to the lock holder */
+    for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++)
+        r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
     pe_api_resume(depth);
+    if (r == PE_CUDA_SUCCESS) gpu.busy = 0;
     if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
