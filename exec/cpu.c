@@ -264,15 +264,8 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b)
     if (jit_disabled) return pe_interp_executor.run(&pe_interp_executor, b);
     /* the program sequence: from the trace cache, else from the program generator */
     pe_program_seq seq;
-    pe_rt.stats.trace_lookups++;
-    bool hit = pe_trace_lookup(b->key, b->entries, b->n, &seq);
-    if (hit) {
-        pe_rt.stats.trace_hits++;
-    } else {
-        if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
-            return pe_interp_executor.run(&pe_interp_executor, b);
-        pe_rt.stats.proggen_runs++;
-    }
+    bool hit;
+    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, &seq, &hit)) return pe_interp_executor.run(&pe_interp_executor, b);
     if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit);
     prepare_kernels(&seq);
     if (!hit && !jit_disabled) pe_trace_store(b->key, b->entries, b->n, b->epoch, &seq);

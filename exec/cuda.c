@@ -703,15 +703,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
      * executor: sequences are device-independent, compiled code is looked up
      * per device), else from the program generator */
     pe_program_seq seq;
-    pe_rt.stats.trace_lookups++;
-    bool hit = pe_trace_lookup(b->key, b->entries, b->n, &seq);
-    if (hit) {
-        pe_rt.stats.trace_hits++;
-    } else {
-        if (!pe_proggen(b->entries, b->n, b->epoch, pe_gccjit_can_emit, &seq))
-            return pe_cpu_executor.run(&pe_cpu_executor, b);
-        pe_rt.stats.proggen_runs++;
-    }
+    bool hit;
+    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
     pe_rt.stats.gpu_batches++;
     CUfunction *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     launch_record *recs = calloc(seq.n ? seq.n : 1, sizeof *recs);

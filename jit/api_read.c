@@ -7,21 +7,15 @@
 #include "runtime.h"
 #include "../exec/executor.h"
 
-static pe_port *check_valid(const pe_site *s, pe_port *p, const char *api);
-
-/* Makes a's value available on the host; raises PE_E_INVALID for an invalid array. */
-static pe_port *wait_for(const pe_site *s, pe_array a, const char *api)
+/* Makes a's value available (on the host, if `host`: a GPU result is copied
+ * down on first use); raises PE_E_INVALID for an invalid array. */
+static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
 {
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, api, &idx);
     if (!p) return NULL;
     pe_queue_wait_port(p);
-    if (p->state == PE_PORT_READY) pe_port_host(p); /* a GPU result is copied down on first use */
-    return check_valid(s, p, api);
-}
-
-static pe_port *check_valid(const pe_site *s, pe_port *p, const char *api)
-{
+    if (host && p->state == PE_PORT_READY) pe_port_host(p);
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
             pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
@@ -57,17 +51,16 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     s = PE_SITE_OR_CALLER(s);
     /* a result on the GPU goes straight into dst: no host copy to allocate,
      * touch and copy again */
-    pe_port *p = pe_port_lookup(s, a, "pe_read", NULL);
+    pe_port *p = wait_for(s, a, "pe_read", false);
     if (!p) return status_of_failure();
-    pe_queue_wait_port(p);
-    if (!check_valid(s, p, "pe_read")) return status_of_failure();
     size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
     if (!dst) return pe_raise(s, PE_E_ARG, "pe_read", "dst is NULL");
     if (dst_bytes != bytes)
         return pe_raise(s, PE_E_ARG, "pe_read", "dst_bytes is %zu but the %s array of %lld elements needs %zu",
                         dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
     if (p->state == PE_PORT_READY && p->host_stale) {
-        if (!pe_port_copy_out(p, dst)) return check_valid(s, p, "pe_read") ? PE_OK : status_of_failure();
+        if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
+            return pe_raise(s, PE_E_INVALID, "pe_read", "the array is invalid: %s", p->err_msg ? p->err_msg : "");
     } else if (p->buf) {
         memcpy(dst, p->buf, bytes);
     } else {
@@ -79,7 +72,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
 /* Reads a 1-element array of any dtype into a float or a double. */
 static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const char *api)
 {
-    pe_port *p = wait_for(s, a, api);
+    pe_port *p = wait_for(s, a, api, true);
     if (!p) return status_of_failure();
     if (!dst) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
     if (p->numel != 1)
@@ -113,7 +106,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
-    pe_port *p = wait_for(s, a, "pe_map");
+    pe_port *p = wait_for(s, a, "pe_map", true);
     if (!p) return NULL;
     if (!p->buf && !pe_interp_materialise(p)) {
         pe_raise(s, PE_E_NOMEM, "pe_map", "out of memory for a host copy");

@@ -49,8 +49,7 @@ typedef struct {
 
 static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
 
-/* The libm function behind a float op, or NULL. */
-static const char *libm_name(pe_op op)
+const char *pe_libm_name(pe_op op)
 {
     switch (op) {
     case PE_OP_exp: return "exp";
@@ -118,7 +117,7 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
     case PE_OP_cdf_norm: case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite:
         return is_float(ctype);
     default:
-        return is_float(ctype) && libm_name(op) != NULL;
+        return is_float(ctype) && pe_libm_name(op) != NULL;
     }
 }
 
@@ -237,7 +236,7 @@ static gcc_jit_rvalue *coordinate(emitter *e, int axis)
  * composed of two roundings where the composition is ill-conditioned
  * (acos(1/x) near 1, 1/tan near a pole), and erf/erfc, whose glibc f32
  * versions are 3 ulp off. */
-static bool composed_in_double(pe_op op)
+bool pe_composed_in_double(pe_op op)
 {
     switch (op) {
     case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec: case PE_OP_acsc:
@@ -252,7 +251,7 @@ static bool composed_in_double(pe_op op)
 /* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
 static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
 {
-    const char *name = op == PE_OP_cdf_norm ? "cdf_norm" : libm_name(op);
+    const char *name = op == PE_OP_cdf_norm ? "cdf_norm" : pe_libm_name(op);
     return name ? pe_prims_get(prims, name, true) : NULL;
 }
 
@@ -261,7 +260,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
     /* erf, erfc, cdf_norm: the primitives are accurate in f32 */
-    if (ct == PE_F32 && composed_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
+    if (ct == PE_F32 && pe_composed_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
     gcc_jit_type *T = type_of(e, ct);
     gcc_jit_rvalue *v[3];
     for (int j = 0; j < in->n; j++) {
@@ -382,7 +381,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_identity: /* row == column */
         return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
     default: {
-        const char *name = libm_name(op);
+        const char *name = pe_libm_name(op);
         return math1(e, name, ct, v[0]);
     }
     }
@@ -525,14 +524,14 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
         if (in->kind != KIR_OP) continue;
         pe_op op = (pe_op)in->op;
         if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
-        if (composed_in_double(op) && in->ctype == PE_F32) return false;
+        if (pe_composed_in_double(op) && in->ctype == PE_F32) return false;
         switch (op) {
         case PE_OP_sqrt: case PE_OP_abs: case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_fma:
             break;
         case PE_OP_rsqrt: case PE_OP_rcp:
             break;
         default:
-            if (libm_name(op) || composed_in_double(op) || op == PE_OP_mod) return false;
+            if (pe_libm_name(op) || pe_composed_in_double(op) || op == PE_OP_mod) return false;
         }
     }
     return true;

@@ -27,6 +27,14 @@ void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n);
  * (operand0: the dtype of the first operand, for casts). */
 bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 
+/* Facts both code generators (this one and cuda_emit.c) emit by: the libm
+ * function behind a float op ("exp", "fabs", ...; CUDA's device library has
+ * the same names), or NULL; and whether an f32 op is computed in double and
+ * rounded once, as the reference does (ill-conditioned compositions such as
+ * 1/tan near a pole, erf, erfc, cdf_norm, rsqrt). */
+const char *pe_libm_name(pe_op op);
+bool pe_composed_in_double(pe_op op);
+
 /* Compiles n kernels together (to a shared object at `so_path` if given, for
  * the disk cache; else in memory).  On success fns[i] are their entry points
  * and *unit owns them (free with pe_gccjit_unit_free when no kernel is used

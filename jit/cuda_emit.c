@@ -59,61 +59,6 @@ static const char *ctype_name(pe_dtype t)
 
 static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
 
-/* The CUDA math function behind a float op (f32: with an f suffix), or NULL. */
-static const char *math_name(pe_op op)
-{
-    switch (op) {
-    case PE_OP_exp: return "exp";
-    case PE_OP_exp2: return "exp2";
-    case PE_OP_exp10: return "exp10";
-    case PE_OP_expm1: return "expm1";
-    case PE_OP_log: return "log";
-    case PE_OP_log2: return "log2";
-    case PE_OP_log10: return "log10";
-    case PE_OP_log1p: return "log1p";
-    case PE_OP_sqrt: return "sqrt";
-    case PE_OP_cbrt: return "cbrt";
-    case PE_OP_sin: return "sin";
-    case PE_OP_cos: return "cos";
-    case PE_OP_tan: return "tan";
-    case PE_OP_asin: return "asin";
-    case PE_OP_acos: return "acos";
-    case PE_OP_atan: return "atan";
-    case PE_OP_sinh: return "sinh";
-    case PE_OP_cosh: return "cosh";
-    case PE_OP_tanh: return "tanh";
-    case PE_OP_asinh: return "asinh";
-    case PE_OP_acosh: return "acosh";
-    case PE_OP_atanh: return "atanh";
-    case PE_OP_erf: return "erf";
-    case PE_OP_erfc: return "erfc";
-    case PE_OP_floor: return "floor";
-    case PE_OP_ceil: return "ceil";
-    case PE_OP_trunc: return "trunc";
-    case PE_OP_round: return "round";
-    case PE_OP_abs: return "fabs";
-    case PE_OP_pow: return "pow";
-    case PE_OP_atan2: return "atan2";
-    case PE_OP_fma: return "fma";
-    default: return NULL;
-    }
-}
-
-/* f32 ops the reference computes in double and rounds once (the CPU
- * emitter's list): composed ops whose composition is ill-conditioned, and
- * erf, erfc, cdf_norm, rsqrt. */
-static bool composed_in_double(pe_op op)
-{
-    switch (op) {
-    case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec: case PE_OP_acsc:
-    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth: case PE_OP_cdf_norm: case PE_OP_rsqrt:
-    case PE_OP_erf: case PE_OP_erfc:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Helpers every kernel may use: reference min/max (NaN wins, ties of zeros
  * by sign), i32 wrap-around, the saturating float -> i32 conversion. */
 static const char prelude[] =
@@ -201,7 +146,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
     bool cdf_f32 = op == PE_OP_cdf_norm && ct == PE_F32;
-    if (ct == PE_F32 && composed_in_double(op) && !cdf_f32) ct = PE_F64;
+    if (ct == PE_F32 && pe_composed_in_double(op) && !cdf_f32) ct = PE_F64;
     const char *T = ctype_name(ct), *R = ctype_name(rt);
     const char *f = ct == PE_F32 ? "f" : "";
     char a[3][96];
@@ -297,7 +242,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         break;
     }
     default:
-        put(t, "%s%s(%s)", math_name(op), f, a[0]);
+        put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
         break;
     }
     put(t, ");\n");

@@ -276,3 +276,16 @@ void pe_trace_clear(void)
         free_entry(e);
     }
 }
+
+bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_program_seq *seq, bool *hit)
+{
+    pe_rt.stats.trace_lookups++;
+    *hit = pe_trace_lookup(b->key, b->entries, b->n, seq);
+    if (*hit) {
+        pe_rt.stats.trace_hits++;
+        return true;
+    }
+    if (!pe_proggen(b->entries, b->n, b->epoch, emittable, seq)) return false;
+    pe_rt.stats.proggen_runs++;
+    return true;
+}

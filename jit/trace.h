@@ -20,4 +20,9 @@ void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, 
                     const pe_program_seq *seq);
 void pe_trace_clear(void);
 
+/* A batch's program sequence, as every executor gets it: from the trace
+ * cache (*hit), else from the program generator with `emittable`; counts
+ * lookups, hits and generator runs.  False when out of memory. */
+bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_program_seq *seq, bool *hit);
+
 #endif
