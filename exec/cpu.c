@@ -17,6 +17,7 @@
 #include "../jit/progcache.h"
 #include "../jit/proggen.h"
 #include "../jit/trace.h"
+#include "../profiler/collect.h"
 
 static bool jit_disabled; /* the toolchain is unusable: everything runs on the interpreter */
 static char isa[32];
@@ -62,15 +63,21 @@ void pe_cpu_executor_stop(void)
     pe_diskcache_close();
 }
 
-/* Memory, then disk: the kernel if it was compiled before. */
-static pe_kernel_fn cached_kernel(const kir_kernel *k)
+/* Memory, then disk: the kernel if it was compiled before; *served says
+ * which (pe_prof_served). */
+static pe_kernel_fn cached_kernel(const kir_kernel *k, uint8_t *served)
 {
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     pe_kernel_fn fn = pe_progcache_lookup(k);
+    if (pe_prof_on) pe_prof_add(PE_PC_program_lookups, 1), pe_prof_add(PE_PC_program_lookup_ns, pe_prof_now() - t0);
     if (fn) {
         pe_rt.stats.program_cache_hits++;
+        if (pe_prof_on) pe_prof_add(PE_PC_program_memory_hits, 1);
+        *served = PE_SERVED_memory;
         return fn;
     }
     pe_gccjit_unit *unit = NULL;
+    uint64_t t1 = pe_prof_on ? pe_prof_now() : 0;
     fn = pe_diskcache_load(k, &unit);
     if (!fn) return NULL;
     if (!pe_progcache_insert(&k, &fn, 1, unit)) {
@@ -78,6 +85,8 @@ static pe_kernel_fn cached_kernel(const kir_kernel *k)
         return NULL;
     }
     pe_rt.stats.disk_cache_hits++;
+    if (pe_prof_on) pe_prof_add(PE_PC_program_disk_hits, 1), pe_prof_add(PE_PC_disk_load_ns, pe_prof_now() - t1);
+    *served = PE_SERVED_disk;
     return fn;
 }
 
@@ -88,7 +97,10 @@ static bool compile_kernels(const kir_kernel **kernels, size_t n, pe_kernel_fn *
     char err[512], so_path[4200];
     bool to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
     pe_gccjit_unit *unit = NULL;
-    if (!pe_gccjit_compile(kernels, n, isa, to_disk ? so_path : NULL, fns, &unit, err, sizeof err)) {
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    bool compiled = pe_gccjit_compile(kernels, n, isa, to_disk ? so_path : NULL, fns, &unit, err, sizeof err);
+    if (pe_prof_on) pe_prof_compile(compiled ? (int)n : 0, t0, pe_prof_now());
+    if (!compiled) {
         pe_log_message(PE_LOG_WARN, "compiling %zu kernel%s failed (%s)%s", n, n == 1 ? "" : "s", err,
                        n == 1 ? ": the interpreter computes it" : ": retrying one by one");
         if (to_disk) unlink(so_path);
@@ -116,12 +128,15 @@ static void prepare_kernels(pe_program_seq *seq)
     for (size_t i = 0; i < seq->n; i++) {
         pe_program *p = &seq->progs[i];
         if (p->kind != PE_PROG_KERNEL || p->code) continue;
-        p->code = (void *)cached_kernel(p->kir);
+        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+        p->code = (void *)cached_kernel(p->kir, &p->served);
+        p->compile_ns = pe_prof_on ? pe_prof_now() - t0 : 0;
         if (p->code) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
     }
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     if (n_missing && !compile_kernels(missing, n_missing, compiled)) {
         /* split: compile each kernel alone, so one that the compiler rejects
          * runs on the interpreter and the others still run compiled */
@@ -132,9 +147,14 @@ static void prepare_kernels(pe_program_seq *seq)
             jit_disabled = true;
         }
     }
+    /* one compile serves the batch: each kernel it made is charged its share */
+    uint64_t compile_share = n_missing && pe_prof_on ? (pe_prof_now() - t0) / n_missing : 0;
     for (size_t i = 0; i < seq->n; i++)
-        if (seq->progs[i].kind == PE_PROG_KERNEL && !seq->progs[i].code)
+        if (seq->progs[i].kind == PE_PROG_KERNEL && !seq->progs[i].code) {
             seq->progs[i].code = (void *)pe_progcache_lookup(seq->progs[i].kir);
+            seq->progs[i].served = PE_SERVED_compiler;
+            seq->progs[i].compile_ns += compile_share;
+        }
 out:
     free(missing), free(compiled);
 }
@@ -187,6 +207,23 @@ static void log_sequence(const pe_program_seq *seq, bool from_trace)
                        p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : "skip",
                        pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
     }
+}
+
+/* The profile's record of one launch: bytes each array parameter moves. */
+static void profile_kernel(const pe_program *p, uint64_t t0, uint64_t t1)
+{
+    pe_prof_kernel_run run = {.hash = kir_hash(p->kir), .device = "cpu", .members = p->members,
+                              .n_members = p->n_members, .elements = p->numel, .served = p->served,
+                              .compile_ns = p->compile_ns};
+    for (int i = 0; i < p->kir->n_params; i++) {
+        const pe_port *q = pe_port_at(p->bind[i]);
+        int64_t bytes = q->numel * (int64_t)pe_dtype_size((pe_dtype)q->dtype);
+        kir_param_kind kind = p->kir->params[i].kind;
+        if (kind == KIR_IN_CONTIG || kind == KIR_IN_BROADCAST) run.bytes_read += bytes;
+        else if (kind == KIR_OUT) run.bytes_written += bytes;
+    }
+    pe_prof_kernel_ran(&run, t0, t1, -1);
+    pe_prof_add(PE_PC_pool_capacity_ns, (t1 - t0) * (uint64_t)pe_rt.threads);
 }
 
 static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
@@ -242,11 +279,13 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     bool has_output = reduce_param >= 0;
     for (int i = 0; i < k->n_params && !has_output; i++) has_output = k->params[i].kind == KIR_OUT;
     if (has_output) { /* a kernel whose values nobody sees (all released) need not run */
+        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         int depth = pe_api_suspend();
         if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
         else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
         pe_api_resume(depth);
         pe_rt.stats.kernels_launched++;
+        if (pe_prof_on) profile_kernel(p, t0, pe_prof_now());
     }
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);

@@ -15,6 +15,7 @@
 #include "escheduler.h"
 #include "executor.h"
 #include "../jit/trace.h"
+#include "../profiler/collect.h"
 
 #define MAX_OUTSTANDING 4
 
@@ -54,6 +55,7 @@ static void run_job(job *j)
 static void *esched_main(void *arg)
 {
     (void)arg;
+    pe_prof_name_thread("E-scheduler");
     PE_API_GUARD;
     for (;;) {
         while ((!es.head || es.inline_running) && !es.stop) pe_api_wait(&es.work);
@@ -98,6 +100,12 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
         return;
     }
     *j = (job){entries, n, key, epoch, NULL};
+    if (es.outstanding >= MAX_OUTSTANDING && pe_prof_on) { /* flow control holds the application back */
+        uint64_t t0 = pe_prof_now();
+        while (es.outstanding >= MAX_OUTSTANDING) pe_esched_wait();
+        pe_prof_add(PE_PC_queue_flow_waits, 1);
+        pe_prof_add(PE_PC_queue_flow_wait_ns, pe_prof_now() - t0);
+    }
     while (es.outstanding >= MAX_OUTSTANDING) pe_esched_wait();
     if (es.tail) es.tail->next = j;
     else es.head = j;

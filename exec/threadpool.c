@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "threadpool.h"
+#include "../profiler/collect.h"
 
 #define MIN_PARALLEL 32768 /* iterations below which one thread runs the launch */
 #define CHUNK_ALIGN 64
@@ -26,14 +27,18 @@ static struct {
     _Atomic int64_t next;
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
+/* Takes chunks until none is left; with the profiler on, adds the thread's
+ * busy time (pool utilisation). */
 static void run_chunks(void)
 {
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     for (;;) {
         int64_t begin = atomic_fetch_add(&pool.next, pool.chunk);
-        if (begin >= pool.total) return;
+        if (begin >= pool.total) break;
         int64_t end = begin + pool.chunk < pool.total ? begin + pool.chunk : pool.total;
         pool.fn(begin, end, pool.args);
     }
+    if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
 }
 
 static void *worker(void *arg)
@@ -84,7 +89,9 @@ void pe_pool_stop(void)
 void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n)
 {
     if (n < MIN_PARALLEL || pool.n_workers == 0) {
+        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         fn(0, n, args);
+        if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
         return;
     }
     int64_t chunk = n / ((int64_t)(pool.n_workers + 1) * 4);
@@ -96,7 +103,9 @@ void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n)
 void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t chunk)
 {
     if (n <= chunk || pool.n_workers == 0) {
+        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         for (int64_t begin = 0; begin < n; begin += chunk) fn(begin, begin + chunk < n ? begin + chunk : n, args);
+        if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
         return;
     }
     pthread_mutex_lock(&pool.mu);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "../profiler/collect.h"
 #include "../exec/memory.h"
 
 #define NO_SLOT UINT32_MAX
@@ -52,6 +53,7 @@ pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *
         pe_raise(s, PE_E_NOMEM, api, "out of memory for %zu bytes", bytes);
         return pe_invalid_result(s, PE_OP_data, PE_E_NOMEM);
     }
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     if (bytes) memcpy(buf, data, bytes);
     if (t == PE_BOOL) /* normalise to 0/1 */
         for (size_t i = 0; i < bytes; i++) ((uint8_t *)buf)[i] = ((uint8_t *)buf)[i] != 0;
@@ -61,6 +63,7 @@ pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *
         return (pe_array){0};
     }
     pe_port_at(idx)->buf = buf;
+    if (pe_prof_on) pe_prof_call(s), pe_prof_io_at(s, PE_PROF_WRITE, bytes, t0, pe_prof_now());
     return pe_publish(idx);
 }
 
@@ -87,6 +90,10 @@ pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shap
     p->free_fn = free_fn;
     p->free_ctx = ctx;
     pe_mem_account((long long)((size_t)p->numel * pe_dtype_size(t)));
+    if (pe_prof_on) { /* taken over, not copied: a write of no time */
+        uint64_t now = pe_prof_now();
+        pe_prof_call(s), pe_prof_io_at(s, PE_PROF_WRITE, (size_t)p->numel * pe_dtype_size(t), now, now);
+    }
     return pe_publish(idx);
 }
 
@@ -125,6 +132,7 @@ pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape
         pe_raise(s, PE_E_NOMEM, api, "out of memory for the port table");
         return (pe_array){0};
     }
+    if (pe_prof_on) pe_prof_call(s);
     return pe_publish(idx);
 }
 

@@ -6,6 +6,7 @@
 
 #include "runtime.h"
 #include "../exec/executor.h"
+#include "../profiler/collect.h"
 
 /* Makes a's value available (on the host, if `host`: a GPU result is copied
  * down on first use); raises PE_E_INVALID for an invalid array. */
@@ -14,7 +15,17 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, api, &idx);
     if (!p) return NULL;
+    if (pe_prof_on && p->state == PE_PORT_PENDING) { /* the application waits for the result here */
+        uint64_t t0 = pe_prof_now();
+        pe_queue_wait_port(p);
+        pe_prof_io_at(s, PE_PROF_WAIT, 0, t0, pe_prof_now());
+    }
     pe_queue_wait_port(p);
+    if (host && p->state == PE_PORT_READY && p->host_stale && pe_prof_on) { /* the GPU's result comes down */
+        uint64_t t0 = pe_prof_now();
+        pe_port_host(p);
+        pe_prof_io_at(s, PE_PROF_COPY, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype), t0, pe_prof_now());
+    }
     if (host && p->state == PE_PORT_READY) pe_port_host(p);
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
@@ -58,6 +69,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     if (dst_bytes != bytes)
         return pe_raise(s, PE_E_ARG, "pe_read", "dst_bytes is %zu but the %s array of %lld elements needs %zu",
                         dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     if (p->state == PE_PORT_READY && p->host_stale) {
         if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
             return pe_raise(s, PE_E_INVALID, "pe_read", "the array is invalid: %s", p->err_msg ? p->err_msg : "");
@@ -66,6 +78,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     } else {
         fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
     }
+    if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now());
     return PE_OK;
 }
 
@@ -87,6 +100,10 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
         }
     if (as_f32) *(float *)dst = (float)v;
     else *(double *)dst = v;
+    if (pe_prof_on) {
+        uint64_t now = pe_prof_now();
+        pe_prof_io_at(s, PE_PROF_READ, as_f32 ? sizeof(float) : sizeof(double), now, now);
+    }
     return PE_OK;
 }
 
@@ -113,6 +130,10 @@ const void *pe_map_at(const pe_site *s, pe_array a)
         return NULL;
     }
     p->maps++;
+    if (pe_prof_on) { /* a view, not a copy: a read of no time */
+        uint64_t now = pe_prof_now();
+        pe_prof_io_at(s, PE_PROF_READ, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype), now, now);
+    }
     return p->buf;
 }
 

@@ -2,6 +2,7 @@
  * validation, result shapes and parameters.  Views of a uniform constant are
  * answered at once with a constant of the new shape. */
 #include "runtime.h"
+#include "../profiler/collect.h"
 
 #define NO_SLOT UINT32_MAX
 
@@ -19,6 +20,7 @@ static pe_array finish_view(const pe_site *s, pe_op op, pe_port *x, uint32_t xi,
         uint32_t idx = pe_make_constant((pe_dtype)x->dtype, rank, shape, x->value, x->weak, s);
         if (idx != NO_SLOT) {
             pe_rt.stats.ops_folded++;
+            if (pe_prof_on) pe_prof_call(s);
             return pe_publish(idx);
         }
     }

@@ -14,6 +14,7 @@
 #include "../exec/memory.h"
 #include "trace.h"
 #include "../exec/executor.h"
+#include "../profiler/collect.h"
 
 pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tail = UINT32_MAX};
 
@@ -148,6 +149,9 @@ int pe_init(const pe_config *cfg)
         return PE_E_NOMEM;
     }
     pe_rt.initialised = true;
+    char device[sizeof cpu_info.name + sizeof cpu_info.arch + 64];
+    snprintf(device, sizeof device, "%s executor on %s (%s)", pe_rt.executor->name, cpu_info.name, cpu_info.arch);
+    pe_prof_start(device, pe_rt.threads);
     pe_log_message(PE_LOG_INFO, "PE %s on %s (%s, %d threads), executor %s", PE_VERSION_STRING, cpu_info.name,
            cpu_info.arch, pe_rt.threads, pe_rt.executor->name);
     return PE_OK;
@@ -160,6 +164,7 @@ void pe_shutdown(void)
     pe_queue_flush();
     pe_queue_wait_idle();
     pe_esched_stop();
+    pe_prof_finish();
     if (pe_rt.stats.live_arrays > 0)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_scopes_free();

@@ -22,6 +22,8 @@ typedef struct {
     uint32_t *members;      /* KERNEL: the ports it computes, in order */
     int n_members;
     void *code;             /* KERNEL: the compiled entry point, once known (kept by the trace cache) */
+    uint8_t served;         /* KERNEL: which cache gave the code (pe_prof_served), for the profiler */
+    uint64_t compile_ns;    /* KERNEL: what getting the code cost (profiler) */
 } pe_program;
 
 typedef struct {

@@ -8,6 +8,7 @@
 
 #include "runtime.h"
 #include "../exec/refmath.h"
+#include "../profiler/collect.h"
 
 #define NO_SLOT UINT32_MAX
 
@@ -163,6 +164,7 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
 pe_array pe_record_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
                       pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params)
 {
+    if (pe_prof_on) pe_prof_call(s);
     uint32_t idx = pe_enqueue_op(s, op, in_idx, n, dtype, ctype, rank, shape, params, n_params);
     if (idx == NO_SLOT) return (pe_array){0};
     pe_array h = pe_publish(idx);
@@ -216,6 +218,7 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
     pe_array h;
     if (folded != NO_SLOT) {
         pe_rt.stats.ops_folded++;
+        if (pe_prof_on) pe_prof_call(s);
         h = pe_publish(folded);
         pe_queue_maybe_flush();
     } else {

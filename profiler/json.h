@@ -1,0 +1,12 @@
+/* json.h — the little JSON writing the exports need (strings escaped per
+ * RFC 8259; numbers as C prints them). */
+#ifndef PE_PROFILER_JSON_H
+#define PE_PROFILER_JSON_H
+
+#include <stdio.h>
+
+void pe_json_string(FILE *out, const char *s);
+/* The same, also safe inside an HTML <script> element ("</" is escaped). */
+void pe_json_string_html(FILE *out, const char *s);
+
+#endif

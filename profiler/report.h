@@ -1,0 +1,35 @@
+/* report.h — the profile analyser: time attributed to lines, functions and
+ * kernels, and the four text reports of the patent (summary, compute, I/O,
+ * runtime).  Used by pe-prof and, for the summary at exit, by the runtime. */
+#ifndef PE_PROFILER_REPORT_H
+#define PE_PROFILER_REPORT_H
+
+#include <stdio.h>
+
+#include "profdb.h"
+
+typedef enum { PE_BY_LINE, PE_BY_FUNCTION, PE_BY_KERNEL } pe_prof_group;
+
+/* One row of an attribution table: a line (file:line), a function
+ * (file:function) or a kernel (its ops and covered lines). */
+typedef struct {
+    char label[320];
+    double compute_ns; /* weighted kernel shares (for a kernel: its time) */
+    double direct_ns;  /* reads, writes, copies, waits */
+    uint64_t calls;    /* requests (for a kernel: executions) */
+} pe_prof_row;
+
+/* The rows for a grouping, sorted by total time, longest first; the count,
+ * or -1 when out of memory.  *rows is malloc'd. */
+long pe_prof_rows(const pe_profile *p, pe_prof_group by, pe_prof_row **rows);
+/* The label of kernel k: "ops @ file:line,line" (what diff matches on). */
+void pe_prof_kernel_label(const pe_profile *p, const pe_prof_kernel *k, char *out, size_t n);
+
+void pe_prof_report_summary(const pe_profile *p, FILE *out);
+void pe_prof_report_compute(const pe_profile *p, FILE *out);
+void pe_prof_report_io(const pe_profile *p, FILE *out);
+void pe_prof_report_runtime(const pe_profile *p, FILE *out);
+/* The attribution table for a grouping, every row. */
+void pe_prof_report_table(const pe_profile *p, pe_prof_group by, FILE *out);
+
+#endif
