@@ -155,6 +155,7 @@ bool pe_blob_open(pe_blob *b, const void *data, size_t len, const char magic[4],
     uint16_t version = (uint16_t)get_le(p + 4, 2);
     if (version == 0 || version > max_version)
         return FAIL("format version %u, this build reads 1..%u", version, max_version);
+    if (get_le(p + 6, 2) != 0) return FAIL("unknown header flags 0x%04x", (unsigned)get_le(p + 6, 2));
     uint64_t payload_len = get_le(p + 8, 4);
     if (payload_len != len - PE_BLOB_HEADER_SIZE)
         return FAIL("length %llu in the header, %zu bytes present (truncated or padded)", (unsigned long long)payload_len,

@@ -105,9 +105,8 @@ void pe_prof_start(const char *device_name, int threads)
     const char *v = getenv("PE_PROFILE");
     pe_prof_on = false;
     if (!v || !*v || strcmp(v, "0") == 0) return;
-    col.cycle++;
     if (strcmp(v, "1") == 0) {
-        if (col.cycle == 1)
+        if (++col.cycle == 1) /* a later pe_init in the same process gets its own file */
             snprintf(col.path, sizeof col.path, "pe-profile.%s.%d.pep", program_invocation_short_name, (int)getpid());
         else
             snprintf(col.path, sizeof col.path, "pe-profile.%s.%d.%u.pep", program_invocation_short_name, (int)getpid(),

@@ -22,7 +22,7 @@ static const char page_head[] =
     "margin-right:4px}\n</style></head>\n<body>\n<h1 id=\"title\"></h1><div class=\"meta\" id=\"meta\"></div>\n"
     "<h2>Timeline</h2><div class=\"legend\" id=\"legend\"></div><div id=\"timeline\"></div>\n"
     "<h2>Time by source line</h2><div class=\"legend\"><span><i style=\"background:#3b7dd8\"></i>kernel shares"
-    "</span><span><i style=\"background:#bbbbbb\"></i>direct: reads, writes, copies, waits</span></div>"
+    "</span><span><i style=\"background:#c9a227\"></i>direct: reads, writes, copies</span></div>"
     "<div id=\"lines\"></div>\n<script>\n";
 
 static const char page_script[] =
@@ -60,7 +60,7 @@ static const char page_script[] =
     "  el('text',{x:4,y:y+13},bars).textContent=r[0];\n"
     "  el('rect',{x:BL,y:y,width:Math.max(0.6,w*r[1]/Math.max(1e-9,r[1]+r[2])),height:BH-6,fill:COLORS.kernel},bars);\n"
     "  el('rect',{x:BL+w*r[1]/Math.max(1e-9,r[1]+r[2]),y:y,width:w*r[2]/Math.max(1e-9,r[1]+r[2]),height:BH-6,"
-    "fill:COLORS.wait},bars);\n"
+    "fill:'#c9a227'},bars);\n"
     "  el('text',{x:BL+w+6,y:y+13},bars).textContent=ms(r[1]+r[2]);drawn++;});\n"
     " document.body.dataset.events=boxes;document.body.dataset.bars=drawn;document.body.dataset.drawn='yes';\n"
     "}\n"

@@ -298,7 +298,9 @@ uint64_t pe_profile_counter(const pe_profile *p, const char *name)
 
 /* ------------------------------------------------------------ attribution */
 
-uint64_t pe_profile_site_direct_ns(const pe_prof_site *s) { return s->read_ns + s->write_ns + s->copy_ns + s->wait_ns; }
+/* Waits are not part of it: while the application waited, kernels ran whose
+ * time is already charged to the lines that asked for them. */
+uint64_t pe_profile_site_direct_ns(const pe_prof_site *s) { return s->read_ns + s->write_ns + s->copy_ns; }
 
 void pe_profile_attribute(const pe_profile *p, double *compute_ns, double *direct_ns)
 {

@@ -105,7 +105,8 @@ void pe_profile_free(pe_profile *p);
 uint64_t pe_profile_counter(const pe_profile *p, const char *name);
 /* Attribution: fills, per site (arrays of n_sites), the weighted shares of
  * every kernel covering it (these add up to the kernels' total time) and its
- * direct time (reads, writes, copies, waits). */
+ * direct time (reads, writes, copies; waits are reported apart, since the
+ * kernels that ran meanwhile are charged already). */
 void pe_profile_attribute(const pe_profile *p, double *compute_ns, double *direct_ns);
 uint64_t pe_profile_site_direct_ns(const pe_prof_site *s);
 

@@ -84,6 +84,7 @@ long pe_prof_rows(const pe_profile *p, pe_prof_group by, pe_prof_row **rows_out)
             if (r == n) memcpy(rows[n++].label, label, sizeof label);
             rows[r].compute_ns += compute[i];
             rows[r].direct_ns += direct[i];
+            rows[r].wait_ns += (double)s->wait_ns;
             rows[r].calls += s->calls;
         }
     }
@@ -111,12 +112,13 @@ static void print_rows(const pe_profile *p, pe_prof_group by, FILE *out, long li
     double all = 0;
     for (long i = 0; i < n; i++) all += rows[i].compute_ns + rows[i].direct_ns;
     const char *what = by == PE_BY_LINE ? "line" : by == PE_BY_FUNCTION ? "function" : "kernel @ lines";
-    fprintf(out, "  %10s %6s %10s %10s %8s  %s\n", "total ms", "%", "compute ms", "direct ms",
+    fprintf(out, "  %10s %6s %10s %10s %10s %8s  %s\n", "total ms", "%", "compute ms", "direct ms", "waited ms",
             by == PE_BY_KERNEL ? "runs" : "calls", what);
     for (long i = 0; i < n && (limit < 0 || i < limit); i++) {
         double t = rows[i].compute_ns + rows[i].direct_ns;
-        fprintf(out, "  %10.3f %5.1f%% %10.3f %10.3f %8llu  %s\n", ms(t), all > 0 ? 100 * t / all : 0,
-                ms(rows[i].compute_ns), ms(rows[i].direct_ns), (unsigned long long)rows[i].calls, rows[i].label);
+        fprintf(out, "  %10.3f %5.1f%% %10.3f %10.3f %10.3f %8llu  %s\n", ms(t), all > 0 ? 100 * t / all : 0,
+                ms(rows[i].compute_ns), ms(rows[i].direct_ns), ms(rows[i].wait_ns), (unsigned long long)rows[i].calls,
+                rows[i].label);
     }
     if (limit >= 0 && n > limit) fprintf(out, "  ... %ld more (pe-prof report FILE --by %s)\n", n - limit,
                                          by == PE_BY_LINE ? "line" : by == PE_BY_FUNCTION ? "function" : "kernel");

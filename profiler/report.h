@@ -15,7 +15,8 @@ typedef enum { PE_BY_LINE, PE_BY_FUNCTION, PE_BY_KERNEL } pe_prof_group;
 typedef struct {
     char label[320];
     double compute_ns; /* weighted kernel shares (for a kernel: its time) */
-    double direct_ns;  /* reads, writes, copies, waits */
+    double direct_ns;  /* reads, writes, copies */
+    double wait_ns;    /* the application waiting for results (not in the total) */
     uint64_t calls;    /* requests (for a kernel: executions) */
 } pe_prof_row;
 

@@ -267,6 +267,43 @@ static void test_chain_is_one_kernel_with_one_output_buffer(void **state)
     pe_shutdown();
 }
 
+/* Every transcendental primitive in one fused loop: the inlined primitives
+ * must stay within the compiler's inlining limits (they did not: sin, cos
+ * and pow together failed to compile and fell back to the interpreter). */
+static void test_all_primitives_in_one_kernel_compile(void **state)
+{
+    (void)state;
+    assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = fresh_cache()}), PE_OK);
+    int64_t n = 4099;
+    float *x = malloc((size_t)n * sizeof *x), *out = malloc((size_t)n * sizeof *out);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.1f + (float)i / (float)n;
+    pe_array a = pe_f32_1d(x, n);
+    pe_stats before, after;
+    pe_sync();
+    pe_get_stats(&before);
+    pe_array terms[] = {pe_sin(a),   pe_cos(a),  pe_pow(a, a), pe_exp(a),  pe_log(a),      pe_tanh(a),
+                        pe_erf(a),   pe_atan(a), pe_expm1(a),  pe_log1p(a), pe_cdf_norm(a), pe_exp2(a)};
+    int n_terms = (int)(sizeof terms / sizeof *terms);
+    pe_array t = terms[0];
+    for (int k = 1; k < n_terms; k++) {
+        pe_array u = pe_add(t, terms[k]);
+        pe_release(t), pe_release(terms[k]);
+        t = u;
+    }
+    assert_int_equal(pe_read(t, out, (size_t)n * sizeof *out), PE_OK);
+    pe_get_stats(&after);
+    assert_int_equal(after.kernels_launched - before.kernels_launched, 1);
+    assert_int_equal(after.kernels_compiled - before.kernels_compiled, 1);
+    for (int64_t i = 0; i < n; i += 101) {
+        double v = (double)x[i], want = sin(v) + cos(v) + pow(v, v) + exp(v) + log(v) + tanh(v) + erf(v) + atan(v) +
+                                        expm1(v) + log1p(v) + 0.5 * erfc(-v / sqrt(2.0)) + exp2(v);
+        assert_true(fabs(out[i] - want) <= 1e-5 * fabs(want) + 1e-5);
+    }
+    pe_release(t), pe_release(a);
+    free(x), free(out);
+    pe_shutdown();
+}
+
 static void test_program_cache_serves_repeated_chain(void **state)
 {
     (void)state;
@@ -567,6 +604,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_f64_sum_is_compensated, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_generators_fuse, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_special_values_match_interpreter, no_fixture, no_fixture),
+        cmocka_unit_test_setup_teardown(test_all_primitives_in_one_kernel_compile, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_primitives_accuracy, no_fixture, no_fixture),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

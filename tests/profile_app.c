@@ -1,0 +1,42 @@
+/* profile_app.c — the program the pe-prof end-to-end test profiles twice:
+ * `profile_app` and `profile_app slow`, which does 20x the work at the line
+ * marked PLANTED (the slowdown pe-prof diff must find). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pe.h>
+
+#define N (1 << 20)
+
+int main(int argc, char **argv)
+{
+    int planted_reps = argc > 1 && strcmp(argv[1], "slow") == 0 ? 40 : 2;
+    float *h = malloc(sizeof *h * N);
+    if (!h || pe_init(NULL) != PE_OK) return 1;
+    for (int i = 0; i < N; i++) h[i] = (float)(i % 977) / 977.0f;
+    pe_array x = pe_f32_1d(h, N);
+    double total = 0;
+    for (int it = 0; it < 10; it++) {
+        pe_array y = pe_exp(x);
+        pe_array z = pe_mul(y, x);
+        pe_array s = pe_sum(z);
+        float v;
+        pe_read_f32(s, &v);
+        total += v;
+        pe_release(y), pe_release(z), pe_release(s);
+    }
+    for (int r = 0; r < planted_reps; r++) {
+        pe_array w = pe_sum(pe_pow(pe_sin(x), pe_cos(x))); /* PLANTED */
+        float v;
+        pe_read_f32(w, &v);
+        total += v;
+        pe_release(w);
+    }
+    pe_release(x);
+    pe_shutdown();
+    printf("total %.6g\n", total);
+    free(h);
+    return isfinite(total) ? 0 : 1;
+}

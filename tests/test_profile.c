@@ -1,0 +1,336 @@
+/* test_profile.c — the profiler's collector and database: a run with
+ * PE_PROFILE records each line's requests, reads and writes as the program
+ * made them (counted here independently), kernel weights follow the op
+ * catalog's costs and sum to 1, per-line shares add up to the kernel totals,
+ * results are bitwise the same with and without profiling, the database
+ * round-trips byte for byte, and corrupt, truncated, hostile or foreign
+ * files are rejected with a message (never a crash: this runs under ASan). */
+#include "test_util.h"
+
+#include <unistd.h>
+
+#include "irformat/msgblob.h"
+#include "irformat/ops.h"
+#include "profiler/profdb.h"
+#include "profiler/report.h"
+
+#define N 100003
+#define ITERS 12
+
+static int line_data, line_exp, line_mul, line_add, line_sum, line_read;
+
+static void run_program(float *result)
+{
+    float *h = malloc(sizeof *h * N);
+    assert_non_null(h);
+    for (int i = 0; i < N; i++) h[i] = (float)((i % 1000) * 0.001);
+    pe_array two = pe_scalar(PE_F32, 2.0);
+    line_data = __LINE__ + 1;
+    pe_array x = pe_f32_1d(h, N);
+    for (int it = 0; it < ITERS; it++) {
+        line_exp = __LINE__ + 1;
+        pe_array e = pe_exp(x);
+        line_mul = __LINE__ + 1;
+        pe_array m = pe_mul(e, two);
+        line_add = __LINE__ + 1;
+        pe_array a = pe_add(m, x);
+        line_sum = __LINE__ + 1;
+        pe_array s = pe_sum(a);
+        pe_release(e), pe_release(m), pe_release(a);
+        line_read = __LINE__ + 1;
+        assert_int_equal(pe_read_f32(s, &result[it]), PE_OK);
+        pe_release(s);
+    }
+    pe_release(x), pe_release(two);
+    free(h);
+}
+
+static char profile_path[256];
+
+/* One profiled run into profile_path, loaded. */
+static void profiled_run(pe_profile *p, float *result)
+{
+    snprintf(profile_path, sizeof profile_path, "test_profile.%d.pep", (int)getpid());
+    setenv("PE_PROFILE", profile_path, 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    run_program(result);
+    pe_shutdown();
+    unsetenv("PE_PROFILE");
+    char err[600];
+    if (!pe_profile_load(p, profile_path, err, sizeof err)) fail_msg("%s", err);
+}
+
+static const pe_prof_site *site_at_line(const pe_profile *p, int line)
+{
+    const pe_prof_site *found = NULL;
+    for (uint32_t i = 0; i < p->n_sites; i++)
+        if (p->sites[i].line == line && strstr(p->sites[i].file, "test_profile.c")) {
+            if (found) fail_msg("two sites at line %d", line);
+            found = &p->sites[i];
+        }
+    if (!found) fail_msg("no site at line %d", line);
+    return found;
+}
+
+static bool jit_executor(void)
+{
+    const char *e = getenv("PE_EXECUTOR");
+    return !e || strcmp(e, "interp") != 0;
+}
+
+static void test_sites_kernels_and_attribution(void **state)
+{
+    (void)state;
+    float plain[ITERS], profiled[ITERS];
+    assert_int_equal(pe_init(NULL), PE_OK);
+    run_program(plain);
+    pe_shutdown();
+    pe_profile p;
+    profiled_run(&p, profiled);
+    /* profiling never changes results */
+    assert_memory_equal(plain, profiled, sizeof plain);
+
+    /* sites: what this file asked for, line by line */
+    const pe_prof_site *data = site_at_line(&p, line_data);
+    assert_int_equal(data->calls, 1);
+    assert_int_equal(data->writes, 1);
+    assert_int_equal(data->write_bytes, N * sizeof(float));
+    assert_int_equal(site_at_line(&p, line_exp)->calls, ITERS);
+    assert_int_equal(site_at_line(&p, line_mul)->calls, ITERS);
+    assert_int_equal(site_at_line(&p, line_add)->calls, ITERS);
+    assert_int_equal(site_at_line(&p, line_sum)->calls, ITERS);
+    const pe_prof_site *read = site_at_line(&p, line_read);
+    assert_int_equal(read->reads, ITERS);
+    assert_int_equal(read->read_bytes, ITERS * sizeof(float));
+    assert_true(read->waits >= 1 && read->waits <= ITERS);
+    assert_true(strcmp(read->function, "run_program") == 0);
+
+    /* kernels: weights sum to 1; every run of the loop body is accounted */
+    uint64_t runs = 0;
+    double kernel_ns = 0;
+    for (uint32_t k = 0; k < p.n_kernels; k++) {
+        double w = 0;
+        for (uint32_t j = 0; j < p.kernels[k].n_shares; j++) w += p.kernels[k].shares[j].weight;
+        assert_true(fabs(w - 1) < 1e-12);
+        runs += p.kernels[k].executions;
+        kernel_ns += (double)p.kernels[k].time_ns;
+    }
+    if (jit_executor()) {
+        /* one fused kernel exp+mul+add+sum per iteration, weighted by the catalog's costs */
+        assert_int_equal(p.n_kernels, 1);
+        const pe_prof_kernel *k = &p.kernels[0];
+        assert_int_equal(k->executions, ITERS);
+        assert_int_equal(k->elements, (uint64_t)ITERS * N);
+        assert_int_equal(k->bytes_read, (uint64_t)ITERS * N * sizeof(float));
+        assert_true(k->served == PE_SERVED_compiler || k->served == PE_SERVED_disk || k->served == PE_SERVED_memory);
+        double total = pe_op_table[PE_OP_exp].cost + pe_op_table[PE_OP_mul].cost + pe_op_table[PE_OP_add].cost +
+                       pe_op_table[PE_OP_sum].cost;
+        for (uint32_t j = 0; j < k->n_shares; j++) {
+            int line = (int)p.sites[k->shares[j].site].line;
+            double want = line == line_exp ? pe_op_table[PE_OP_exp].cost
+                          : line == line_mul ? pe_op_table[PE_OP_mul].cost
+                          : line == line_add ? pe_op_table[PE_OP_add].cost
+                                             : pe_op_table[PE_OP_sum].cost;
+            assert_true(fabs(k->shares[j].weight - want / total) < 1e-12);
+        }
+        assert_int_equal(k->n_shares, 4);
+        assert_int_equal(pe_profile_counter(&p, "trace_lookups"), ITERS);
+        assert_true(pe_profile_counter(&p, "trace_hits") >= ITERS - 1);
+    } else {
+        assert_int_equal(runs, 4 * ITERS); /* the interpreter: one record per op */
+    }
+
+    /* attribution adds up: per-line compute shares sum to the kernels' total */
+    pe_prof_row *rows;
+    long n = pe_prof_rows(&p, PE_BY_LINE, &rows);
+    assert_true(n > 0);
+    double lines_ns = 0, direct_ns = 0;
+    for (long i = 0; i < n; i++) lines_ns += rows[i].compute_ns, direct_ns += rows[i].direct_ns;
+    free(rows);
+    assert_true(kernel_ns > 0);
+    assert_true(fabs(lines_ns - kernel_ns) <= 1e-3 * kernel_ns);
+    double direct_want = 0;
+    for (uint32_t i = 0; i < p.n_sites; i++) direct_want += (double)pe_profile_site_direct_ns(&p.sites[i]);
+    assert_true(fabs(direct_ns - direct_want) <= 1e-3 * direct_want + 1);
+    n = pe_prof_rows(&p, PE_BY_FUNCTION, &rows);
+    double function_ns = 0;
+    for (long i = 0; i < n; i++) function_ns += rows[i].compute_ns;
+    free(rows);
+    assert_true(fabs(function_ns - kernel_ns) <= 1e-3 * kernel_ns);
+
+    /* the timeline refers to what exists and lies within the run */
+    assert_true(p.n_events > 0);
+    for (uint32_t i = 0; i < p.n_events; i++) assert_true(p.events[i].start_ns <= p.wall_ns);
+    assert_true(p.wall_ns > 0);
+    pe_profile_free(&p);
+    unlink(profile_path);
+}
+
+/* Encode(decode(file)) is the file, byte for byte. */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    float result[ITERS];
+    pe_profile p;
+    profiled_run(&p, result);
+    char err[600];
+    size_t len, len2;
+    uint8_t *file = pe_blob_read_file(profile_path, 1 << 30, &len, err, sizeof err);
+    assert_non_null(file);
+    uint8_t *again = pe_profile_encode(&p, &len2);
+    assert_non_null(again);
+    assert_int_equal(len, len2);
+    assert_memory_equal(file, again, len);
+    pe_profile_free(&p);
+    free(again);
+    free(file);
+    unlink(profile_path);
+}
+
+static void expect_rejected(const void *data, size_t len, const char *why)
+{
+    pe_profile p;
+    char err[600] = "";
+    if (pe_profile_decode(&p, data, len, err, sizeof err)) fail_msg("accepted %s", why);
+    assert_true(strlen(err) > 10);
+}
+
+/* Reframes a payload with a correct checksum: the decoder's checks past the
+ * frame must hold on their own. */
+static uint8_t *reframe(const uint8_t *payload, size_t n, size_t *len)
+{
+    msgpack_sbuffer sb = {.size = n, .data = (char *)payload, .alloc = n};
+    return pe_blob_frame(PE_PROF_MAGIC, PE_PROF_VERSION, &sb, len);
+}
+
+static void test_corrupt_truncated_foreign(void **state)
+{
+    (void)state;
+    float result[ITERS];
+    pe_profile p;
+    profiled_run(&p, result);
+    pe_profile_free(&p);
+    char err[600];
+    size_t len;
+    uint8_t *file = pe_blob_read_file(profile_path, 1 << 30, &len, err, sizeof err);
+    assert_non_null(file);
+    unlink(profile_path);
+
+    for (size_t cut = 0; cut < len; cut++) expect_rejected(file, cut, "a truncated file");
+    srand(7);
+    for (int i = 0; i < 2000; i++) { /* a flipped byte anywhere: header or checksum catches it */
+        size_t at = (size_t)rand() % len;
+        uint8_t was = file[at];
+        file[at] ^= (uint8_t)(1 + rand() % 255);
+        expect_rejected(file, len, "a corrupt file");
+        file[at] = was;
+    }
+    free(file);
+
+    /* payload damage behind a valid checksum: rejected or decoded, never a crash */
+    profiled_run(&p, result);
+    pe_profile_free(&p);
+    file = pe_blob_read_file(profile_path, 1 << 30, &len, err, sizeof err);
+    assert_non_null(file);
+    unlink(profile_path);
+    const uint8_t *payload = file + PE_BLOB_HEADER_SIZE;
+    size_t plen = len - PE_BLOB_HEADER_SIZE;
+    uint8_t *copy = malloc(plen);
+    assert_non_null(copy);
+    int rejected = 0;
+    for (int i = 0; i < 3000; i++) {
+        memcpy(copy, payload, plen);
+        for (int flips = 1 + rand() % 3; flips > 0; flips--) copy[(size_t)rand() % plen] ^= (uint8_t)(1 + rand() % 255);
+        size_t flen;
+        uint8_t *framed = reframe(copy, plen, &flen);
+        assert_non_null(framed);
+        pe_profile q;
+        if (pe_profile_decode(&q, framed, flen, err, sizeof err)) pe_profile_free(&q);
+        else rejected++, assert_non_null(strstr(err, "profile"));
+        free(framed);
+    }
+    assert_true(rejected > 100);
+    for (size_t cut = 0; cut < plen; cut += 1 + plen / 500) { /* a cut payload with a matching header */
+        size_t flen;
+        uint8_t *framed = reframe(payload, cut, &flen);
+        expect_rejected(framed, flen, "a cut payload");
+        free(framed);
+    }
+    free(copy);
+    free(file);
+
+    /* hostile: 5 bytes claiming 2^26 array elements are refused before msgpack-c reserves memory */
+    const uint8_t hostile[] = {0xdd, 0x04, 0x00, 0x00, 0x00};
+    size_t flen;
+    uint8_t *framed = reframe(hostile, sizeof hostile, &flen);
+    pe_profile q;
+    assert_false(pe_profile_decode(&q, framed, flen, err, sizeof err));
+    assert_non_null(strstr(err, "claims"));
+    free(framed);
+    /* deep nesting */
+    uint8_t deep[200];
+    memset(deep, 0x91, sizeof deep - 1);
+    deep[sizeof deep - 1] = 0xc0;
+    framed = reframe(deep, sizeof deep, &flen);
+    assert_false(pe_profile_decode(&q, framed, flen, err, sizeof err));
+    assert_non_null(strstr(err, "nesting"));
+    free(framed);
+
+    /* foreign files: this executable, text, nothing */
+    assert_false(pe_profile_load(&q, "/proc/self/exe", err, sizeof err));
+    assert_non_null(strstr(err, "not a readable PE profile"));
+    const char text[] = "this is not a profile, it is text that goes on for a while";
+    expect_rejected(text, sizeof text, "text");
+    expect_rejected("", 0, "an empty file");
+    assert_false(pe_profile_load(&q, "/nonexistent/profile.pep", err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/profile.pep"));
+    /* a future version is named as such */
+    profiled_run(&p, result);
+    pe_profile_free(&p);
+    file = pe_blob_read_file(profile_path, 1 << 30, &len, err, sizeof err);
+    unlink(profile_path);
+    file[4] = PE_PROF_VERSION + 1;
+    assert_false(pe_profile_decode(&q, file, len, err, sizeof err));
+    assert_non_null(strstr(err, "version"));
+    free(file);
+}
+
+/* PE_PROFILE=1 names the file after the program and the process; 0 and
+ * unset write nothing. */
+static void test_default_name_and_off(void **state)
+{
+    (void)state;
+    char name[256];
+    snprintf(name, sizeof name, "pe-profile.test_profile.%d.pep", (int)getpid());
+    unlink(name);
+    float result[ITERS];
+    setenv("PE_PROFILE", "0", 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    run_program(result);
+    pe_shutdown();
+    assert_int_not_equal(access(name, F_OK), 0);
+    setenv("PE_PROFILE", "1", 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    run_program(result);
+    pe_shutdown();
+    unsetenv("PE_PROFILE");
+    assert_int_equal(access(name, F_OK), 0);
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_load(&p, name, err, sizeof err)) fail_msg("%s", err);
+    assert_string_equal(p.program, "test_profile");
+    assert_int_equal(p.pid, (uint64_t)getpid());
+    pe_profile_free(&p);
+    unlink(name);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sites_kernels_and_attribution),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_corrupt_truncated_foreign),
+        cmocka_unit_test(test_default_name_and_off),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
