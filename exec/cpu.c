@@ -215,13 +215,7 @@ static void profile_kernel(const pe_program *p, uint64_t t0, uint64_t t1)
     pe_prof_kernel_run run = {.hash = kir_hash(p->kir), .device = "cpu", .members = p->members,
                               .n_members = p->n_members, .elements = p->numel, .served = p->served,
                               .compile_ns = p->compile_ns};
-    for (int i = 0; i < p->kir->n_params; i++) {
-        const pe_port *q = pe_port_at(p->bind[i]);
-        int64_t bytes = q->numel * (int64_t)pe_dtype_size((pe_dtype)q->dtype);
-        kir_param_kind kind = p->kir->params[i].kind;
-        if (kind == KIR_IN_CONTIG || kind == KIR_IN_BROADCAST) run.bytes_read += bytes;
-        else if (kind == KIR_OUT) run.bytes_written += bytes;
-    }
+    pe_program_traffic(p, &run.bytes_read, &run.bytes_written);
     pe_prof_kernel_ran(&run, t0, t1, -1);
     pe_prof_add(PE_PC_pool_capacity_ns, (t1 - t0) * (uint64_t)pe_rt.threads);
 }

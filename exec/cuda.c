@@ -31,6 +31,7 @@
 #include "cuda_driver.h"
 #include "executor.h"
 #include "memory.h"
+#include "../profiler/collect.h"
 #include "../jit/cpu_gccjit.h"
 #include "../jit/cuda_emit.h"
 #include "../jit/diskcache.h"
@@ -231,7 +232,26 @@ static CUresult drain(void)
 
 /* Device to host: through the pinned buffers when it is large and they
  * exist, else directly. */
+static CUresult download_untimed(void *dst, CUdeviceptr src, size_t bytes);
+
+/* The profile's track for this GPU's copies or kernels. */
+static int gpu_track(const char *what)
+{
+    char name[64];
+    snprintf(name, sizeof name, "cuda:%d %s", gpu.ordinal, what);
+    return (int)pe_prof_track(name);
+}
+
+/* A device-to-host copy, timed for the profile. */
 static CUresult download(void *dst, CUdeviceptr src, size_t bytes)
+{
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    CUresult r = download_untimed(dst, src, bytes);
+    if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(false, bytes, t0, pe_prof_now(), gpu_track("copies"));
+    return r;
+}
+
+static CUresult download_untimed(void *dst, CUdeviceptr src, size_t bytes)
 {
     const pe_cuda_api *cu = gpu.cu;
     CUresult r;
@@ -303,8 +323,10 @@ static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
     if (!d) return false;
     /* complete before any stream's kernel reads it (and before the host
      * buffer may go) */
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     CUresult r = gpu.cu->cuMemcpyHtoDAsync(d, q->buf, bytes, gpu.stream);
     if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(gpu.stream);
+    if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track("copies"));
     if (r != PE_CUDA_SUCCESS) {
         device_free(d, bytes);
         disable("a copy to the GPU failed", r);
@@ -391,7 +413,16 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
     for (size_t i = 0; i < seq->n; i++) {
         const pe_program *p = &seq->progs[i];
         fns[i] = NULL;
-        if (p->kind != PE_PROG_KERNEL || (fns[i] = lookup(p->kir)) || (fns[i] = from_disk(p->kir))) continue;
+        if (p->kind != PE_PROG_KERNEL) continue;
+        if ((fns[i] = lookup(p->kir))) {
+            seq->progs[i].served = p->served == PE_SERVED_trace ? PE_SERVED_trace : PE_SERVED_memory;
+            continue;
+        }
+        if ((fns[i] = from_disk(p->kir))) {
+            seq->progs[i].served = PE_SERVED_disk;
+            continue;
+        }
+        seq->progs[i].served = PE_SERVED_compiler;
         bool twin = false;
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
@@ -405,6 +436,7 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
         int sm = gpu.dev->cc_major * 10 + gpu.dev->cc_minor;
         CUmodule module = NULL;
         CUresult r = PE_CUDA_SUCCESS;
+        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         if (!source) {
             disable("out of memory for the CUDA source", r);
             ok = false;
@@ -438,6 +470,7 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
             }
             pe_rt.stats.kernels_compiled += n_missing;
         }
+        if (pe_prof_on) pe_prof_compile(ok ? (int)n_missing : 0, t0, pe_prof_now());
     }
     free(missing);
     for (size_t i = 0; ok && i < seq->n; i++)
@@ -694,6 +727,41 @@ static double seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The profile's kernel records of a GPU batch.  Kernels run asynchronously
+ * on several streams and are timed here per batch (host clock, launch to the
+ * end of the synchronisation): each launched kernel gets the share of that
+ * time its estimated work (elements x catalog cost of its ops) has, so the
+ * records are estimates. */
+static void profile_gpu_kernels(const pe_program_seq *seq, const launch_record *recs, uint64_t start, uint64_t end)
+{
+    double total = 0;
+    double *work = calloc(seq->n ? seq->n : 1, sizeof *work);
+    if (!work) return;
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
+        if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;
+        double cost = 0;
+        for (int m = 0; m < p->n_members; m++) cost += pe_op_table[pe_port_at(p->members[m])->op].cost + 1;
+        total += work[i] = cost * (double)(p->numel > 0 ? p->numel : 1);
+    }
+    char device[16];
+    snprintf(device, sizeof device, "cuda:%d", gpu.ordinal);
+    int track = gpu_track("kernels (batch time shared by estimated work)");
+    uint64_t at = start;
+    for (size_t i = 0; i < seq->n && total > 0; i++) {
+        const pe_program *p = &seq->progs[i];
+        if (!work[i]) continue;
+        uint64_t span = (uint64_t)((double)(end - start) * work[i] / total);
+        pe_prof_kernel_run run = {.hash = kir_hash(p->kir), .device = device, .members = p->members,
+                                  .n_members = p->n_members, .elements = p->numel, .served = p->served,
+                                  .compile_ns = p->compile_ns};
+        pe_program_traffic(p, &run.bytes_read, &run.bytes_written);
+        pe_prof_kernel_ran(&run, at, at + span, track);
+        at += span;
+    }
+    free(work);
+}
+
 static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 {
     (void)ex;
@@ -723,6 +791,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     size_t computed = 0;
     int kernel_no = 0;
     double t1 = t0 ? seconds() : 0;
+    uint64_t prof_start = pe_prof_on ? pe_prof_now() : 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
         pe_port *port = pe_port_at(p->port);
@@ -754,6 +823,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     pe_api_resume(depth);
     if (r == PE_CUDA_SUCCESS) gpu.busy = 0;
     if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
+    if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(&seq, recs, prof_start, pe_prof_now());
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
         if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;

@@ -46,5 +46,8 @@ bool pe_port_dead_in_batch(const pe_port *p);
  * then changed: the caller runs the batch on the interpreter). */
 bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable, pe_program_seq *out);
 void pe_program_seq_free(pe_program_seq *seq);
+/* Bytes a KERNEL program reads from its array inputs and writes to its
+ * outputs (the profiler's traffic figures). */
+void pe_program_traffic(const pe_program *p, int64_t *read, int64_t *written);
 
 #endif
