@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "export.h"
-#include "json.h"
+#include "../irformat/json.h"
 #include "report.h"
 
 #define MAX_PAGE_EVENTS 50000 /* keeps the page light; the trace export has them all */

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 
 #include "export.h"
-#include "json.h"
+#include "../irformat/json.h"
 #include "report.h"
 
 static void event_name(const pe_profile *p, const pe_prof_event *e, char *out, size_t n)

@@ -1,7 +1,7 @@
-/* json.h — the little JSON writing the exports need (strings escaped per
- * RFC 8259; numbers as C prints them). */
-#ifndef PE_PROFILER_JSON_H
-#define PE_PROFILER_JSON_H
+/* json.h — the little JSON writing the exports need (pe-prof's trace and
+ * page, pe-ir's listing): strings escaped per RFC 8259. */
+#ifndef PE_IRFORMAT_JSON_H
+#define PE_IRFORMAT_JSON_H
 
 #include <stdio.h>
 
