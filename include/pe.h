@@ -226,6 +226,9 @@ pe_array pe__weak_f32(float v);
 pe_array pe__weak_f64(double v);
 pe_array pe__weak_int(long long v);
 static inline pe_array pe__as_array(pe_array a) { return a; }
+/* Called by the constructors pecc adds to a program: the static IR of one
+ * translation unit (docs/irformat.md).  Not for direct use. */
+void pe__register_ir(const void *blob, unsigned long len);
 #define PE_ARG(x)                                                                \
     _Generic((x),                                                                \
         pe_array: pe__as_array,                                                  \

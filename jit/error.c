@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "irload.h"
 #include "runtime.h"
 
 #define MAX_HANDLERS 64
@@ -63,7 +64,11 @@ const char *pe_status_name(pe_status code)
 
 static void format_into(char *out, size_t n, const pe_site *s, const char *api, const char *fmt, va_list ap)
 {
-    int used = snprintf(out, n, "%s:%d: %s: %s: ", s && s->file ? s->file : "?", s ? s->line : 0,
+    /* a column where the static IR (pecc) knows it */
+    int column = pe_ir_column_of(s);
+    char col[16] = "";
+    if (column > 0) snprintf(col, sizeof col, ":%d", column);
+    int used = snprintf(out, n, "%s:%d%s: %s: %s: ", s && s->file ? s->file : "?", s ? s->line : 0, col,
                         s && s->func ? s->func : "?", api);
     if (used < 0) used = 0;
     if ((size_t)used < n) vsnprintf(out + used, n - (size_t)used, fmt, ap);

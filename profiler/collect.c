@@ -27,6 +27,7 @@
 
 #include "profdb.h"
 #include "report.h"
+#include "../jit/irload.h"
 #include "../jit/runtime.h"
 
 #define MAX_EVENTS (1u << 19) /* 20 MB of timeline at most; later events are counted as dropped */
@@ -205,6 +206,7 @@ static uint32_t site_of(const pe_site *s)
     slot->rec.file = (char *)(s->file ? s->file : "?");
     slot->rec.function = (char *)(s->func ? s->func : "?");
     slot->rec.line = s->line;
+    slot->rec.column = pe_ir_column_of(s);
     col.site_index[h] = col.n_sites + 1;
     return col.n_sites++;
 }

@@ -1,0 +1,208 @@
+/* pecc.c — the compiler launcher: `pecc gcc -O2 -c app.c -o app.o`,
+ * `CC="pecc gcc"`, CMAKE_C_COMPILER_LAUNCHER=pecc.  It runs the real
+ * compiler with the command line unchanged and adds, per C source, one object
+ * holding the unit's static IR: compile-only commands get it merged into the
+ * object they produce (`ld -r`), compile-and-link commands get it linked in.
+ * libclang parses each source with the command's preprocessor and language
+ * flags; a source it cannot parse still compiles, with a warning and no IR.
+ *
+ *   pecc [--print-ir] COMPILER ARGS...   --print-ir: the IR as text on stdout
+ *   pecc --version */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emit.h"
+#include "extract.h"
+
+static const char *tmp_dir;
+
+/* Runs argv; its exit status (127: could not start it). */
+static int run(char *const *argv)
+{
+    pid_t pid = fork();
+    if (pid < 0) return 127;
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        fprintf(stderr, "pecc: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return 127;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Flags that take the next argument as their operand. */
+static bool takes_operand(const char *a)
+{
+    static const char *const with[] = {"-o", "-MF", "-MT", "-MQ", "-include", "-isystem", "-iquote", "-idirafter",
+                                       "-imacros", "-x", "-I", "-D", "-U", "-L", "-l", "-Xlinker", "-T", NULL};
+    for (int i = 0; with[i]; i++)
+        if (strcmp(a, with[i]) == 0) return true;
+    return false;
+}
+
+/* Whether libclang should see this flag (preprocessor, language, target). */
+static bool parse_flag(const char *a)
+{
+    static const char *const prefixes[] = {"-I", "-D", "-U", "-std=", "-include", "-isystem", "-iquote", "-idirafter",
+                                           "-imacros", "-O", "-m32", "-m64", "-fsigned-char", "-funsigned-char",
+                                           "-fopenmp", NULL};
+    for (int i = 0; prefixes[i]; i++)
+        if (strncmp(a, prefixes[i], strlen(prefixes[i])) == 0) return true;
+    return false;
+}
+
+/* Extracts a source's IR and compiles the object carrying it into
+ * `obj_path`; false (after a warning) when there is none. */
+static bool ir_object(const char *cc, const char *source, const char *const *flags, int n_flags, const char *obj_path,
+                      bool print)
+{
+    pe_ir_unit unit;
+    pe_function_facts *facts;
+    char err[600];
+    if (!pe_extract(source, flags, n_flags, &unit, &facts, err, sizeof err)) {
+        fprintf(stderr, "pecc: warning: %s: compiled without static IR: %s\n", source, err);
+        return false;
+    }
+    if (print) pe_ir_print_text(&unit, stdout);
+    size_t len;
+    uint8_t *blob = pe_ir_encode(&unit, &len);
+    pe_facts_free(facts, unit.n_functions);
+    pe_ir_free(&unit);
+    if (!blob) {
+        fprintf(stderr, "pecc: warning: %s: out of memory for its static IR\n", source);
+        return false;
+    }
+    char c_path[4200];
+    snprintf(c_path, sizeof c_path, "%s/ir.c", tmp_dir);
+    bool ok = pe_emit_ir_source(c_path, blob, len, err, sizeof err);
+    free(blob);
+    if (!ok) {
+        fprintf(stderr, "pecc: warning: %s: %s\n", source, err);
+        return false;
+    }
+    char *argv[] = {(char *)cc, "-c", "-O0", "-fPIC", "-w", "-o", (char *)obj_path, c_path, NULL};
+    if (run(argv) != 0) {
+        fprintf(stderr, "pecc: warning: %s: the object holding its static IR did not compile\n", source);
+        return false;
+    }
+    return true;
+}
+
+/* Merges the IR object into the compiler's output object. */
+static bool merge(const char *obj, const char *ir_obj)
+{
+    char merged[4200];
+    snprintf(merged, sizeof merged, "%s/merged.o", tmp_dir);
+    char *argv[] = {"ld", "-r", "-o", merged, (char *)obj, (char *)ir_obj, NULL};
+    if (run(argv) != 0) return false;
+    char *mv[] = {"cp", merged, (char *)obj, NULL}; /* keeps the object's own permissions and directory */
+    return run(mv) == 0;
+}
+
+static void remove_tmp(void)
+{
+    if (!tmp_dir) return;
+    char *argv[] = {"rm", "-rf", (char *)tmp_dir, NULL};
+    run(argv);
+}
+
+int main(int argc, char **argv)
+{
+    int first = 1;
+    bool print = false;
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        printf("pecc %s\n", PE_VERSION_STRING);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--print-ir") == 0) print = true, first = 2;
+    if (argc <= first) {
+        fprintf(stderr, "usage: pecc [--print-ir] COMPILER ARGS...   (e.g. pecc gcc -O2 -c app.c -o app.o)\n");
+        return 2;
+    }
+    char **cmd = argv + first;
+    int n = argc - first;
+    const char *cc = cmd[0];
+    bool compile_only = false, other_mode = false;
+    const char *output = NULL;
+    const char **sources = calloc((size_t)n, sizeof *sources);
+    const char **flags = calloc((size_t)n + 2, sizeof *flags);
+    int n_sources = 0, n_flags = 0;
+    if (!sources || !flags) return 1;
+    for (int i = 1; i < n; i++) {
+        const char *a = cmd[i];
+        if (strcmp(a, "-c") == 0) compile_only = true;
+        else if (strcmp(a, "-E") == 0 || strcmp(a, "-S") == 0 || strcmp(a, "-M") == 0 || strcmp(a, "-MM") == 0)
+            other_mode = true;
+        else if (strcmp(a, "-o") == 0 && i + 1 < n) output = cmd[i + 1];
+        if (a[0] != '-' && ends_with(a, ".c")) {
+            sources[n_sources++] = a;
+            continue;
+        }
+        if (parse_flag(a)) {
+            flags[n_flags++] = a;
+            if (takes_operand(a) && i + 1 < n) flags[n_flags++] = cmd[++i];
+            continue;
+        }
+        if (takes_operand(a) && i + 1 < n) i++;
+    }
+    if (n_sources == 0 || other_mode) { /* nothing for pecc to add */
+        free(sources), free(flags);
+        execvp(cc, cmd);
+        fprintf(stderr, "pecc: cannot run %s: %s\n", cc, strerror(errno));
+        return 127;
+    }
+    char tmpl[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tmpl, sizeof tmpl, "%s/pecc.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    tmp_dir = mkdtemp(tmpl);
+    if (!tmp_dir) fprintf(stderr, "pecc: warning: no temporary directory (%s): compiling without static IR\n", tmpl);
+    int rc;
+    if (compile_only) {
+        rc = run(cmd);
+        for (int s = 0; rc == 0 && tmp_dir && s < n_sources; s++) {
+            char obj[4200], ir_obj[4200];
+            if (output && n_sources == 1) {
+                snprintf(obj, sizeof obj, "%s", output);
+            } else { /* the compiler's own name for it: the source's base name with .o, here */
+                char *copy = strdup(sources[s]);
+                char *base = basename(copy);
+                snprintf(obj, sizeof obj, "%.*s.o", (int)strlen(base) - 2, base);
+                free(copy);
+            }
+            snprintf(ir_obj, sizeof ir_obj, "%s/ir%d.o", tmp_dir, s);
+            if (ir_object(cc, sources[s], flags, n_flags, ir_obj, print) && !merge(obj, ir_obj))
+                fprintf(stderr, "pecc: warning: %s: could not add the static IR to %s\n", sources[s], obj);
+        }
+    } else {
+        /* compile and link: the IR objects join the link */
+        char **full = calloc((size_t)(n + n_sources + 1), sizeof *full);
+        if (!full) return 1;
+        int m = 0;
+        for (int i = 0; i < n; i++) full[m++] = cmd[i];
+        for (int s = 0; tmp_dir && s < n_sources; s++) {
+            char ir_obj[4200];
+            snprintf(ir_obj, sizeof ir_obj, "%s/ir%d.o", tmp_dir, s);
+            if (ir_object(cc, sources[s], flags, n_flags, ir_obj, print)) full[m++] = strdup(ir_obj);
+        }
+        full[m] = NULL;
+        rc = run(full);
+        free(full);
+    }
+    remove_tmp();
+    free(sources), free(flags);
+    return rc;
+}

@@ -1,0 +1,17 @@
+/* irload.h — the static-IR loader: units registered by the constructors
+ * pecc put into the program (and into shared libraries it loads), decoded
+ * and kept for the process; what the runtime asks of them. */
+#ifndef PE_JIT_IRLOAD_H
+#define PE_JIT_IRLOAD_H
+
+#include <stdbool.h>
+
+#include "pe.h"
+
+/* The column of the request at site s, when the static IR knows the line and
+ * every request on it shares one column; 0 otherwise. */
+int pe_ir_column_of(const pe_site *s);
+/* Units registered so far (malformed ones are refused with a warning). */
+int pe_ir_unit_count(void);
+
+#endif
