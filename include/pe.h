@@ -141,6 +141,7 @@ typedef struct {
     uint64_t gpu_batches;        /* batches the CUDA executor ran on a GPU */
     uint64_t bytes_to_device;    /* host-to-GPU copies of array values */
     uint64_t bytes_to_host;      /* GPU-to-host copies (a GPU result used on the host) */
+    uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

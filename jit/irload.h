@@ -7,11 +7,16 @@
 #include <stdbool.h>
 
 #include "pe.h"
+#include "../irformat/ops.h"
 
 /* The column of the request at site s, when the static IR knows the line and
  * every request on it shares one column; 0 otherwise. */
 int pe_ir_column_of(const pe_site *s);
 /* Units registered so far (malformed ones are refused with a warning). */
 int pe_ir_unit_count(void);
+/* After an operation request at site s: releases each operand the static IR
+ * marks as consumed there (a nested request's result, a variable's last
+ * use), where the handle agrees (live, one reference, made in s's file). */
+void pe_ir_release_operands(const pe_site *s, pe_op op, const pe_array *ins, int n);
 
 #endif
