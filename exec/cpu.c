@@ -51,7 +51,13 @@ bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries
     pe_device_info info;
     pe_device_info_at(NULL, 0, &info);
     snprintf(isa, sizeof isa, "%s", info.arch);
-    pe_diskcache_open(cache_dir, isa);
+    /* kernels compiled with a developer's extra option are other kernels */
+    char tag[32];
+    const char *extra = getenv("PE_JIT_OPTION");
+    uint32_t h = 2166136261u;
+    for (const char *c = extra; c && *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    snprintf(tag, sizeof tag, extra && *extra ? "%s+%08x" : "%s", isa, h);
+    pe_diskcache_open(cache_dir, tag);
     return pe_pool_start(threads);
 }
 

@@ -252,17 +252,18 @@ static children3 children_of(CXCursor c)
 
 /* ------------------------------------------------------------- variables */
 
-/* The index of an array variable local to the function, made on first
- * sight; -1 for other variables (globals, statics, parameters, scalars). */
+/* The index of an array variable (a local, a parameter, a global), made on
+ * first sight; -1 for anything else.  Only locals can carry last uses. */
 static int variable_of(walker *w, CXCursor ref)
 {
-    if (clang_getCursorKind(ref) != CXCursor_VarDecl || !is_array_type(clang_getCursorType(ref))) return -1;
+    enum CXCursorKind k = clang_getCursorKind(ref);
+    if ((k != CXCursor_VarDecl && k != CXCursor_ParmDecl) || !is_array_type(clang_getCursorType(ref))) return -1;
     pe_function_facts *f = w->facts;
     for (size_t i = 0; i < f->n_vars; i++)
         if (clang_equalCursors(w->var_decls[i], ref)) return (int)i;
     if (f->n_vars >= sizeof w->var_decls / sizeof *w->var_decls) return -1;
     enum CX_StorageClass sc = clang_Cursor_getStorageClass(ref);
-    bool local = clang_getCursorKind(clang_getCursorSemanticParent(ref)) == CXCursor_FunctionDecl &&
+    bool local = k == CXCursor_VarDecl && clang_getCursorKind(clang_getCursorSemanticParent(ref)) == CXCursor_FunctionDecl &&
                  (sc == CX_SC_None || sc == CX_SC_Auto);
     pe_variable *v = realloc(f->vars, sizeof *v * (f->n_vars + 1));
     if (!v) return w->oom = true, -1;
@@ -389,8 +390,7 @@ static void walk(walker *w, CXCursor c)
         walk_children(w, c);
         w->n_constructs--;
         return;
-    case CXCursor_ReturnStmt:
-        open_regions(w, false);
+    case CXCursor_ReturnStmt: /* leaves every loop around it; the function's own exit */
         for (int i = w->n_regions_open - 1; i > 0; i--) w->fn->regions[w->region_stack[i]].closed = false;
         walk_children(w, c);
         return;

@@ -7,6 +7,7 @@
 #include "runtime.h"
 #include "../exec/executor.h"
 #include "../profiler/collect.h"
+#include "irload.h"
 
 /* Makes a's value available (on the host, if `host`: a GPU result is copied
  * down on first use); raises PE_E_INVALID for an invalid array. */
@@ -79,6 +80,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
         fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
     }
     if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now());
+    pe_ir_release_operands(s, "pe_read", &a, 1); /* pe_read(pe_sum(x), ...): the sum is done with */
     return PE_OK;
 }
 
@@ -110,13 +112,19 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
 int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
 {
     PE_API_GUARD;
-    return read_one(PE_SITE_OR_CALLER(s), a, v, true, "pe_read_f32");
+    s = PE_SITE_OR_CALLER(s);
+    int rc = read_one(s, a, v, true, "pe_read_f32");
+    if (rc == PE_OK) pe_ir_release_operands(s, "pe_read_f32", &a, 1);
+    return rc;
 }
 
 int pe_read_f64_at(const pe_site *s, pe_array a, double *v)
 {
     PE_API_GUARD;
-    return read_one(PE_SITE_OR_CALLER(s), a, v, false, "pe_read_f64");
+    s = PE_SITE_OR_CALLER(s);
+    int rc = read_one(s, a, v, false, "pe_read_f64");
+    if (rc == PE_OK) pe_ir_release_operands(s, "pe_read_f64", &a, 1);
+    return rc;
 }
 
 const void *pe_map_at(const pe_site *s, pe_array a)

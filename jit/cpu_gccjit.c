@@ -677,6 +677,10 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
         gcc_jit_context_add_command_line_option(ctx, march);
     }
     gcc_jit_context_add_command_line_option(ctx, "-fno-math-errno");
+    /* a value must not depend on whether fusion kept an intermediate in a
+     * register: no contraction of a * b + c into an FMA behind the program's
+     * back (the primitives use FMA by name) */
+    gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=off");
     gcc_jit_context_add_command_line_option(ctx, "-fno-trapping-math");
     /* parameters never alias outputs (fresh buffers), but libgccjit 12 has no
      * restrict: let the vectoriser version the loop for as many pairs as a
@@ -691,7 +695,9 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     /* for developers: e.g. PE_JIT_OPTION=-fopt-info-vec-missed explains what did not vectorise */
     const char *extra = getenv("PE_JIT_OPTION");
     if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
-    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx)};
+    /* x86-64-v3 and v4 have FMA */
+    bool fma = isa && (strcmp(isa, "x86-64-v3") == 0 || strcmp(isa, "x86-64-v4") == 0);
+    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma)};
     e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);

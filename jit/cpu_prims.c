@@ -52,6 +52,7 @@ static const char *const prim_names[P_N] = {"exp", "log", "exp2", "log2", "expm1
 struct pe_prims {
     gcc_jit_context *ctx;
     gcc_jit_function *fn[P_N];
+    bool fma; /* the ISA has fused multiply-add: polynomials use it explicitly */
 };
 
 typedef struct {
@@ -60,6 +61,7 @@ typedef struct {
     gcc_jit_block *b;
     gcc_jit_type *f, *d, *i, *u, *ul, *boolean;
     int n_locals;
+    bool fma;
 } builder;
 
 static pe_jit_cursor cursor(builder *B) { return (pe_jit_cursor){B->ctx, B->fn, B->b, &B->n_locals}; }
@@ -142,11 +144,24 @@ static gcc_jit_rvalue *sel_flag(builder *B, gcc_jit_rvalue *flag, gcc_jit_rvalue
 }
 
 /* Horner: c[0] x^(n-1) + ... + c[n-1], in x's type */
+/* Kernels compile with -ffp-contract=off (a result must not depend on
+ * whether fusion kept an intermediate in a register): where the ISA has FMA,
+ * polynomials ask for it by name, the one place its speed matters. */
 static gcc_jit_rvalue *horner(builder *B, gcc_jit_rvalue *x, const double *c, int n)
 {
     gcc_jit_type *t = gcc_jit_rvalue_get_type(x);
     gcc_jit_rvalue *p = gcc_jit_context_new_rvalue_from_double(B->ctx, t, c[0]);
-    for (int k = 1; k < n; k++) p = L(B, ADD(MUL(p, x), gcc_jit_context_new_rvalue_from_double(B->ctx, t, c[k])));
+    gcc_jit_function *fma = NULL;
+    if (B->fma) fma = gcc_jit_context_get_builtin_function(B->ctx, t == B->f ? "__builtin_fmaf" : "__builtin_fma");
+    for (int k = 1; k < n; k++) {
+        gcc_jit_rvalue *ck = gcc_jit_context_new_rvalue_from_double(B->ctx, t, c[k]);
+        if (fma) {
+            gcc_jit_rvalue *args[3] = {p, x, ck};
+            p = L(B, gcc_jit_context_new_call(B->ctx, NULL, fma, 3, args));
+        } else {
+            p = L(B, ADD(MUL(p, x), ck));
+        }
+    }
     return p;
 }
 
@@ -159,7 +174,7 @@ static gcc_jit_rvalue *pow2(builder *B, gcc_jit_rvalue *k)
 
 static builder begin_n(pe_prims *p, const char *name, int n, gcc_jit_param **x)
 {
-    builder B = {.ctx = p->ctx};
+    builder B = {.ctx = p->ctx, .fma = p->fma};
     B.f = gcc_jit_context_get_type(p->ctx, GCC_JIT_TYPE_FLOAT);
     B.d = gcc_jit_context_get_type(p->ctx, GCC_JIT_TYPE_DOUBLE);
     B.i = gcc_jit_context_get_type(p->ctx, GCC_JIT_TYPE_INT);
@@ -556,10 +571,10 @@ static gcc_jit_function *build(pe_prims *p, int which)
     return B->fn;
 }
 
-pe_prims *pe_prims_new(gcc_jit_context *ctx)
+pe_prims *pe_prims_new(gcc_jit_context *ctx, bool fma)
 {
     pe_prims *p = calloc(1, sizeof *p);
-    if (p) p->ctx = ctx;
+    if (p) p->ctx = ctx, p->fma = fma;
     return p;
 }
 

@@ -8,7 +8,8 @@
 
 typedef struct pe_prims pe_prims;
 
-pe_prims *pe_prims_new(gcc_jit_context *ctx); /* NULL on out of memory (then: libm builtins) */
+/* NULL on out of memory (then: libm builtins); fma: the target ISA has it */
+pe_prims *pe_prims_new(gcc_jit_context *ctx, bool fma);
 void pe_prims_free(pe_prims *p);
 /* The always-inline routine for `name` in f32 ("exp", "log", "exp2", "log2",
  * "expm1", "log1p", "sin", "cos", "tanh", "erf", "erfc", "cdf_norm", "atan",

@@ -74,11 +74,14 @@ typedef struct {
     uint32_t release;
 } site_facts;
 
-/* The operands every IR request at the site's line with this op and arity
- * releases (a nested request's temporary, or a variable's last use); the
- * site has no column, so several requests of one line must all agree. */
-static uint32_t release_mask(const pe_site *s, const char *op, int n)
+/* The operands every IR request at the site's line to this entry point
+ * with this arity releases (a nested request's temporary, or a variable's
+ * last use); the site has no column, so several requests of one line must
+ * all agree. */
+static uint32_t release_mask(const pe_site *s, const char *api, int n)
 {
+    char api_at[80];
+    snprintf(api_at, sizeof api_at, "%s_at", api);
     uint32_t mask = 0;
     bool any = false;
     pthread_mutex_lock(&lock);
@@ -88,7 +91,7 @@ static uint32_t release_mask(const pe_site *s, const char *op, int n)
             const pe_ir_function *fn = &units[i].functions[f];
             for (uint32_t q = 0; q < fn->n_requests; q++) {
                 const pe_ir_request *rq = &fn->requests[q];
-                if (rq->line != s->line || strcmp(rq->op, op) != 0 || rq->n_args != (uint32_t)n) continue;
+                if (rq->line != s->line || strcmp(rq->api, api_at) != 0 || rq->n_args != (uint32_t)n) continue;
                 uint32_t m = 0;
                 for (uint32_t a = 0; a < rq->n_args && a < 32; a++)
                     if (rq->args[a].kind == PE_ARG_REQUEST || rq->args[a].kill) m |= 1u << a;
@@ -101,14 +104,14 @@ static uint32_t release_mask(const pe_site *s, const char *op, int n)
     return mask;
 }
 
-void pe_ir_release_operands(const pe_site *s, pe_op op, const pe_array *ins, int n)
+void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n)
 {
     int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
     if (registered == 0 || !s || !s->file || s->line <= 0) return; /* built without pecc */
     site_facts *facts = s->rt;
     if (!facts || facts->units_seen != registered) {
         if (!facts && !(facts = calloc(1, sizeof *facts))) return;
-        facts->release = release_mask(s, pe_op_table[op].name, n);
+        facts->release = release_mask(s, api, n);
         facts->units_seen = registered;
         ((pe_site *)s)->rt = facts; /* sites are the application's static objects: one per call site */
     }

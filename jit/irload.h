@@ -14,9 +14,11 @@
 int pe_ir_column_of(const pe_site *s);
 /* Units registered so far (malformed ones are refused with a warning). */
 int pe_ir_unit_count(void);
-/* After an operation request at site s: releases each operand the static IR
- * marks as consumed there (a nested request's result, a variable's last
- * use), where the handle agrees (live, one reference, made in s's file). */
-void pe_ir_release_operands(const pe_site *s, pe_op op, const pe_array *ins, int n);
+/* After a request to entry point `api` ("pe_add") at site s: releases each
+ * operand the static IR marks as consumed there (a nested request's result,
+ * a variable's last use), where the handle agrees (live, one reference,
+ * made in s's file).  For operations and reads, never for pe_release or
+ * pe_map (the program still holds what those take). */
+void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n);
 
 #endif

@@ -226,7 +226,7 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
         h = pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, NULL, 0);
     }
     pe_release_temps(ins, n);
-    pe_ir_release_operands(s, op, ins, n);
+    pe_ir_release_operands(s, api, ins, n);
     return h;
 }
 
@@ -245,7 +245,7 @@ pe_array pe_record_reduce(const pe_site *s, pe_op op, const pe_array *ins, int n
     }
     pe_array h = record_reduction(s, op, in, in_idx, n, axis, per_axis, api);
     pe_release_temps(ins, n); /* C-scalar operands of pe_dot */
-    pe_ir_release_operands(s, op, ins, n);
+    pe_ir_release_operands(s, api, ins, n);
     return h;
 }
 

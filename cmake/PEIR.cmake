@@ -1,0 +1,20 @@
+# PEIR.cmake — pe_enable_ir(target): builds the target's C sources through
+# pecc, the compiler launcher that embeds each translation unit's static IR
+# (section pe_ir) so that the PE runtime knows ahead what the program asks
+# for.  The program works the same without it, with less foresight.
+#
+#   find_package(PE)        # or, in PE's own tree, include(cmake/PEIR.cmake)
+#   add_executable(app app.c)
+#   target_link_libraries(app PRIVATE PE::pe)
+#   pe_enable_ir(app)
+if(NOT PE_PECC)
+  find_program(PE_PECC pecc HINTS "${CMAKE_CURRENT_LIST_DIR}/../../../bin" DOC "PE's compiler launcher")
+endif()
+
+function(pe_enable_ir target)
+  if(NOT PE_PECC)
+    message(WARNING "pe_enable_ir(${target}): pecc not found; building without the static IR")
+    return()
+  endif()
+  set_target_properties(${target} PROPERTIES C_COMPILER_LAUNCHER "${PE_PECC}")
+endfunction()
