@@ -21,6 +21,7 @@
 #include "extract.h"
 
 static const char *tmp_dir;
+static const char *lto_flag; /* -flto...: the IR object is LTO too, merged by the compiler's incremental link */
 
 /* Runs argv; its exit status (127: could not start it). */
 static int run(char *const *argv)
@@ -94,7 +95,7 @@ static bool ir_object(const char *cc, const char *source, const char *const *fla
         fprintf(stderr, "pecc: warning: %s: %s\n", source, err);
         return false;
     }
-    char *argv[] = {(char *)cc, "-c", "-O0", "-fPIC", "-w", "-o", (char *)obj_path, c_path, NULL};
+    char *argv[] = {(char *)cc, "-c", "-O0", "-fPIC", "-w", "-o", (char *)obj_path, c_path, (char *)lto_flag, NULL};
     if (run(argv) != 0) {
         fprintf(stderr, "pecc: warning: %s: the object holding its static IR did not compile\n", source);
         return false;
@@ -102,13 +103,16 @@ static bool ir_object(const char *cc, const char *source, const char *const *fla
     return true;
 }
 
-/* Merges the IR object into the compiler's output object. */
-static bool merge(const char *obj, const char *ir_obj)
+/* Merges the IR object into the compiler's output object: `ld -r`, or for
+ * LTO objects (whose plain sections the linker plugin would drop) the
+ * compiler's own incremental link, which keeps them LTO. */
+static bool merge(const char *cc, const char *obj, const char *ir_obj)
 {
     char merged[4200];
     snprintf(merged, sizeof merged, "%s/merged.o", tmp_dir);
-    char *argv[] = {"ld", "-r", "-o", merged, (char *)obj, (char *)ir_obj, NULL};
-    if (run(argv) != 0) return false;
+    char *ld[] = {"ld", "-r", "-o", merged, (char *)obj, (char *)ir_obj, NULL};
+    char *incremental[] = {(char *)cc, (char *)lto_flag, "-r", "-nostdlib", "-o", merged, (char *)obj, (char *)ir_obj, NULL};
+    if (run(lto_flag ? incremental : ld) != 0) return false;
     char *mv[] = {"cp", merged, (char *)obj, NULL}; /* keeps the object's own permissions and directory */
     return run(mv) == 0;
 }
@@ -148,6 +152,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "-E") == 0 || strcmp(a, "-S") == 0 || strcmp(a, "-M") == 0 || strcmp(a, "-MM") == 0)
             other_mode = true;
         else if (strcmp(a, "-o") == 0 && i + 1 < n) output = cmd[i + 1];
+        else if (strncmp(a, "-flto", 5) == 0 && strcmp(a, "-flto=none") != 0 && strncmp(a, "-flto-", 6) != 0) lto_flag = a;
+        else if (strcmp(a, "-fno-lto") == 0) lto_flag = NULL;
         if (a[0] != '-' && ends_with(a, ".c")) {
             sources[n_sources++] = a;
             continue;
@@ -184,7 +190,7 @@ int main(int argc, char **argv)
                 free(copy);
             }
             snprintf(ir_obj, sizeof ir_obj, "%s/ir%d.o", tmp_dir, s);
-            if (ir_object(cc, sources[s], flags, n_flags, ir_obj, print) && !merge(obj, ir_obj))
+            if (ir_object(cc, sources[s], flags, n_flags, ir_obj, print) && !merge(cc, obj, ir_obj))
                 fprintf(stderr, "pecc: warning: %s: could not add the static IR to %s\n", sources[s], obj);
         }
     } else {

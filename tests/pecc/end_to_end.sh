@@ -6,7 +6,8 @@
 #     plain build's grow; pe-ir finds its IR, as text and as JSON;
 #  3. the Black-Scholes example prints the same with and without pecc;
 #  4. a source libclang cannot parse still compiles, with a warning;
-#  5. a shared library and a -fPIE executable built with pecc carry the IR.
+#  5. a shared library, a -fPIE object and an -flto executable built with
+#     pecc carry the IR.
 set -euo pipefail
 src=$1 pecc=$2 pe_ir=$3 bin=$4
 work=$(mktemp -d)
@@ -50,4 +51,7 @@ grep -q "compiled without static IR" "$work/warn.txt" || fail "no warning for a 
 "$pe_ir" "$work/libleak.so" | grep -q "function main\|function leakloop_main" || fail "no IR in the shared library"
 "$pecc" gcc -I include -fPIE -c tests/pecc/leakloop.c -o "$work/pie.o"
 "$pe_ir" "$work/pie.o" | grep -q "pe_exp_at" || fail "no IR in the -fPIE object"
+"$pecc" gcc -O2 -flto -I include -c tests/pecc/leakloop.c -o "$work/lto.o"
+gcc -O2 -flto "$work/lto.o" -o "$work/lto" -Wl,--unresolved-symbols=ignore-all
+"$pe_ir" "$work/lto" | grep -q "variable e (last use)" || fail "no IR in the -flto executable"
 echo "pecc end to end ok"

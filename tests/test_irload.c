@@ -1,0 +1,131 @@
+/* test_irload.c — the runtime's side of the static IR, with units made here
+ * for this very file (so no pecc is involved): operands are released where
+ * the IR says and the dynamic stream agrees; where it departs (another op
+ * on the line, a retained handle, a value made in another file, an IR the
+ * decoder refuses) nothing is released and the program runs as without IR;
+ * errors name the column the IR knows. */
+#include "test_util.h"
+
+#include "irformat/static_ir.h"
+
+/* Registers a unit for this file with one request at `line`. */
+static void register_request(int line, int column, const char *api, pe_ir_arg *args, uint32_t n_args)
+{
+    pe_ir_region body = {PE_REGION_FUNCTION, PE_LOOP_NONE, -1, 1, 1, 999, 1, true, NULL, 0};
+    pe_ir_request rq = {line, column, 0, (char *)api, "", 0, "", args, n_args};
+    pe_ir_function fn = {"test", 1, &body, 1, &rq, 1};
+    pe_ir_unit u = {(char *)__FILE__, "test_irload", &fn, 1};
+    size_t len;
+    uint8_t *blob = pe_ir_encode(&u, &len);
+    assert_non_null(blob);
+    pe__register_ir(blob, len);
+    free(blob);
+}
+
+static uint64_t ir_releases(void)
+{
+    pe_stats st;
+    pe_get_stats(&st);
+    return st.ir_releases;
+}
+
+static bool is_live(pe_array a)
+{
+    tu_errors_clear();
+    int64_t n = pe_numel(a);
+    bool live = tu_errors.count == 0 && n >= 0;
+    tu_errors_clear();
+    return live;
+}
+
+#define LINE_AGREES 200
+#define LINE_OTHER_OP 210
+#define LINE_RETAINED 220
+
+static void test_release_where_the_ir_and_the_stream_agree(void **state)
+{
+    (void)state;
+    float h[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    pe_array x = pe_f32_1d(h, 8), y = pe_f32_1d(h, 8);
+    uint64_t before = ir_releases();
+    /* line 200: "pe_add(variable x (last use), variable y)" */
+#line LINE_AGREES
+    pe_array s = pe_add(x, y);
+#line 60
+    assert_int_equal(ir_releases() - before, 1);
+    assert_false(is_live(x)); /* released: its last use */
+    assert_true(is_live(y));
+    float v[8];
+    assert_int_equal(pe_read(s, v, sizeof v), PE_OK); /* the value x had is still there for s */
+    assert_true(v[7] == 16.0f);
+
+    /* the same line asks for another op: the IR says nothing about it */
+    pe_array z = pe_f32_1d(h, 8);
+    before = ir_releases();
+#line LINE_OTHER_OP
+    pe_array t = pe_mul(z, y);
+#line 71
+    assert_int_equal(ir_releases() - before, 0);
+    assert_true(is_live(z));
+
+    /* a retained handle (two references): the program still holds it */
+    pe_array r = pe_retain(z);
+    before = ir_releases();
+#line LINE_RETAINED
+    pe_array u = pe_add(z, y);
+#line 79
+    assert_int_equal(ir_releases() - before, 0);
+    assert_true(is_live(z));
+    pe_release(r), pe_release(z), pe_release(y), pe_release(s), pe_release(t), pe_release(u);
+    tu_expect_no_error();
+}
+
+/* A unit the decoder refuses is not registered: a warning, no effect. */
+static void test_refused_unit(void **state)
+{
+    (void)state;
+    uint8_t junk[40] = "PEIR\x01\x00\x00\x00\x10\x00\x00\x00";
+    pe__register_ir(junk, sizeof junk);
+    float h[2] = {1, 2};
+    pe_array a = pe_f32_1d(h, 2);
+    uint64_t before = ir_releases();
+    pe_array b = pe_neg(a);
+    assert_int_equal(ir_releases() - before, 0);
+    pe_release(a), pe_release(b);
+}
+
+#define LINE_COLUMN 300
+
+static void test_error_names_the_column(void **state)
+{
+    (void)state;
+    float h[3] = {1, 2, 3}, g[2] = {1, 2};
+    pe_array a = pe_f32_1d(h, 3), b = pe_f32_1d(g, 2);
+    tu_errors_clear();
+#line LINE_COLUMN
+    pe_array c = pe_add(a, b); /* shapes (3) and (2) do not broadcast */
+#line 106
+    assert_int_equal(tu_errors.count, 1);
+    assert_non_null(strstr(tu_errors.message, "test_irload.c:300:17: "));
+    tu_errors_clear();
+    pe_release(a), pe_release(b), pe_release(c);
+}
+
+int main(void)
+{
+    /* this file's IR, as pecc would have written it (registered before pe_init, as constructors do) */
+    static pe_ir_arg agrees[2] = {{PE_ARG_VARIABLE, "x", 0, -1, true}, {PE_ARG_VARIABLE, "y", 0, -1, false}};
+    static pe_ir_arg other_op[2] = {{PE_ARG_VARIABLE, "z", 0, -1, true}, {PE_ARG_VARIABLE, "y", 0, -1, false}};
+    static pe_ir_arg retained[2] = {{PE_ARG_VARIABLE, "z", 0, -1, true}, {PE_ARG_VARIABLE, "y", 0, -1, false}};
+    static pe_ir_arg column[2] = {{PE_ARG_VARIABLE, "a", 0, -1, false}, {PE_ARG_VARIABLE, "b", 0, -1, false}};
+    register_request(LINE_AGREES, 18, "pe_add_at", agrees, 2);
+    register_request(LINE_OTHER_OP, 18, "pe_add_at", other_op, 2);
+    register_request(LINE_RETAINED, 18, "pe_add_at", retained, 2);
+    register_request(LINE_COLUMN, 17, "pe_add_at", column, 2);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_release_where_the_ir_and_the_stream_agree, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_unit, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_error_names_the_column, tu_setup, tu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
