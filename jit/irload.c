@@ -70,9 +70,17 @@ int pe_ir_column_of(const pe_site *s)
 /* What the static IR says of a site's operands, cached in the site (its `rt`
  * belongs to the runtime): which to release after the request. */
 typedef struct {
-    int units_seen; /* recomputed when a unit is registered later (dlopen) */
+    int release_seen, flush_seen; /* units registered when computed (dlopen adds units) */
     uint32_t release;
+    bool flush;
 } site_facts;
+
+static site_facts *facts_of(const pe_site *s)
+{
+    site_facts *f = s->rt;
+    if (!f && (f = calloc(1, sizeof *f))) ((pe_site *)s)->rt = f; /* sites are the application's static objects */
+    return f;
+}
 
 /* The operands every IR request at the site's line to this entry point
  * with this arity releases (a nested request's temporary, or a variable's
@@ -108,12 +116,11 @@ void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *i
 {
     int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
     if (registered == 0 || !s || !s->file || s->line <= 0) return; /* built without pecc */
-    site_facts *facts = s->rt;
-    if (!facts || facts->units_seen != registered) {
-        if (!facts && !(facts = calloc(1, sizeof *facts))) return;
+    site_facts *facts = facts_of(s);
+    if (!facts) return;
+    if (facts->release_seen != registered) {
         facts->release = release_mask(s, api, n);
-        facts->units_seen = registered;
-        ((pe_site *)s)->rt = facts; /* sites are the application's static objects: one per call site */
+        facts->release_seen = registered;
     }
     for (int k = 0; k < n && facts->release; k++) {
         if (!(facts->release & (1u << k))) continue;
@@ -129,4 +136,65 @@ void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *i
         pe_port_release_app((uint32_t)i, s);
         pe_rt.stats.ir_releases++;
     }
+}
+
+/* Whether request q of fn begins a closed loop's body (the first request of
+ * an iteration, in evaluation order) or is the first after such a loop. */
+static bool region_within(const pe_ir_function *fn, int64_t r, int64_t loop)
+{
+    for (; r >= 0; r = fn->regions[r].parent)
+        if (r == loop) return true;
+    return false;
+}
+
+static bool starts_batch(const pe_ir_function *fn, uint32_t q)
+{
+    for (uint32_t l = 1; l < fn->n_regions; l++) {
+        if (fn->regions[l].kind != PE_REGION_LOOP || !fn->regions[l].closed) continue;
+        int64_t first = -1, last = -1;
+        for (uint32_t i = 0; i < fn->n_requests; i++)
+            if (region_within(fn, fn->requests[i].region, l)) {
+                if (first < 0) first = i;
+                last = i;
+            }
+        if (first < 0) continue;
+        if ((int64_t)q == first) return true;
+        if ((int64_t)q == last + 1 && !region_within(fn, fn->requests[q].region, l)) return true;
+    }
+    return false;
+}
+
+/* Every IR request at the site's line for this op must start a batch. */
+static bool flush_before(const pe_site *s, const char *op)
+{
+    bool any = false, all = true;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_units && all; i++) {
+        if (strcmp(units[i].file, s->file) != 0) continue;
+        for (uint32_t f = 0; f < units[i].n_functions && all; f++) {
+            const pe_ir_function *fn = &units[i].functions[f];
+            for (uint32_t q = 0; q < fn->n_requests && all; q++) {
+                if (fn->requests[q].line != s->line || strcmp(fn->requests[q].op, op) != 0) continue;
+                any = true;
+                all = starts_batch(fn, q);
+            }
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return any && all;
+}
+
+void pe_ir_begin_request(const pe_site *s, pe_op op)
+{
+    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
+    if (registered == 0 || !s || !s->file || s->line <= 0) return;
+    site_facts *facts = facts_of(s);
+    if (!facts) return;
+    if (facts->flush_seen != registered) {
+        facts->flush = flush_before(s, pe_op_table[op].name);
+        facts->flush_seen = registered;
+    }
+    /* an iteration's work is one batch, its trace key starting at the loop
+     * header: from the second iteration on, the trace cache has it */
+    if (facts->flush && pe_rt.queue_len > 0 && pe_rt.block_depth == 0) pe_queue_flush();
 }

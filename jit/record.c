@@ -132,6 +132,7 @@ uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, 
 uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
                        pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params)
 {
+    pe_ir_begin_request(s, op);
     uint32_t idx = pe_port_new();
     if (idx == NO_SLOT) {
         pe_raise(s, PE_E_NOMEM, pe_op_table[op].name, "out of memory for the port table");

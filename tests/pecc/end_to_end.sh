@@ -4,7 +4,10 @@
 #  2. leakloop built through CMake with pecc (and -Wl,--gc-sections) prints
 #     the values of the plain build, and its live arrays stay flat where the
 #     plain build's grow; pe-ir finds its IR, as text and as JSON;
-#  3. the Black-Scholes example prints the same with and without pecc;
+#  3. a loop without reads: with pecc each iteration is a batch starting at
+#     the loop header and the trace cache hits every loop batch after the
+#     first; the same value without pecc;
+#     the Black-Scholes example prints the same with and without pecc;
 #  4. a source libclang cannot parse still compiles, with a warning;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR.
@@ -33,6 +36,15 @@ echo "leakloop: live arrays grew by $plain_growth without pecc, $pecc_growth wit
 "$pe_ir" "$bin/leakloop_pecc" --json | python3 -c 'import json,sys; u=json.load(sys.stdin); assert u[0]["functions"][0]["name"]=="main", u'
 if "$pe_ir" "$bin/leakloop_plain" 2>"$work/err.txt"; then fail "pe-ir found IR in a plain build"; fi
 grep -q "no pe_ir section" "$work/err.txt" || fail "pe-ir: no clear message for a plain build"
+
+"$bin/loopkeys_plain" 50 >"$work/lk_plain.txt"
+"$bin/loopkeys_pecc" 50 >"$work/lk_pecc.txt"
+grep value "$work/lk_plain.txt" | diff - <(grep value "$work/lk_pecc.txt") || fail "loopkeys: values differ with pecc"
+read -r hits lookups < <(awk '/loop trace/ {split($3, a, "/"); print a[1], a[2]}' "$work/lk_pecc.txt")
+echo "loopkeys: trace cache $hits hits of $lookups lookups with pecc; without: $(awk '/loop trace/ {print $3}' "$work/lk_plain.txt")"
+# 50 iterations: the batch before the loop, the loop's first batch, its last (shorter) one and the
+# sum after it miss; every other loop batch hits
+[ "$lookups" -ge 50 ] && [ "$hits" -ge $((lookups - 4)) ] || fail "loop batches should hit from the second on"
 
 "$bin/blackscholes_plain" 50000 >"$work/bs_plain.txt"
 "$bin/blackscholes_pecc" 50000 >"$work/bs_pecc.txt"
