@@ -52,9 +52,10 @@ static bool where(walker *w, CXCursor c, unsigned *line, unsigned *col, unsigned
     return file && clang_File_isEqual(file, w->main_file);
 }
 
-/* A request's location: where its own macro is used.  Through a macro
- * argument the expansion location is the outermost macro's; the file
- * location of the call's first token is the inner macro's name. */
+/* A request's (or an operand's) location: where its own macro is used, or
+ * where the name is written.  Through a macro argument the expansion
+ * location is the outermost macro's; the file location of the first token
+ * is the inner macro's name (or the operand itself). */
 static bool request_where(walker *w, CXCursor call, unsigned *line, unsigned *col, unsigned *offset)
 {
     CXFile file;
@@ -549,8 +550,8 @@ static int request(walker *w, CXCursor call)
         if (rq[index].args && rq[index].args[slot].kind == PE_ARG_VARIABLE) {
             CXCursor e = strip(a);
             if (is_pe_arg(e)) e = strip(clang_Cursor_getArgument(e, 0));
-            unsigned l2, c2, o2;
-            if (where(w, e, &l2, &c2, &o2))
+            unsigned l2, c2, o2; /* where the name is written: two operands of one macro differ */
+            if (request_where(w, e, &l2, &c2, &o2))
                 add_occurrence(w, variable_of(w, clang_getCursorReferenced(e)), PE_OCC_USE, o2, index, slot);
         }
         slot++;

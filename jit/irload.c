@@ -46,6 +46,13 @@ int pe_ir_unit_count(void)
     return n;
 }
 
+/* A unit's function is the site's: same file name and function (two units
+ * compiled as "util.c" from different directories rarely share both). */
+static bool same_function(const pe_ir_unit *u, const pe_ir_function *fn, const pe_site *s)
+{
+    return strcmp(u->file, s->file) == 0 && (!s->func || strcmp(fn->name, s->func) == 0);
+}
+
 int pe_ir_column_of(const pe_site *s)
 {
     if (!s || !s->file) return 0;
@@ -56,6 +63,7 @@ int pe_ir_column_of(const pe_site *s)
         if (strcmp(units[i].file, s->file) != 0) continue;
         for (uint32_t f = 0; f < units[i].n_functions; f++) {
             const pe_ir_function *fn = &units[i].functions[f];
+            if (!same_function(&units[i], fn, s)) continue;
             for (uint32_t q = 0; q < fn->n_requests; q++) {
                 if (fn->requests[q].line != s->line) continue;
                 if (column && column != fn->requests[q].column) ambiguous = true;
@@ -97,6 +105,7 @@ static uint32_t release_mask(const pe_site *s, const char *api, int n)
         if (strcmp(units[i].file, s->file) != 0) continue;
         for (uint32_t f = 0; f < units[i].n_functions; f++) {
             const pe_ir_function *fn = &units[i].functions[f];
+            if (!same_function(&units[i], fn, s)) continue;
             for (uint32_t q = 0; q < fn->n_requests; q++) {
                 const pe_ir_request *rq = &fn->requests[q];
                 if (rq->line != s->line || strcmp(rq->api, api_at) != 0 || rq->n_args != (uint32_t)n) continue;
@@ -173,6 +182,7 @@ static bool flush_before(const pe_site *s, const char *op)
         if (strcmp(units[i].file, s->file) != 0) continue;
         for (uint32_t f = 0; f < units[i].n_functions && all; f++) {
             const pe_ir_function *fn = &units[i].functions[f];
+            if (!same_function(&units[i], fn, s)) continue;
             for (uint32_t q = 0; q < fn->n_requests && all; q++) {
                 if (fn->requests[q].line != s->line || strcmp(fn->requests[q].op, op) != 0) continue;
                 any = true;

@@ -1,19 +1,21 @@
 /* test_irload.c — the runtime's side of the static IR, with units made here
  * for this very file (so no pecc is involved): operands are released where
  * the IR says and the dynamic stream agrees; where it departs (another op
- * on the line, a retained handle, a value made in another file, an IR the
- * decoder refuses) nothing is released and the program runs as without IR;
+ * on the line, a retained handle, the same line of another function — as
+ * another unit compiled under the same file name —, an IR the decoder
+ * refuses) nothing is released and the program runs as without IR;
  * errors name the column the IR knows. */
 #include "test_util.h"
 
 #include "irformat/static_ir.h"
 
-/* Registers a unit for this file with one request at `line`. */
-static void register_request(int line, int column, const char *api, pe_ir_arg *args, uint32_t n_args)
+/* Registers a unit for this file with one request at `line` of `function`. */
+static void register_request(const char *function, int line, int column, const char *api, pe_ir_arg *args,
+                             uint32_t n_args)
 {
     pe_ir_region body = {PE_REGION_FUNCTION, PE_LOOP_NONE, -1, 1, 1, 999, 1, true, NULL, 0};
     pe_ir_request rq = {line, column, 0, (char *)api, "", 0, "", args, n_args};
-    pe_ir_function fn = {"test", 1, &body, 1, &rq, 1};
+    pe_ir_function fn = {(char *)function, 1, &body, 1, &rq, 1};
     pe_ir_unit u = {(char *)__FILE__, "test_irload", &fn, 1};
     size_t len;
     uint8_t *blob = pe_ir_encode(&u, &len);
@@ -41,6 +43,7 @@ static bool is_live(pe_array a)
 #define LINE_AGREES 200
 #define LINE_OTHER_OP 210
 #define LINE_RETAINED 220
+#define LINE_OTHER_FUNCTION 230
 
 static void test_release_where_the_ir_and_the_stream_agree(void **state)
 {
@@ -76,7 +79,15 @@ static void test_release_where_the_ir_and_the_stream_agree(void **state)
 #line 79
     assert_int_equal(ir_releases() - before, 0);
     assert_true(is_live(z));
-    pe_release(r), pe_release(z), pe_release(y), pe_release(s), pe_release(t), pe_release(u);
+
+    /* an IR for this line of another function (another unit of the same name) */
+    before = ir_releases();
+#line LINE_OTHER_FUNCTION
+    pe_array w = pe_add(y, y);
+#line 87
+    assert_int_equal(ir_releases() - before, 0);
+    assert_true(is_live(y));
+    pe_release(r), pe_release(z), pe_release(y), pe_release(s), pe_release(t), pe_release(u), pe_release(w);
     tu_expect_no_error();
 }
 
@@ -118,10 +129,13 @@ int main(void)
     static pe_ir_arg other_op[2] = {{PE_ARG_VARIABLE, "z", 0, -1, true}, {PE_ARG_VARIABLE, "y", 0, -1, false}};
     static pe_ir_arg retained[2] = {{PE_ARG_VARIABLE, "z", 0, -1, true}, {PE_ARG_VARIABLE, "y", 0, -1, false}};
     static pe_ir_arg column[2] = {{PE_ARG_VARIABLE, "a", 0, -1, false}, {PE_ARG_VARIABLE, "b", 0, -1, false}};
-    register_request(LINE_AGREES, 18, "pe_add_at", agrees, 2);
-    register_request(LINE_OTHER_OP, 18, "pe_add_at", other_op, 2);
-    register_request(LINE_RETAINED, 18, "pe_add_at", retained, 2);
-    register_request(LINE_COLUMN, 17, "pe_add_at", column, 2);
+    static pe_ir_arg elsewhere[2] = {{PE_ARG_VARIABLE, "y", 0, -1, true}, {PE_ARG_VARIABLE, "y", 0, -1, true}};
+    const char *here = "test_release_where_the_ir_and_the_stream_agree";
+    register_request(here, LINE_AGREES, 18, "pe_add_at", agrees, 2);
+    register_request(here, LINE_OTHER_OP, 18, "pe_add_at", other_op, 2);
+    register_request(here, LINE_RETAINED, 18, "pe_add_at", retained, 2);
+    register_request("another_function", LINE_OTHER_FUNCTION, 18, "pe_add_at", elsewhere, 2);
+    register_request("test_error_names_the_column", LINE_COLUMN, 17, "pe_add_at", column, 2);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_release_where_the_ir_and_the_stream_agree, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_refused_unit, tu_setup, tu_teardown),

@@ -7,7 +7,8 @@
 #  3. a loop without reads: with pecc each iteration is a batch starting at
 #     the loop header and the trace cache hits every loop batch after the
 #     first; the same value without pecc;
-#     the Black-Scholes example prints the same with and without pecc;
+#     branches, early returns, goto, break and continue (departures.c) and
+#     the Black-Scholes example print the same with and without pecc;
 #  4. a source libclang cannot parse still compiles, with a warning;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR.
@@ -45,6 +46,11 @@ echo "loopkeys: trace cache $hits hits of $lookups lookups with pecc; without: $
 # 50 iterations: the batch before the loop, the loop's first batch, its last (shorter) one and the
 # sum after it miss; every other loop batch hits
 [ "$lookups" -ge 50 ] && [ "$hits" -ge $((lookups - 4)) ] || fail "loop batches should hit from the second on"
+
+"$bin/departures_plain" >"$work/dep_plain.txt" 2>/dev/null
+"$bin/departures_pecc" >"$work/dep_pecc.txt" 2>"$work/dep_err.txt" || fail "departures with pecc: $(cat "$work/dep_err.txt")"
+diff "$work/dep_plain.txt" "$work/dep_pecc.txt" || fail "departures: values differ with pecc"
+grep -q "ir_releases [1-9]" "$work/dep_err.txt" || fail "departures: the IR released nothing"
 
 "$bin/blackscholes_plain" 50000 >"$work/bs_plain.txt"
 "$bin/blackscholes_pecc" 50000 >"$work/bs_pecc.txt"

@@ -81,3 +81,11 @@ pe_array loops(pe_array x, int n)
     pe_release(last);
     return acc;
 }
+
+/* one variable twice in one request: only the second operand is the last use */
+pe_array same_operand_twice(pe_array x)
+{
+    pe_array y = pe_exp(x);
+    pe_array z = pe_mul(y, y);
+    return z;
+}
