@@ -514,6 +514,8 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec, const
         case KIR_IN_SCALAR:
             args.p[i].value = q->value;
             break;
+        case KIR_IN_LITERAL: /* compiled in */
+            break;
         case KIR_IN_CONTIG: case KIR_IN_BROADCAST:
             if (!to_device(q, keep, k->n_params)) return false;
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;

@@ -495,7 +495,7 @@ static void emit_body(emitter *e, const kir_kernel *k)
         const kir_inst *in = &k->body[v];
         if (in->kind == KIR_LOAD) {
             const kir_param *q = &k->params[in->a[0]];
-            gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR
+            gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
                                     ? e->ptr[in->a[0]]
                                     : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
                                           e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
@@ -560,7 +560,10 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
             e->ctx, NULL, args, gcc_jit_context_new_rvalue_from_int(e->ctx, e->t_long, p)));
         char pname[16];
         snprintf(pname, sizeof pname, "p%d", p);
-        if (q->kind == KIR_IN_SCALAR) {
+        if (q->kind == KIR_IN_LITERAL) { /* compiled in: the loop folds it */
+            e->ptr[p] = q->dtype == PE_F32 || q->dtype == PE_F64 ? gcc_jit_context_new_rvalue_from_double(e->ctx, T, q->value)
+                                                              : gcc_jit_context_new_rvalue_from_long(e->ctx, T, (long)q->value);
+        } else if (q->kind == KIR_IN_SCALAR) {
             gcc_jit_rvalue *dp = gcc_jit_context_new_cast(e->ctx, NULL, raw, gcc_jit_type_get_pointer(e->t_double));
             gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, T, pname);
             gcc_jit_block_add_assignment(entry, NULL, l,

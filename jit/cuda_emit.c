@@ -311,7 +311,20 @@ static void emit_body(emitter *e)
         if (in->kind == KIR_LOAD) {
             const kir_param *q = &k->params[in->a[0]];
             const char *T = ctype_name((pe_dtype)in->dtype);
-            if (q->kind == KIR_IN_SCALAR) {
+            if (q->kind == KIR_IN_LITERAL) { /* compiled in, bit-exact (NaN and infinities too) */
+                if (q->dtype == PE_F32) {
+                    float f = (float)q->value;
+                    uint32_t bits;
+                    memcpy(&bits, &f, sizeof bits);
+                    put(e->t, "    %s v%d = (%s)__int_as_float(0x%08x);\n", T, v, T, bits);
+                } else if (q->dtype == PE_F64) {
+                    uint64_t bits;
+                    memcpy(&bits, &q->value, sizeof bits);
+                    put(e->t, "    %s v%d = (%s)__longlong_as_double(0x%016llxLL);\n", T, v, T, (unsigned long long)bits);
+                } else {
+                    put(e->t, "    %s v%d = (%s)%lld;\n", T, v, T, (long long)q->value);
+                }
+            } else if (q->kind == KIR_IN_SCALAR) {
                 put(e->t, "    %s v%d = (%s)a.p[%d].value;\n", T, v, T, in->a[0]);
             } else {
                 char idx[512];

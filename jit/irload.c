@@ -12,6 +12,7 @@
 
 #include "irload.h"
 #include "runtime.h"
+#include "../exec/refmath.h"
 #include "../irformat/static_ir.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -77,10 +78,14 @@ int pe_ir_column_of(const pe_site *s)
 
 /* What the static IR says of a site's operands, cached in the site (its `rt`
  * belongs to the runtime): which to release after the request. */
+#define MAX_LITERALS 4
+
 typedef struct {
-    int release_seen, flush_seen; /* units registered when computed (dlopen adds units) */
+    int release_seen, flush_seen, literal_seen; /* units registered when computed (dlopen adds units) */
     uint32_t release;
     bool flush;
+    uint32_t literal;              /* operands that are source literals ... */
+    double value[MAX_LITERALS];    /* ... with these values */
 } site_facts;
 
 static site_facts *facts_of(const pe_site *s)
@@ -207,4 +212,55 @@ void pe_ir_begin_request(const pe_site *s, pe_op op)
     /* an iteration's work is one batch, its trace key starting at the loop
      * header: from the second iteration on, the trace cache has it */
     if (facts->flush && pe_rt.queue_len > 0 && pe_rt.block_depth == 0) pe_queue_flush();
+}
+
+/* The operands every IR request at the site's line to this entry point
+ * gives as the same source literal. */
+static uint32_t literal_mask(const pe_site *s, const char *api, int n, double *value)
+{
+    char api_at[80];
+    snprintf(api_at, sizeof api_at, "%s_at", api);
+    uint32_t mask = 0;
+    bool any = false;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_units; i++) {
+        for (uint32_t f = 0; f < units[i].n_functions; f++) {
+            const pe_ir_function *fn = &units[i].functions[f];
+            if (!same_function(&units[i], fn, s)) continue;
+            for (uint32_t q = 0; q < fn->n_requests; q++) {
+                const pe_ir_request *rq = &fn->requests[q];
+                if (rq->line != s->line || strcmp(rq->api, api_at) != 0 || rq->n_args != (uint32_t)n) continue;
+                uint32_t m = 0;
+                for (uint32_t a = 0; a < rq->n_args && a < MAX_LITERALS; a++) {
+                    if (rq->args[a].kind != PE_ARG_LITERAL) continue;
+                    if (!any) value[a] = rq->args[a].value;
+                    if (memcmp(&value[a], &rq->args[a].value, sizeof value[a]) == 0) m |= 1u << a;
+                }
+                mask = any ? mask & m : m;
+                any = true;
+            }
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return mask;
+}
+
+void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, int n)
+{
+    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
+    if (registered == 0 || !s || !s->file || s->line <= 0) return;
+    site_facts *facts = facts_of(s);
+    if (!facts) return;
+    if (facts->literal_seen != registered) {
+        facts->literal = literal_mask(s, api, n, facts->value);
+        facts->literal_seen = registered;
+    }
+    for (int k = 0; k < n && k < MAX_LITERALS && facts->literal; k++) {
+        if (!(facts->literal & (1u << k))) continue;
+        pe_port *p = in[k];
+        /* the dynamic operand must be that literal: a C-scalar constant of its value */
+        if (p->op != PE_OP_constant || !p->temp || p->buf) continue;
+        double want = pe_ref_round_to((pe_dtype)p->dtype, facts->value[k]);
+        if (memcmp(&want, &p->value, sizeof want) == 0) p->literal = true;
+    }
 }

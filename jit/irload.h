@@ -20,6 +20,11 @@ int pe_ir_unit_count(void);
  * made in s's file).  For operations and reads, never for pe_release or
  * pe_map (the program still holds what those take). */
 void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n);
+/* Before an operation request to `api` at site s: marks each operand the
+ * static IR says is a source literal, and that is a C-scalar constant of
+ * that value, for specialisation into kernels. */
+struct pe_port;
+void pe_ir_mark_literals(const pe_site *s, const char *api, struct pe_port *const *in, int n);
 /* Before an operation request at site s: where the static IR says the
  * request begins a closed loop's iteration, or is the first after the loop,
  * the work recorded so far becomes a batch (outside pe_block). */

@@ -5,7 +5,7 @@
 #include "kir.h"
 
 /* Canonical bytes: the fields that define the computation, in a fixed order,
- * with no padding.  Scalar values are not part of a kernel. */
+ * with no padding.  Scalar values are not part of a kernel; literals are. */
 typedef struct {
     uint64_t h;
 } fnv;
@@ -28,6 +28,7 @@ uint64_t kir_hash(const kir_kernel *k)
         fnv_bytes(&f, head, 2);
         if (q->kind == KIR_IN_BROADCAST)
             for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)q->stride[d]);
+        if (q->kind == KIR_IN_LITERAL) fnv_bytes(&f, &q->value, sizeof q->value);
     }
     fnv_u64(&f, (uint64_t)k->n_body);
     for (int i = 0; i < k->n_body; i++) {
@@ -50,6 +51,7 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
         if (x->kind == KIR_IN_BROADCAST)
             for (int d = 0; d < a->rank; d++)
                 if (x->stride[d] != y->stride[d]) return false;
+        if (x->kind == KIR_IN_LITERAL && memcmp(&x->value, &y->value, sizeof x->value) != 0) return false;
     }
     for (int i = 0; i < a->n_body; i++) {
         const kir_inst *x = &a->body[i], *y = &b->body[i];
@@ -63,12 +65,16 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 
 void kir_print(const kir_kernel *k, char *out, size_t n)
 {
-    static const char *const kinds[] = {"in", "bcast", "scalar", "out", "partials"};
+    static const char *const kinds[] = {"in", "bcast", "scalar", "out", "partials", "literal"};
     static const char *const types[] = {"f32", "f64", "i32", "bool", "c64", "c128"};
     size_t used = 0;
 #define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
     PUT("kernel rank %d params %d body %d\n", k->rank, k->n_params, k->n_body);
-    for (int p = 0; p < k->n_params; p++) PUT("  p%d %s %s\n", p, kinds[k->params[p].kind], types[k->params[p].dtype]);
+    for (int p = 0; p < k->n_params; p++) {
+        PUT("  p%d %s %s", p, kinds[k->params[p].kind], types[k->params[p].dtype]);
+        if (k->params[p].kind == KIR_IN_LITERAL) PUT(" = %.17g", k->params[p].value);
+        PUT("\n");
+    }
     for (int i = 0; i < k->n_body; i++) {
         const kir_inst *b = &k->body[i];
         if (b->kind == KIR_LOAD) PUT("  v%d = load p%d : %s\n", i, b->a[0], types[b->dtype]);

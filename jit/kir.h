@@ -8,7 +8,8 @@
  * Parameters are arrays read or written at i (CONTIG), arrays read through a
  * broadcast (BROADCAST: element strides per iteration axis, 0 where
  * stretched; the iteration shape is then part of the kernel), or uniform
- * scalars passed at launch (SCALAR: the value is not part of the kernel).
+ * scalars passed at launch (SCALAR: the value is not part of the kernel), or
+ * uniform scalars compiled in (LITERAL: the value is part of the kernel).
  * The body is SSA: value v is the result of body[v]. */
 #ifndef PE_JIT_KIR_H
 #define PE_JIT_KIR_H
@@ -23,7 +24,9 @@
 #define KIR_MAX_PARAMS 64
 #define KIR_MAX_BODY 256
 
-typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL } kir_param_kind;
+/* KIR_IN_LITERAL: a uniform scalar whose value is part of the kernel (a
+ * source literal, per the static IR): compiled in as a constant. */
+typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL } kir_param_kind;
 
 /* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
  * iterations in double and writes the chunk's partial as (high, low) to
@@ -37,6 +40,7 @@ typedef struct {
     uint8_t kind;  /* kir_param_kind */
     uint8_t dtype; /* pe_dtype of the array (or of the scalar's value) */
     int64_t stride[PE_MAX_RANK]; /* KIR_IN_BROADCAST only */
+    double value;                /* KIR_IN_LITERAL only (already rounded to dtype) */
 } kir_param;
 
 typedef enum {

@@ -100,7 +100,10 @@ static uint16_t operand_value(group *g, uint32_t qi)
     kir_param *param = &g->k->params[g->k->n_params];
     memset(param, 0, sizeof *param);
     param->dtype = q->dtype;
-    if (is_uniform_constant(q)) {
+    if (is_uniform_constant(q) && q->literal) {
+        param->kind = KIR_IN_LITERAL;
+        param->value = q->value;
+    } else if (is_uniform_constant(q)) {
         param->kind = KIR_IN_SCALAR;
     } else if (same_shape(q, g->rank, g->shape)) {
         param->kind = KIR_IN_CONTIG;

@@ -216,6 +216,7 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
         ctype = pe_compute_dtype(info->result, promoted);
         dtype = pe_result_dtype(info->result, promoted);
     }
+    pe_ir_mark_literals(s, api, in, n);
     uint32_t folded = pe_fold_map(s, op, in, in_idx, n, dtype, ctype, rank, shape);
     pe_array h;
     if (folded != NO_SLOT) {

@@ -33,6 +33,7 @@ typedef struct pe_port {
     uint8_t n_in;
     bool weak;           /* weakly typed: a C scalar, or folded from C scalars */
     bool temp;           /* a C-scalar operand: released by the op that consumes it */
+    bool literal;        /* a constant the static IR says is a source literal: specialised into kernels */
     uint32_t in[PE_PORT_MAX_INPUTS]; /* input port indices (held by refs_int while pending) */
     int64_t shape[PE_MAX_RANK];
     int64_t numel;

@@ -5,7 +5,8 @@
  * and operand references numbered within the key (the queue position of a
  * producer in the batch, or the number of an external operand, whose kind,
  * dtype and shape are appended once); for a RELEASE entry the position
- * released.  Scalar values are not in the key: uniform constants are kernel
+ * released.  Scalar values are not in the key (source literals the static
+ * IR names are, being compiled in): uniform constants are kernel
  * parameters read at launch.  So two batches with equal keys get equal
  * program sequences from the program generator.
  * Store: buckets by the first entry's site, entries newest first, at most
@@ -75,8 +76,9 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
     q->key_epoch = pe_rt.batch_epoch;
     q->key_external = k->n_externals;
     k->externals[k->n_externals++] = qi;
-    uint8_t sig[4] = {'X', q->op == PE_OP_constant && !q->buf, q->dtype, q->rank};
+    uint8_t sig[5] = {'X', q->op == PE_OP_constant && !q->buf, q->dtype, q->rank, q->literal};
     put(k, sig, sizeof sig);
+    if (q->literal) put(k, &q->value, sizeof q->value); /* compiled into the kernels: part of the key */
     put(k, q->shape, sizeof q->shape[0] * q->rank);
     return EXTERNAL_BIT | q->key_external;
 }

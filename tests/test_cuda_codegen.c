@@ -148,7 +148,18 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {2, 6}};
     add(&l, k);
-    compile_all(&l, "reductions, broadcast, scalars, generators");
+    /* literals compiled in (pecc's source literals), bit-exact: NaN, -0, infinities, i32 */
+    static const double literals[] = {0.5, -0.0, __builtin_inf(), __builtin_nan(""), 1e300};
+    for (int d = 0; d < 3; d++) {
+        pe_dtype t = d == 0 ? PE_F32 : d == 1 ? PE_F64 : PE_I32;
+        for (size_t v = 0; v < sizeof literals / sizeof *literals; v++) {
+            kir_kernel lk = map_kernel(PE_OP_add, t, 2);
+            lk.params[1] = (kir_param){.kind = KIR_IN_LITERAL, .dtype = t, .value = t == PE_I32 ? 7 : literals[v]};
+            add(&l, lk);
+            if (t == PE_I32) break;
+        }
+    }
+    compile_all(&l, "reductions, broadcast, scalars, literals, generators");
     free(l.k);
 }
 

@@ -3,7 +3,8 @@
 #  1. the extractor's corpus gives the checked-in IR (corpus/*.expected);
 #  2. leakloop built through CMake with pecc (and -Wl,--gc-sections) prints
 #     the values of the plain build, and its live arrays stay flat where the
-#     plain build's grow; pe-ir finds its IR, as text and as JSON;
+#     plain build's grow; its source literal is compiled into the kernel, its
+#     computed scalar stays a parameter; pe-ir finds its IR, as text and JSON;
 #  3. a loop without reads: with pecc each iteration is a batch starting at
 #     the loop header and the trace cache hits every loop batch after the
 #     first; the same value without pecc;
@@ -34,6 +35,12 @@ echo "leakloop: live arrays grew by $plain_growth without pecc, $pecc_growth wit
 [ "$plain_growth" -gt 0 ] || fail "the plain build should leak its temporaries"
 [ "$pecc_growth" -eq 0 ] || fail "with pecc the live arrays should stay flat"
 "$pe_ir" "$bin/leakloop_pecc" | grep -q "variable e (last use)" || fail "pe-ir: no last use of e"
+# the source literal 2.0f is compiled into the kernel; 0.001f * it stays a parameter
+PE_LOG=debug "$bin/leakloop_pecc" 12 2>"$work/kernels.txt" >/dev/null
+grep -q "literal f32 = 2$" "$work/kernels.txt" || fail "the literal 2.0f was not specialised"
+grep -q "scalar f32$" "$work/kernels.txt" || fail "the non-literal scalar should stay a parameter"
+PE_LOG=debug "$bin/leakloop_plain" 12 2>"$work/kernels_plain.txt" >/dev/null
+if grep -q "literal f32" "$work/kernels_plain.txt"; then fail "a plain build specialised a literal"; fi
 "$pe_ir" "$bin/leakloop_pecc" --json | python3 -c 'import json,sys; u=json.load(sys.stdin); assert u[0]["functions"][0]["name"]=="main", u'
 if "$pe_ir" "$bin/leakloop_plain" 2>"$work/err.txt"; then fail "pe-ir found IR in a plain build"; fi
 grep -q "no pe_ir section" "$work/err.txt" || fail "pe-ir: no clear message for a plain build"
