@@ -58,6 +58,7 @@ bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries
     for (const char *c = extra; c && *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
     snprintf(tag, sizeof tag, extra && *extra ? "%s+%08x" : "%s", isa, h);
     pe_diskcache_open(cache_dir, tag);
+    pe_trace_persist_load(); /* what earlier runs of this program remembered */
     return pe_pool_start(threads);
 }
 
@@ -65,6 +66,7 @@ void pe_cpu_executor_stop(void)
 {
     pe_pool_stop();
     pe_progcache_clear();
+    pe_trace_persist_save();
     pe_trace_clear();
     pe_diskcache_close();
 }

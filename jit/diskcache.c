@@ -292,3 +292,9 @@ void pe_diskcache_store_blob(const kir_kernel *const *kernels, size_t n, const c
     unlink(path);
     evict();
 }
+
+bool pe_diskcache_path(const char *name, char *out, size_t n)
+{
+    if (!pe_diskcache_enabled()) return false;
+    return (size_t)snprintf(out, n, "%s/%s", cache.dir, name) < n;
+}

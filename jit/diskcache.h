@@ -13,6 +13,9 @@
 bool pe_diskcache_open(const char *dir, const char *isa);
 void pe_diskcache_close(void);
 bool pe_diskcache_enabled(void);
+/* The cache directory's path for a file named `name`; false when the disk
+ * cache is off. */
+bool pe_diskcache_path(const char *name, char *out, size_t n);
 /* The kernel from disk (*unit then owns the loaded object), or NULL.  A
  * corrupt or truncated file is removed with a warning. */
 pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit);

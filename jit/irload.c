@@ -13,11 +13,13 @@
 #include "irload.h"
 #include "runtime.h"
 #include "../exec/refmath.h"
+#include "../irformat/msgblob.h"
 #include "../irformat/static_ir.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pe_ir_unit *units;
 static _Atomic int n_units;
+static uint64_t fingerprint; /* of the registered blobs, in any order */
 
 void pe__register_ir(const void *blob, unsigned long len)
 {
@@ -32,11 +34,20 @@ void pe__register_ir(const void *blob, unsigned long len)
     if (grown) {
         units = grown;
         units[n_units] = u;
+        fingerprint += pe_blob_checksum(blob, len);
         atomic_fetch_add(&n_units, 1);
     } else {
         pe_ir_free(&u);
     }
     pthread_mutex_unlock(&lock);
+}
+
+uint64_t pe_ir_fingerprint(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t f = fingerprint;
+    pthread_mutex_unlock(&lock);
+    return f;
 }
 
 int pe_ir_unit_count(void)
@@ -76,25 +87,6 @@ int pe_ir_column_of(const pe_site *s)
     return ambiguous ? 0 : column;
 }
 
-/* What the static IR says of a site's operands, cached in the site (its `rt`
- * belongs to the runtime): which to release after the request. */
-#define MAX_LITERALS 4
-
-typedef struct {
-    int release_seen, flush_seen, literal_seen; /* units registered when computed (dlopen adds units) */
-    uint32_t release;
-    bool flush;
-    uint32_t literal;              /* operands that are source literals ... */
-    double value[MAX_LITERALS];    /* ... with these values */
-} site_facts;
-
-static site_facts *facts_of(const pe_site *s)
-{
-    site_facts *f = s->rt;
-    if (!f && (f = calloc(1, sizeof *f))) ((pe_site *)s)->rt = f; /* sites are the application's static objects */
-    return f;
-}
-
 /* The operands every IR request at the site's line to this entry point
  * with this arity releases (a nested request's temporary, or a variable's
  * last use); the site has no column, so several requests of one line must
@@ -130,7 +122,7 @@ void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *i
 {
     int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
     if (registered == 0 || !s || !s->file || s->line <= 0) return; /* built without pecc */
-    site_facts *facts = facts_of(s);
+    pe_site_record *facts = pe_site_record_of(s);
     if (!facts) return;
     if (facts->release_seen != registered) {
         facts->release = release_mask(s, api, n);
@@ -203,7 +195,7 @@ void pe_ir_begin_request(const pe_site *s, pe_op op)
 {
     int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
     if (registered == 0 || !s || !s->file || s->line <= 0) return;
-    site_facts *facts = facts_of(s);
+    pe_site_record *facts = pe_site_record_of(s);
     if (!facts) return;
     if (facts->flush_seen != registered) {
         facts->flush = flush_before(s, pe_op_table[op].name);
@@ -231,7 +223,7 @@ static uint32_t literal_mask(const pe_site *s, const char *api, int n, double *v
                 const pe_ir_request *rq = &fn->requests[q];
                 if (rq->line != s->line || strcmp(rq->api, api_at) != 0 || rq->n_args != (uint32_t)n) continue;
                 uint32_t m = 0;
-                for (uint32_t a = 0; a < rq->n_args && a < MAX_LITERALS; a++) {
+                for (uint32_t a = 0; a < rq->n_args && a < PE_SITE_MAX_LITERALS; a++) {
                     if (rq->args[a].kind != PE_ARG_LITERAL) continue;
                     if (!any) value[a] = rq->args[a].value;
                     if (memcmp(&value[a], &rq->args[a].value, sizeof value[a]) == 0) m |= 1u << a;
@@ -249,13 +241,13 @@ void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, 
 {
     int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
     if (registered == 0 || !s || !s->file || s->line <= 0) return;
-    site_facts *facts = facts_of(s);
+    pe_site_record *facts = pe_site_record_of(s);
     if (!facts) return;
     if (facts->literal_seen != registered) {
         facts->literal = literal_mask(s, api, n, facts->value);
         facts->literal_seen = registered;
     }
-    for (int k = 0; k < n && k < MAX_LITERALS && facts->literal; k++) {
+    for (int k = 0; k < n && k < PE_SITE_MAX_LITERALS && facts->literal; k++) {
         if (!(facts->literal & (1u << k))) continue;
         pe_port *p = in[k];
         /* the dynamic operand must be that literal: a C-scalar constant of its value */

@@ -14,6 +14,9 @@
 int pe_ir_column_of(const pe_site *s);
 /* Units registered so far (malformed ones are refused with a warning). */
 int pe_ir_unit_count(void);
+/* A hash of every unit registered (0 without any): what the program's
+ * static IR is, for keys of caches that outlive the run. */
+uint64_t pe_ir_fingerprint(void);
 /* After a request to entry point `api` ("pe_add") at site s: releases each
  * operand the static IR marks as consumed there (a nested request's result,
  * a variable's last use), where the handle agrees (live, one reference,

@@ -89,3 +89,37 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
     }
 #undef PUT
 }
+
+bool kir_valid(const kir_kernel *k)
+{
+    if (k->rank < 0 || k->rank > PE_MAX_RANK || k->n_params < 0 || k->n_params > KIR_MAX_PARAMS || k->n_body < 0 ||
+        k->n_body > KIR_MAX_BODY)
+        return false;
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind > KIR_IN_LITERAL || k->params[p].dtype > PE_C128) return false;
+    for (int i = 0; i < k->n_body; i++) {
+        const kir_inst *b = &k->body[i];
+        if (b->dtype > PE_C128 || b->ctype > PE_C128 || b->n > 3) return false;
+        switch (b->kind) {
+        case KIR_LOAD:
+            if (b->a[0] >= k->n_params) return false;
+            break;
+        case KIR_STORE:
+            if (b->a[0] >= k->n_params || b->a[1] >= i) return false;
+            break;
+        case KIR_REDUCE:
+            if (b->op >= PE_OP__COUNT || b->a[0] >= k->n_params || b->n < 2) return false;
+            for (int j = 1; j < b->n; j++)
+                if (b->a[j] >= i) return false;
+            break;
+        case KIR_OP:
+            if (b->op >= PE_OP__COUNT) return false;
+            if (pe_op_table[b->op].kind != PE_KIND_GENERATOR)
+                for (int j = 0; j < b->n; j++)
+                    if (b->a[j] >= i) return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}

@@ -73,6 +73,10 @@ typedef struct {
  * computation, in a fixed order); equal kernels hash equally. */
 uint64_t kir_hash(const kir_kernel *k);
 bool kir_equal(const kir_kernel *a, const kir_kernel *b);
+/* Whether k is well formed (counts, kinds, types, ops and operand indices in
+ * range): kernels read back from disk are checked before any generator
+ * sees them. */
+bool kir_valid(const kir_kernel *k);
 /* A readable listing, for PE_LOG=debug and tests. */
 void kir_print(const kir_kernel *k, char *out, size_t n);
 

@@ -44,3 +44,25 @@ const pe_site *pe_site_from_address(void *addr)
 
 /* Sites live as long as the process: ports of a later pe_init may not point
  * at them, but error messages printed earlier may have; nothing to free. */
+
+pe_site_record *pe_site_record_of(const pe_site *s)
+{
+    if (!s) return NULL;
+    pe_site_record *r = s->rt;
+    if (r) return r;
+    if (!(r = calloc(1, sizeof *r))) return NULL;
+    /* FNV-1a over file, line and function: stable across runs (addresses are not) */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = s->file ? s->file : "?"; *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    h = (h ^ (uint64_t)(uint32_t)s->line) * 1099511628211ull;
+    for (const char *c = s->func ? s->func : "?"; *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    r->stable_id = h ? h : 1;
+    ((pe_site *)s)->rt = r; /* the runtime's field of the application's site object */
+    return r;
+}
+
+uint64_t pe_site_stable_id(const pe_site *s)
+{
+    pe_site_record *r = pe_site_record_of(s);
+    return r ? r->stable_id : 0;
+}

@@ -19,14 +19,14 @@
 #include "trace.h"
 #include "../profiler/collect.h"
 
-#define EXTERNAL_BIT 0x80000000u
+#define EXTERNAL_BIT PE_TRACE_EXTERNAL_BIT
 #define MAX_COMPARE 8
 #define BUCKETS 1024
 
 typedef struct trace_entry {
     uint8_t *key;
     size_t key_len;
-    const pe_site *first_site;
+    uint64_t first_site;
     uint32_t n_externals;
     pe_program_seq seq; /* ports replaced by key codes */
     struct trace_entry *bucket_next, *bucket_prev, *lru_next, *lru_prev;
@@ -35,6 +35,7 @@ typedef struct trace_entry {
 static struct {
     int limit;
     int count;
+    bool stored; /* an entry was stored since configuration */
     trace_entry *buckets[BUCKETS];
     trace_entry *lru_head, *lru_tail; /* head: most recently used */
 } tc;
@@ -95,10 +96,13 @@ void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
     }
     if (entry->kind != PE_ENTRY_COMPUTE) return;
     p->queue_pos = (uint32_t)position;
-    if (position == 0 || !k->first_site) k->first_site = p->site;
+    /* sites by their stable ids, not addresses: a key means the same in the
+     * next run of the program (the persistent trace cache) */
+    uint64_t site = pe_site_stable_id(p->site);
+    if (position == 0 || !k->first_site) k->first_site = site;
     uint8_t head[6] = {'C', p->op, p->dtype, p->ctype, p->rank, p->n_in};
     put(k, head, sizeof head);
-    put(k, &p->site, sizeof p->site);
+    put(k, &site, sizeof site);
     put(k, p->shape, sizeof p->shape[0] * p->rank);
     if (pe_op_table[p->op].kind != PE_KIND_MAP) put(k, p->param, sizeof p->param);
     for (int i = 0; i < p->n_in; i++) {
@@ -118,9 +122,13 @@ void pe_trace_key_free(pe_trace_key *k)
 
 /* ---------------------------------------------------------- the store */
 
-void pe_trace_configure(int entries) { tc.limit = entries; }
+void pe_trace_configure(int entries)
+{
+    tc.limit = entries;
+    tc.stored = false;
+}
 
-static size_t bucket_of(const pe_site *s) { return ((uintptr_t)s >> 4) % BUCKETS; }
+static size_t bucket_of(uint64_t site) { return (size_t)(site % BUCKETS); }
 
 static void unlink_entry(trace_entry *e)
 {
@@ -216,18 +224,23 @@ static bool translate(const pe_program_seq *from, pe_program_seq *to, bool own_k
 
 typedef struct {
     const pe_entry *entries;
+    size_t n;
     const pe_trace_key *key;
+    bool bad; /* a code outside the batch (an entry from disk that does not fit) */
 } instantiation;
 
 static uint32_t map_from_code(uint32_t code, const void *ctx)
 {
-    const instantiation *in = ctx;
+    instantiation *in = (instantiation *)ctx;
+    if (code & EXTERNAL_BIT ? (code & ~EXTERNAL_BIT) >= in->key->n_externals : code >= in->n) {
+        in->bad = true;
+        return in->entries[0].port;
+    }
     return from_code(code, in->entries, in->key);
 }
 
 bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n, pe_program_seq *seq)
 {
-    (void)n;
     if (tc.limit <= 0 || key->broken || !key->first_site) return false;
     int compared = 0;
     for (trace_entry *e = tc.buckets[bucket_of(key->first_site)]; e && compared < MAX_COMPARE; e = e->bucket_next) {
@@ -235,8 +248,12 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n,
         compared++;
         if (e->key_len != key->len || e->n_externals != key->n_externals || memcmp(e->key, key->bytes, key->len) != 0)
             continue;
-        instantiation in = {entries, key};
-        if (!translate(&e->seq, seq, false, map_from_code, &in)) return false;
+        instantiation in = {entries, n, key, false};
+        if (n == 0 || !translate(&e->seq, seq, false, map_from_code, &in)) return false;
+        if (in.bad) {
+            pe_program_seq_free(seq);
+            return false;
+        }
         unlink_entry(e); /* most recently used: front of its bucket and of the LRU list */
         link_front(e);
         return true;
@@ -264,6 +281,7 @@ void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, 
     e->first_site = key->first_site;
     e->n_externals = key->n_externals;
     link_front(e);
+    tc.stored = true;
     while (tc.count > tc.limit) {
         trace_entry *old = tc.lru_tail;
         unlink_entry(old);
@@ -295,5 +313,44 @@ bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_progra
     if (!pe_proggen(b->entries, b->n, b->epoch, emittable, seq)) return false;
     pe_rt.stats.proggen_runs++;
     if (pe_prof_on) pe_prof_proggen(false, t1 - t0, t1, pe_prof_now());
+    return true;
+}
+
+bool pe_trace_each(void (*fn)(const pe_trace_record *r, void *ctx), void *ctx)
+{
+    for (trace_entry *e = tc.lru_tail; e; e = e->lru_prev) {
+        pe_trace_record r = {e->key, e->key_len, e->first_site, e->n_externals, &e->seq};
+        fn(&r, ctx);
+    }
+    return tc.stored;
+}
+
+static uint32_t same_code(uint32_t code, const void *ctx)
+{
+    (void)ctx;
+    return code;
+}
+
+bool pe_trace_adopt(const pe_trace_record *r)
+{
+    if (tc.limit <= 0 || !r->first_site) return false;
+    trace_entry *e = calloc(1, sizeof *e);
+    if (!e) return false;
+    e->key = malloc(r->key_len ? r->key_len : 1);
+    if (!e->key || !translate(r->seq, &e->seq, true, same_code, NULL)) {
+        free(e->key);
+        free(e);
+        return false;
+    }
+    memcpy(e->key, r->key, r->key_len);
+    e->key_len = r->key_len;
+    e->first_site = r->first_site;
+    e->n_externals = r->n_externals;
+    link_front(e);
+    while (tc.count > tc.limit) {
+        trace_entry *old = tc.lru_tail;
+        unlink_entry(old);
+        free_entry(old);
+    }
     return true;
 }

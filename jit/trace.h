@@ -25,4 +25,25 @@ void pe_trace_clear(void);
  * lookups, hits and generator runs.  False when out of memory. */
 bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_program_seq *seq, bool *hit);
 
+/* One cached entry, as the persistent trace cache sees it: the key, the
+ * bucket's stable site id, and the sequence with ports as key codes. */
+typedef struct {
+    const uint8_t *key;
+    size_t key_len;
+    uint64_t first_site;
+    uint32_t n_externals;
+    const pe_program_seq *seq;
+} pe_trace_record;
+#define PE_TRACE_EXTERNAL_BIT 0x80000000u /* a code: external operand number, else queue position */
+/* Visits the entries, least recently used first; true if any entry was
+ * stored since the cache was configured (there is something new to keep). */
+bool pe_trace_each(void (*fn)(const pe_trace_record *r, void *ctx), void *ctx);
+/* Adds a copy of r as the most recently used entry; false when out of memory. */
+bool pe_trace_adopt(const pe_trace_record *r);
+
+/* trace_persist.c: the trace cache across runs, in PE_CACHE_DIR, one file
+ * per program build (its path, the code generator's build, its static IR). */
+void pe_trace_persist_load(void);
+void pe_trace_persist_save(void);
+
 #endif

@@ -12,7 +12,10 @@
 #     the Black-Scholes example print the same with and without pecc;
 #  4. a source libclang cannot parse still compiles, with a warning;
 #  5. a shared library, a -fPIE object and an -flto executable built with
-#     pecc carry the IR.
+#     pecc carry the IR;
+#  6. the trace cache persists: a second run runs the program generator 0
+#     times and compiles nothing; a damaged saved file is removed with a
+#     warning and rebuilt, with the same values.
 set -euo pipefail
 src=$1 pecc=$2 pe_ir=$3 bin=$4
 work=$(mktemp -d)
@@ -79,4 +82,18 @@ grep -q "compiled without static IR" "$work/warn.txt" || fail "no warning for a 
 "$pecc" gcc -O2 -flto -I include -c tests/pecc/leakloop.c -o "$work/lto.o"
 gcc -O2 -flto "$work/lto.o" -o "$work/lto" -Wl,--unresolved-symbols=ignore-all
 "$pe_ir" "$work/lto" | grep -q "variable e (last use)" || fail "no IR in the -flto executable"
+cache="$work/cache"
+PE_CACHE_DIR=$cache "$bin/leakloop_pecc" 50 >"$work/run1.txt" 2>"$work/run1.err"
+PE_CACHE_DIR=$cache "$bin/leakloop_pecc" 50 >"$work/run2.txt" 2>"$work/run2.err"
+grep -q "proggen_runs [1-9]" "$work/run1.err" || fail "the first run should run the program generator"
+grep -q "proggen_runs 0" "$work/run2.err" || fail "second run: $(tr '\n' ' ' <"$work/run2.err")"
+grep -q "kernels_compiled 0" "$work/run2.err" || fail "second run compiled kernels"
+diff "$work/run1.txt" "$work/run2.txt" || fail "the second run printed other values"
+saved=$(ls "$cache"/traces-*.petc)
+head -c 60 "$saved" >"$saved.cut" && mv "$saved.cut" "$saved"
+PE_CACHE_DIR=$cache PE_LOG=warn "$bin/leakloop_pecc" 50 >"$work/run3.txt" 2>"$work/run3.err"
+grep -q "saved trace cache .* is unusable" "$work/run3.err" || fail "no warning for a damaged trace file"
+grep -q "proggen_runs [1-9]" "$work/run3.err" || fail "a damaged trace file was used"
+diff "$work/run1.txt" "$work/run3.txt" || fail "values changed after a damaged trace file"
+echo "persistent trace cache ok"
 echo "pecc end to end ok"

@@ -40,7 +40,8 @@ int main(int argc, char **argv)
     pe_get_stats(&st);
     printf("values %.9g\n", checksum);
     printf("growth %lld\n", (long long)(st.live_arrays - live_at_10));
-    fprintf(stderr, "ir_releases %llu\n", (unsigned long long)st.ir_releases);
+    fprintf(stderr, "ir_releases %llu\nproggen_runs %llu\nkernels_compiled %llu\n", (unsigned long long)st.ir_releases,
+            (unsigned long long)st.proggen_runs, (unsigned long long)st.kernels_compiled);
     pe_release(x);
     pe_shutdown();
     return 0;
