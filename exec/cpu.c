@@ -20,6 +20,30 @@
 #include "../profiler/collect.h"
 
 static bool jit_disabled; /* the toolchain is unusable: everything runs on the interpreter */
+/* Kernels the compiler rejected in this run (by kernel-IR hash): they go
+ * to the interpreter at once, without another compile and warning per batch. */
+static uint64_t *rejected;
+static size_t n_rejected, rejected_cap;
+
+static bool was_rejected(const kir_kernel *k)
+{
+    uint64_t h = kir_hash(k);
+    for (size_t i = 0; i < n_rejected; i++)
+        if (rejected[i] == h) return true;
+    return false;
+}
+
+static void remember_rejected(const kir_kernel *k)
+{
+    pe_rt.stats.compile_failures++;
+    if (n_rejected == rejected_cap) {
+        size_t cap = rejected_cap ? rejected_cap * 2 : 16;
+        uint64_t *r = realloc(rejected, cap * sizeof *r);
+        if (!r) return;
+        rejected = r, rejected_cap = cap;
+    }
+    rejected[n_rejected++] = kir_hash(k);
+}
 static char isa[32];
 
 /* libgccjit runs the assembler and linker as programs and writes temporary
@@ -68,6 +92,8 @@ void pe_cpu_executor_stop(void)
     pe_progcache_clear();
     pe_trace_persist_save();
     pe_trace_clear();
+    free(rejected);
+    rejected = NULL, n_rejected = rejected_cap = 0;
     pe_diskcache_close();
 }
 
@@ -139,18 +165,21 @@ static void prepare_kernels(pe_program_seq *seq)
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         p->code = (void *)cached_kernel(p->kir, &p->served);
         p->compile_ns = pe_prof_on ? pe_prof_now() - t0 : 0;
-        if (p->code) continue;
+        if (p->code || was_rejected(p->kir)) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
     }
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    if (n_missing && !compile_kernels(missing, n_missing, compiled)) {
+    if (n_missing == 1 && !compile_kernels(missing, 1, compiled)) {
+        remember_rejected(missing[0]);
+    } else if (n_missing > 1 && !compile_kernels(missing, n_missing, compiled)) {
         /* split: compile each kernel alone, so one that the compiler rejects
          * runs on the interpreter and the others still run compiled */
         size_t failed = 0;
-        for (size_t k = 0; k < n_missing; k++) failed += !compile_kernels(&missing[k], 1, compiled);
-        if (failed == n_missing && n_missing > 1) {
+        for (size_t k = 0; k < n_missing; k++)
+            if (!compile_kernels(&missing[k], 1, compiled)) failed++, remember_rejected(missing[k]);
+        if (failed == n_missing) {
             pe_log_message(PE_LOG_WARN, "the CPU JIT compiles nothing: it is off for this run, the interpreter computes");
             jit_disabled = true;
         }

@@ -142,6 +142,7 @@ typedef struct {
     uint64_t bytes_to_device;    /* host-to-GPU copies of array values */
     uint64_t bytes_to_host;      /* GPU-to-host copies (a GPU result used on the host) */
     uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
+    uint64_t compile_failures;   /* kernels the compiler rejected (the interpreter computed them) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -690,11 +690,13 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
      * fused kernel has */
     gcc_jit_context_add_command_line_option(ctx, "--param=vect-max-version-for-alias-checks=1000");
     /* the primitives are always_inline: a kernel with several transcendental
-     * ops (sin, cos and pow in one loop) passes gcc's default growth limits,
-     * and an always_inline that cannot be inlined is a compile error */
+     * ops (sin, cos and pow in one loop), or pow alone, passes gcc's default
+     * growth and size limits, and an always_inline that cannot be inlined is
+     * a compile error */
     gcc_jit_context_add_command_line_option(ctx, "--param=large-function-growth=100000");
     gcc_jit_context_add_command_line_option(ctx, "--param=large-function-insns=1000000");
     gcc_jit_context_add_command_line_option(ctx, "--param=inline-unit-growth=100000");
+    gcc_jit_context_add_command_line_option(ctx, "--param=max-inline-insns-single=100000");
     /* for developers: e.g. PE_JIT_OPTION=-fopt-info-vec-missed explains what did not vectorise */
     const char *extra = getenv("PE_JIT_OPTION");
     if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
