@@ -64,6 +64,19 @@ static bool request_where(walker *w, CXCursor call, unsigned *line, unsigned *co
     return where(w, call, line, col, offset);
 }
 
+/* Where a request runs: the end of its call, in the file (through macro
+ * arguments) or at the end of its macro's use. */
+static unsigned request_end(walker *w, CXCursor call)
+{
+    CXSourceRange r = clang_getCursorExtent(call);
+    CXFile file;
+    unsigned line, col, offset;
+    clang_getFileLocation(clang_getRangeEnd(r), &file, &line, &col, &offset);
+    if (file && clang_File_isEqual(file, w->main_file)) return offset;
+    clang_getExpansionLocation(clang_getRangeEnd(r), &file, &line, &col, &offset);
+    return offset;
+}
+
 static pe_span extent_of(CXCursor c)
 {
     CXSourceRange r = clang_getCursorExtent(c);
@@ -276,6 +289,7 @@ static int variable_of(walker *w, CXCursor ref)
 
 static void add_occurrence(walker *w, int var, pe_occ_kind kind, unsigned offset, int request, int arg)
 {
+    int order = kind == PE_OCC_USE ? arg : 255;
     pe_function_facts *f = w->facts;
     if (var < 0) return;
     if (kind == PE_OCC_ESCAPE) f->vars[var].killable = false;
@@ -285,7 +299,7 @@ static void add_occurrence(walker *w, int var, pe_occ_kind kind, unsigned offset
     int loop = 0;
     for (int i = w->n_regions_open - 1; i >= 0 && !loop; i--)
         if (w->fn->regions[w->region_stack[i]].kind == PE_REGION_LOOP) loop = w->region_stack[i];
-    o[f->n_occ++] = (pe_occurrence){var, kind, offset, request, arg, w->construct_stack[w->n_constructs - 1],
+    o[f->n_occ++] = (pe_occurrence){var, kind, offset, order, request, arg, w->construct_stack[w->n_constructs - 1],
                                     w->construct_switch[w->n_constructs - 1], loop};
 }
 
@@ -550,9 +564,10 @@ static int request(walker *w, CXCursor call)
         if (rq[index].args && rq[index].args[slot].kind == PE_ARG_VARIABLE) {
             CXCursor e = strip(a);
             if (is_pe_arg(e)) e = strip(clang_Cursor_getArgument(e, 0));
-            unsigned l2, c2, o2; /* where the name is written: two operands of one macro differ */
+            unsigned l2, c2, o2; /* read when the request runs: at the end of its call */
             if (request_where(w, e, &l2, &c2, &o2))
-                add_occurrence(w, variable_of(w, clang_getCursorReferenced(e)), PE_OCC_USE, o2, index, slot);
+                add_occurrence(w, variable_of(w, clang_getCursorReferenced(e)), PE_OCC_USE, request_end(w, call), index,
+                               slot);
         }
         slot++;
     }

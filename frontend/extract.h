@@ -25,7 +25,9 @@ typedef struct {
 typedef struct {
     int var;             /* index into the function's variables */
     pe_occ_kind kind;
-    unsigned offset;     /* a use: where it is read; a def: the end of the assignment */
+    unsigned offset;     /* a use: the end of its request's call (a request reads its operands when
+                            it runs, after its nested requests); a def: the end of the assignment */
+    int order;           /* at one offset: a use's argument index; a def 255 (after the uses) */
     int request, arg;    /* a use: the request and argument index */
     pe_span construct;   /* nearest enclosing if/switch/?:/&&/||/loop body, or the function body */
     bool construct_is_switch;

@@ -24,14 +24,21 @@
 static bool inside(pe_span outer, unsigned at) { return outer.begin <= at && at <= outer.end; }
 static bool same(pe_span a, pe_span b) { return a.begin == b.begin && a.end == b.end; }
 
-/* The first occurrence of `var` after `after` (exclusive) within `span`. */
-static const pe_occurrence *next_in(const pe_function_facts *f, int var, unsigned after, pe_span span)
+/* Occurrences in execution order: by offset, then uses by argument, then
+ * the definition (x = pe_add(x, y) reads x before it assigns it). */
+static bool before(unsigned offset_a, int order_a, unsigned offset_b, int order_b)
+{
+    return offset_a < offset_b || (offset_a == offset_b && order_a < order_b);
+}
+
+/* The first occurrence of `var` after position (offset, order) within `span`. */
+static const pe_occurrence *next_in(const pe_function_facts *f, int var, unsigned offset, int order, pe_span span)
 {
     const pe_occurrence *best = NULL;
     for (size_t i = 0; i < f->n_occ; i++) {
         const pe_occurrence *o = &f->occ[i];
-        if (o->var != var || o->offset <= after || !inside(span, o->offset)) continue;
-        if (!best || o->offset < best->offset || (o->offset == best->offset && o->kind == PE_OCC_USE)) best = o;
+        if (o->var != var || !before(offset, order, o->offset, o->order) || !inside(span, o->offset)) continue;
+        if (!best || before(o->offset, o->order, best->offset, best->order)) best = o;
     }
     return best;
 }
@@ -50,21 +57,24 @@ static bool kills(const pe_ir_function *fn, const pe_function_facts *f, const pe
         if (!fn->regions[l].closed) return false;
     int loop = u->loop;
     unsigned pos = u->offset;
+    int order = u->order;
     pe_span anchor = {u->offset, u->offset};
     for (;;) {
         pe_span body = f->region_body[loop];
-        const pe_occurrence *n = next_in(f, u->var, pos, body);
+        const pe_occurrence *n = next_in(f, u->var, pos, order, body);
         if (n) /* the next occurrence decides: a definition that surely runs after the anchor */
             return n->kind == PE_OCC_DEF && !n->construct_is_switch && inside(n->construct, anchor.begin) &&
                    inside(n->construct, anchor.end);
         if (loop == 0) return true; /* no later occurrence at all */
         /* around the back edge: the body's first occurrence must redefine it on every iteration */
-        const pe_occurrence *first = next_in(f, u->var, body.begin == 0 ? 0 : body.begin - 1, body);
-        if (!first || first->kind != PE_OCC_DEF || !same(first->construct, body) || first->offset > u->offset)
+        const pe_occurrence *first = next_in(f, u->var, body.begin == 0 ? 0 : body.begin - 1, 1000, body);
+        if (!first || first->kind != PE_OCC_DEF || !same(first->construct, body) ||
+            before(u->offset, u->order, first->offset, first->order))
             return false;
         /* and after the loop, the value left behind must not be read */
         anchor = body;
         pos = body.end;
+        order = 1000;
         loop = enclosing_loop(fn, loop);
     }
 }
@@ -88,9 +98,10 @@ void pe_mark_last_uses(pe_ir_function *fn, const pe_function_facts *f)
                 const pe_occurrence *o = &f->occ[i];
                 if (o->var != (int)v || !inside(body, o->offset)) continue;
                 const pe_occurrence **slot = o->kind == PE_OCC_DEF ? &first_def : &first_use;
-                if (!*slot || o->offset < (*slot)->offset) *slot = o;
+                if (!*slot || before(o->offset, o->order, (*slot)->offset, (*slot)->order)) *slot = o;
             }
-            if (!first_use || !first_def || first_use->offset > first_def->offset) continue;
+            if (!first_use || !first_def || before(first_def->offset, first_def->order, first_use->offset, first_use->order))
+                continue;
             char **c = realloc(fn->regions[r].carried, sizeof *c * (fn->regions[r].n_carried + 1));
             if (!c) return;
             fn->regions[r].carried = c;

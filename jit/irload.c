@@ -201,9 +201,12 @@ void pe_ir_begin_request(const pe_site *s, pe_op op)
         facts->flush = flush_before(s, pe_op_table[op].name);
         facts->flush_seen = registered;
     }
-    /* an iteration's work is one batch, its trace key starting at the loop
-     * header: from the second iteration on, the trace cache has it */
-    if (facts->flush && pe_rt.queue_len > 0 && pe_rt.block_depth == 0) pe_queue_flush();
+    /* where a batch has to be cut anyway (the queue is half way to its
+     * limit), cut it at a loop header: every batch then starts at the same
+     * point of the loop and holds the same number of iterations, so the trace
+     * cache serves them from the second on; shorter loops stay one batch,
+     * fused across their iterations */
+    if (facts->flush && (int64_t)pe_rt.queue_len * 2 >= pe_rt.queue_limit && pe_rt.block_depth == 0) pe_queue_flush();
 }
 
 /* The operands every IR request at the site's line to this entry point

@@ -30,7 +30,8 @@ struct pe_port;
 void pe_ir_mark_literals(const pe_site *s, const char *api, struct pe_port *const *in, int n);
 /* Before an operation request at site s: where the static IR says the
  * request begins a closed loop's iteration, or is the first after the loop,
- * the work recorded so far becomes a batch (outside pe_block). */
+ * and the queue is half way to its limit, the work recorded so far becomes a
+ * batch (outside pe_block): batches are cut at iteration boundaries. */
 void pe_ir_begin_request(const pe_site *s, pe_op op);
 
 #endif

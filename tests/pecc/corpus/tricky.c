@@ -89,3 +89,12 @@ pe_array same_operand_twice(pe_array x)
     pe_array z = pe_mul(y, y);
     return z;
 }
+
+/* a request reads its operands when it runs, after its nested requests: the
+ * last use of x is the outer call's, not the nested pe_neg's */
+pe_array outer_reads_last(pe_array x)
+{
+    pe_array a = pe_exp(x);
+    pe_array r = pe_cond(pe_gt(a, 0.0), a, pe_neg(a));
+    return r;
+}
