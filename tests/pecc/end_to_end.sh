@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # end_to_end.sh SOURCE_DIR PECC PE_IR BIN_DIR — pecc end to end:
-#  1. the extractor's corpus gives the checked-in IR (corpus/*.expected);
+#  1. the extractor's corpus and the examples give the checked-in IR
+#     (corpus/*.expected, corpus/examples/*.expected);
 #  2. leakloop built through CMake with pecc (and -Wl,--gc-sections) prints
 #     the values of the plain build, and its live arrays stay flat where the
 #     plain build's grow; its source literal is compiled into the kernel, its
@@ -26,6 +27,11 @@ cd "$src"
 for c in tests/pecc/corpus/*.c; do
   "$pecc" --print-ir gcc -I include -c "$c" -o "$work/corpus.o" | sed -e '1s/ (pecc .*)$//' >"$work/got.txt"
   diff -u "${c%.c}.expected" "$work/got.txt" || fail "$c: IR differs from ${c%.c}.expected"
+done
+for c in examples/*.c; do
+  expected=tests/pecc/corpus/examples/$(basename "${c%.c}").expected
+  "$pecc" --print-ir gcc -I include -c "$c" -o "$work/corpus.o" | sed -e '1s/ (pecc .*)$//' >"$work/got.txt"
+  diff -u "$expected" "$work/got.txt" || fail "$c: IR differs from $expected"
 done
 echo "corpus ok"
 
