@@ -280,7 +280,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             scalars[i] = q->value;
             args[i] = &scalars[i];
         } else if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) {
-            q->buf = pe_mem_alloc((size_t)q->numel * pe_dtype_size((pe_dtype)q->dtype));
+            pe_port_result_buffer(q); /* NULL buf: out of memory, below */
             if (k->params[i].kind == KIR_OUT_PARTIAL) {
                 reduce_param = i;
                 partials = malloc(sizeof *partials * (size_t)(n_chunks ? 2 * n_chunks : 1));
@@ -288,14 +288,10 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             if (!q->buf || (k->params[i].kind == KIR_OUT_PARTIAL && !partials)) {
                 /* out of memory: the interpreter reports it port by port */
                 free(partials);
-                if (q->buf) pe_mem_free(q->buf, (size_t)q->numel * pe_dtype_size((pe_dtype)q->dtype));
-                q->buf = NULL;
+                pe_port_result_drop(q);
                 for (int j = 0; j < i; j++)
-                    if (k->params[j].kind == KIR_OUT || k->params[j].kind == KIR_OUT_PARTIAL) {
-                        pe_port *o = pe_port_at(p->bind[j]);
-                        pe_mem_free(o->buf, (size_t)o->numel * pe_dtype_size((pe_dtype)o->dtype));
-                        o->buf = NULL;
-                    }
+                    if (k->params[j].kind == KIR_OUT || k->params[j].kind == KIR_OUT_PARTIAL)
+                        pe_port_result_drop(pe_port_at(p->bind[j]));
                 size_t computed = 0;
                 for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
                 return computed;

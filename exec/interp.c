@@ -425,8 +425,7 @@ static bool compute(pe_port *p)
         }
     }
     size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
-    p->buf = pe_mem_alloc(bytes);
-    if (!p->buf) {
+    if (!pe_port_result_buffer(p)) {
         char what[96];
         snprintf(what, sizeof what, "out of memory for a result of %zu bytes", bytes);
         fail(p, PE_E_NOMEM, what);
@@ -440,8 +439,7 @@ static bool compute(pe_port *p)
     default: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); return false;
     }
     if (p->state == PE_PORT_INVALID) {
-        pe_mem_free(p->buf, bytes);
-        p->buf = NULL;
+        pe_port_result_drop(p);
         return false;
     }
     p->state = PE_PORT_READY;

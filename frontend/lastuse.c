@@ -8,7 +8,7 @@
  * of a request: no address taken, no copy into another variable or memory,
  * no call outside PE, no return (any of these is an escape).  A function
  * with goto gets no marks.  A use U of such a variable, as an operand of an
- * operation request, is its value's last use when, following the text after
+ * operation request or a read, is its value's last use when, following the text after
  * U, the next occurrence is a definition that surely runs (its nearest
  * enclosing conditional or loop body also encloses U; not a switch case) —
  * or there is none; at the end of U's loop body the walk wraps to the body's
@@ -85,7 +85,10 @@ void pe_mark_last_uses(pe_ir_function *fn, const pe_function_facts *f)
         const pe_occurrence *u = &f->occ[i];
         if (u->kind != PE_OCC_USE || !f->vars[u->var].killable || u->request < 0) continue;
         pe_ir_request *rq = &fn->requests[u->request];
-        if (!*rq->op || u->arg < 0 || (uint32_t)u->arg >= rq->n_args) continue; /* releases, reads: not operations */
+        /* operations and reads consume operands; pe_release, pe_map and the rest do not */
+        bool consumes = *rq->op || strcmp(rq->api, "pe_read_at") == 0 || strcmp(rq->api, "pe_read_f32_at") == 0 ||
+                        strcmp(rq->api, "pe_read_f64_at") == 0;
+        if (!consumes || u->arg < 0 || (uint32_t)u->arg >= rq->n_args) continue;
         if (kills(fn, f, u)) rq->args[u->arg].kill = true;
     }
     /* loop-carried: read in the body before the body's first definition */

@@ -143,6 +143,7 @@ typedef struct {
     uint64_t bytes_to_host;      /* GPU-to-host copies (a GPU result used on the host) */
     uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
     uint64_t compile_failures;   /* kernels the compiler rejected (the interpreter computed them) */
+    uint64_t reads_in_place;     /* pe_read results computed straight into the caller's buffer (pecc) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

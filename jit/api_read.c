@@ -62,7 +62,9 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     /* a result on the GPU goes straight into dst: no host copy to allocate,
-     * touch and copy again */
+     * touch and copy again; on the CPU, where the read is the value's last
+     * use (pecc), the kernel writes into dst itself */
+    pe_ir_lend_read_buffer(s, a, dst, dst_bytes);
     pe_port *p = wait_for(s, a, "pe_read", false);
     if (!p) return status_of_failure();
     size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
@@ -74,6 +76,8 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     if (p->state == PE_PORT_READY && p->host_stale) {
         if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
             return pe_raise(s, PE_E_INVALID, "pe_read", "the array is invalid: %s", p->err_msg ? p->err_msg : "");
+    } else if (p->buf == dst) {
+        /* computed in place */
     } else if (p->buf) {
         memcpy(dst, p->buf, bytes);
     } else {

@@ -215,3 +215,31 @@ const char *pe_dtype_name(pe_dtype t)
     }
     return "?";
 }
+
+/* The free function of a lent buffer: it is the application's, PE gives
+ * nothing back (the accounting is undone by free_port). */
+static void lent_buffer_free(void *data, void *ctx)
+{
+    (void)data, (void)ctx;
+}
+
+void pe_port_lend_buffer(pe_port *p, void *dst)
+{
+    p->buf = dst;
+    p->free_fn = lent_buffer_free;
+    p->free_ctx = NULL;
+    pe_mem_account((long long)((size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype)));
+}
+
+bool pe_port_result_buffer(pe_port *p)
+{
+    if (p->buf && p->free_fn == lent_buffer_free) return true;
+    p->buf = pe_mem_alloc((size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
+    return p->buf != NULL;
+}
+
+void pe_port_result_drop(pe_port *p)
+{
+    if (p->buf && p->free_fn != lent_buffer_free) pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
+    if (p->free_fn != lent_buffer_free) p->buf = NULL;
+}

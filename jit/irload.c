@@ -12,6 +12,7 @@
 
 #include "irload.h"
 #include "runtime.h"
+#include "../exec/executor.h"
 #include "../exec/refmath.h"
 #include "../irformat/msgblob.h"
 #include "../irformat/static_ir.h"
@@ -258,4 +259,33 @@ void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, 
         double want = pe_ref_round_to((pe_dtype)p->dtype, facts->value[k]);
         if (memcmp(&want, &p->value, sizeof want) == 0) p->literal = true;
     }
+}
+
+/* Below this a copy costs less than the bookkeeping. */
+#define MIN_IN_PLACE_BYTES 16384
+
+void pe_ir_lend_read_buffer(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
+    if (registered == 0 || !s || !s->file || s->line <= 0 || !dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
+    if (pe_rt.executor == &pe_cuda_executor) return; /* a GPU result is copied straight into dst already */
+    pe_site_record *facts = pe_site_record_of(s);
+    if (!facts) return;
+    if (facts->release_seen != registered) {
+        facts->release = release_mask(s, "pe_read", 1);
+        facts->release_seen = registered;
+    }
+    if (!(facts->release & 1u)) return; /* this read is not the value's last use */
+    uint64_t i = (a.h & 0xffffffffu) - 1;
+    if (a.h == 0 || i >= pe_rt.n_slots) return;
+    pe_port *p = pe_port_at((uint32_t)i);
+    /* still to be computed, in the batch being recorded, element-wise, with no
+     * consumer and no other reference: nothing else will ever read its buffer */
+    if (p->gen != (uint32_t)(a.h >> 32) || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
+        p->refs_app != 1 || p->refs_int > 1 || p->maps || p->buf || pe_op_table[p->op].kind != PE_KIND_MAP ||
+        (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype) != dst_bytes || !p->site || !p->site->file ||
+        strcmp(p->site->file, s->file) != 0)
+        return;
+    pe_port_lend_buffer(p, dst);
+    pe_rt.stats.reads_in_place++;
 }

@@ -195,6 +195,13 @@ uint32_t pe_port_new(void);
 void pe_port_ref(uint32_t idx);   /* +1 runtime reference */
 void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zero */
 void pe_port_release_app(uint32_t idx, const pe_site *s); /* -1 application reference */
+/* A computed port's host buffer: the caller's own, lent by a pe_read that
+ * is the value's last use (the result is computed straight into it), or a
+ * new one; false when out of memory.  Drop gives back all but a lent one. */
+bool pe_port_result_buffer(pe_port *p);
+void pe_port_result_drop(pe_port *p);
+/* Lends dst to pending port p as its result buffer (free_fn marks it lent). */
+void pe_port_lend_buffer(pe_port *p, void *dst);
 void pe_port_maybe_free(uint32_t idx);
 void pe_port_drop_inputs(pe_port *p);
 void pe_ports_free_all(void);
