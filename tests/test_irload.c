@@ -105,6 +105,46 @@ static void test_refused_unit(void **state)
     pe_release(a), pe_release(b);
 }
 
+#define LINE_READ_LAST 400
+#define LINE_READ_SHARED 410
+
+/* A read the IR calls the value's last use: the result is computed into the
+ * caller's buffer and released; with a consumer still pending it is not. */
+static void test_read_in_place(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    float *h = malloc(N * sizeof *h), *out = malloc(N * sizeof *out);
+    assert_non_null(h), assert_non_null(out);
+    for (int i = 0; i < N; i++) h[i] = (float)i;
+    pe_array x = pe_f32_1d(h, N);
+    pe_stats st0, st;
+    pe_get_stats(&st0);
+    pe_array y = pe_mul(x, 3.0f);
+#line LINE_READ_LAST
+    assert_int_equal(pe_read(y, out, N * sizeof *out), PE_OK);
+#line 127
+    pe_get_stats(&st);
+    assert_int_equal(st.reads_in_place - st0.reads_in_place, 1);
+    for (int i = 0; i < N; i += 997) assert_true(out[i] == 3.0f * h[i]);
+    assert_false(is_live(y)); /* released after its last use */
+    /* the same, but a consumer of y is pending: y's buffer must outlive the read */
+    pe_array y2 = pe_mul(x, 5.0f), z = pe_add(y2, 1.0f);
+    pe_get_stats(&st0);
+#line LINE_READ_SHARED
+    assert_int_equal(pe_read(y2, out, N * sizeof *out), PE_OK);
+#line 137
+    pe_get_stats(&st);
+    assert_int_equal(st.reads_in_place - st0.reads_in_place, 0);
+    memset(out, 0, N * sizeof *out); /* the caller reuses its buffer */
+    assert_int_equal(pe_read(z, out, N * sizeof *out), PE_OK);
+    for (int i = 0; i < N; i += 997) assert_true(out[i] == 5.0f * h[i] + 1.0f);
+    pe_release(z), pe_release(x);
+    if (is_live(y2)) pe_release(y2);
+    free(h), free(out);
+    tu_expect_no_error();
+}
+
 #define LINE_COLUMN 300
 
 static void test_error_names_the_column(void **state)
@@ -136,9 +176,14 @@ int main(void)
     register_request(here, LINE_RETAINED, 18, "pe_add_at", retained, 2);
     register_request("another_function", LINE_OTHER_FUNCTION, 18, "pe_add_at", elsewhere, 2);
     register_request("test_error_names_the_column", LINE_COLUMN, 17, "pe_add_at", column, 2);
+    static pe_ir_arg read_last[1] = {{PE_ARG_VARIABLE, "y", 0, -1, true}};
+    static pe_ir_arg read_shared[1] = {{PE_ARG_VARIABLE, "y2", 0, -1, true}};
+    register_request("test_read_in_place", LINE_READ_LAST, 5, "pe_read_at", read_last, 1);
+    register_request("test_read_in_place", LINE_READ_SHARED, 5, "pe_read_at", read_shared, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_release_where_the_ir_and_the_stream_agree, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_refused_unit, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_read_in_place, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_error_names_the_column, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
