@@ -331,7 +331,8 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b)
     /* the program sequence: from the trace cache, else from the program generator */
     pe_program_seq seq;
     bool hit;
-    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, &seq, &hit)) return pe_interp_executor.run(&pe_interp_executor, b);
+    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, pe_gccjit_reduction_fusible, &seq, &hit))
+        return pe_interp_executor.run(&pe_interp_executor, b);
     if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit);
     prepare_kernels(&seq);
     if (!hit && !jit_disabled) pe_trace_store(b->key, b->entries, b->n, b->epoch, &seq);

@@ -774,7 +774,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
      * per device), else from the program generator */
     pe_program_seq seq;
     bool hit;
-    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, NULL, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
     pe_rt.stats.gpu_batches++;
     CUfunction *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     launch_record *recs = calloc(seq.n ? seq.n : 1, sizeof *recs);

@@ -88,6 +88,13 @@ const char *pe_libm_name(pe_op op)
     }
 }
 
+bool pe_gccjit_reduction_fusible(const kir_kernel *body)
+{
+    for (int i = 0; i < body->n_body; i++)
+        if (body->body[i].kind == KIR_OP && body->body[i].op == PE_OP_pow && body->body[i].ctype == PE_F32) return false;
+    return true;
+}
+
 bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
 {
     if (ctype > PE_BOOL || dtype > PE_BOOL) return false;

@@ -26,6 +26,12 @@ void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n);
 /* True if the emitter can generate `op` computed in `ctype` giving `dtype`
  * (operand0: the dtype of the first operand, for casts). */
 bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+/* False when a reduction appended to this body would not vectorise: gcc 12
+ * rejects the loop once f32 pow's primitive (its special cases, in double)
+ * feeds the double accumulators ("multiple types in fold-left reduction"),
+ * 27 ns per element against 3.6 ns for pow as a map; the reduction then
+ * runs as a kernel of its own over the stored values. */
+bool pe_gccjit_reduction_fusible(const kir_kernel *body);
 
 /* Facts both code generators (this one and cuda_emit.c) emit by: the libm
  * function behind a float op ("exp", "fabs", ...; CUDA's device library has

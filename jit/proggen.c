@@ -233,7 +233,8 @@ void pe_find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch)
     }
 }
 
-bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable, pe_program_seq *out)
+bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable,
+                pe_reduction_fusible_fn reduction_fusible, pe_program_seq *out)
 {
     *out = (pe_program_seq){0};
     pe_find_live_consumers(entries, n, epoch);
@@ -256,7 +257,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_
             int64_t shape[PE_MAX_RANK];
             pe_broadcast_shapes(in, p->n_in, &rank, shape);
             if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
-                            has_room(&g, p)))
+                            has_room(&g, p) && (!reduction_fusible || reduction_fusible(g.k))))
                 if (!close_group(&g, out)) goto oom;
             if (!g.open && !open_group(&g, rank, shape)) goto oom;
             add_reduction(&g, pi);

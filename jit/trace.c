@@ -298,7 +298,8 @@ void pe_trace_clear(void)
     }
 }
 
-bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_program_seq *seq, bool *hit)
+bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_reduction_fusible_fn reduction_fusible,
+                         pe_program_seq *seq, bool *hit)
 {
     pe_rt.stats.trace_lookups++;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
@@ -310,7 +311,7 @@ bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_progra
         if (pe_prof_on) pe_prof_proggen(true, t1 - t0, t0, t1);
         return true;
     }
-    if (!pe_proggen(b->entries, b->n, b->epoch, emittable, seq)) return false;
+    if (!pe_proggen(b->entries, b->n, b->epoch, emittable, reduction_fusible, seq)) return false;
     pe_rt.stats.proggen_runs++;
     if (pe_prof_on) pe_prof_proggen(false, t1 - t0, t1, pe_prof_now());
     return true;

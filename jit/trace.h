@@ -23,7 +23,8 @@ void pe_trace_clear(void);
 /* A batch's program sequence, as every executor gets it: from the trace
  * cache (*hit), else from the program generator with `emittable`; counts
  * lookups, hits and generator runs.  False when out of memory. */
-bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_program_seq *seq, bool *hit);
+bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_reduction_fusible_fn reduction_fusible,
+                         pe_program_seq *seq, bool *hit);
 
 /* One cached entry, as the persistent trace cache sees it: the key, the
  * bucket's stable site id, and the sequence with ports as key codes. */
