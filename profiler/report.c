@@ -201,11 +201,13 @@ void pe_prof_report_io(const pe_profile *p, FILE *out)
     for (uint32_t i = 0; i < p->n_sites; i++) {
         const pe_prof_site *s = &p->sites[i];
         if (!s->reads && !s->writes && !s->copies && !s->waits) continue;
-        fprintf(out, "  %7llu %10.3f %9.3f %7llu %10.3f %9.3f %7llu %10.3f %9.3f %7llu %9.3f  %s:%lld %s\n",
+        char column[24] = ""; /* known from pecc's static IR */
+        if (s->column > 0) snprintf(column, sizeof column, ":%lld", (long long)s->column);
+        fprintf(out, "  %7llu %10.3f %9.3f %7llu %10.3f %9.3f %7llu %10.3f %9.3f %7llu %9.3f  %s:%lld%s %s\n",
                 (unsigned long long)s->reads, (double)s->read_bytes / 1e6, ms((double)s->read_ns),
                 (unsigned long long)s->writes, (double)s->write_bytes / 1e6, ms((double)s->write_ns),
                 (unsigned long long)s->copies, (double)s->copy_bytes / 1e6, ms((double)s->copy_ns),
-                (unsigned long long)s->waits, ms((double)s->wait_ns), s->file, (long long)s->line, s->function);
+                (unsigned long long)s->waits, ms((double)s->wait_ns), s->file, (long long)s->line, column, s->function);
     }
     fprintf(out, "  transfers: to device %.3f MB in %.3f ms, to host %.3f MB in %.3f ms\n",
             (double)pe_profile_counter(p, "bytes_to_device") / 1e6, ms((double)pe_profile_counter(p, "to_device_ns")),

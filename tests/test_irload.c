@@ -7,7 +7,10 @@
  * errors name the column the IR knows. */
 #include "test_util.h"
 
+#include <unistd.h>
+
 #include "irformat/static_ir.h"
+#include "profiler/profdb.h"
 
 /* Registers a unit for this file with one request at `line` of `function`. */
 static void register_request(const char *function, int line, int column, const char *api, pe_ir_arg *args,
@@ -162,6 +165,38 @@ static void test_error_names_the_column(void **state)
     pe_release(a), pe_release(b), pe_release(c);
 }
 
+/* The profiler's site records carry the column the IR knows. */
+#define LINE_PROFILED 500
+static void test_profile_names_the_column(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "test_irload.%d.pep", (int)getpid());
+    setenv("PE_PROFILE", path, 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    float h[4] = {1, 2, 3, 4}, v[4];
+    pe_array a = pe_f32_1d(h, 4);
+#line LINE_PROFILED
+    pe_array b = pe_neg(a);
+#line 172
+    assert_int_equal(pe_read(b, v, sizeof v), PE_OK);
+    pe_release(a), pe_release(b);
+    pe_shutdown();
+    unsetenv("PE_PROFILE");
+    pe_profile p;
+    char err[400];
+    if (!pe_profile_load(&p, path, err, sizeof err)) fail_msg("%s", err);
+    bool found = false;
+    for (uint32_t i = 0; i < p.n_sites; i++)
+        if (p.sites[i].line == LINE_PROFILED && strstr(p.sites[i].file, "test_irload.c")) {
+            assert_int_equal(p.sites[i].column, 18);
+            found = true;
+        }
+    assert_true(found);
+    pe_profile_free(&p);
+    unlink(path);
+}
+
 int main(void)
 {
     /* this file's IR, as pecc would have written it (registered before pe_init, as constructors do) */
@@ -180,11 +215,14 @@ int main(void)
     static pe_ir_arg read_shared[1] = {{PE_ARG_VARIABLE, "y2", 0, -1, true}};
     register_request("test_read_in_place", LINE_READ_LAST, 5, "pe_read_at", read_last, 1);
     register_request("test_read_in_place", LINE_READ_SHARED, 5, "pe_read_at", read_shared, 1);
+    static pe_ir_arg profiled[1] = {{PE_ARG_VARIABLE, "a", 0, -1, false}};
+    register_request("test_profile_names_the_column", LINE_PROFILED, 18, "pe_neg_at", profiled, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_release_where_the_ir_and_the_stream_agree, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_refused_unit, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_read_in_place, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_error_names_the_column, tu_setup, tu_teardown),
+        cmocka_unit_test(test_profile_names_the_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
