@@ -40,6 +40,28 @@ void pe_api_unlock(int *guard)
 
 void pe_api_wait(void *cond) { pthread_cond_wait((pthread_cond_t *)cond, &api_mutex); }
 
+/* fork() while the E-scheduler held the runtime lock left the child with a
+ * lock nobody would release (a child that then called PE hung): the lock is
+ * taken around fork, so the child gets it free.  The child has none of the
+ * parent's threads: it can record requests and report errors, not compute. */
+static _Thread_local bool locked_for_fork;
+static void fork_prepare(void)
+{
+    if (api_depth == 0) {
+        pthread_mutex_lock(&api_mutex);
+        locked_for_fork = true;
+    }
+}
+static void fork_done(void)
+{
+    if (locked_for_fork) {
+        locked_for_fork = false;
+        pthread_mutex_unlock(&api_mutex);
+    }
+}
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+static void install_fork_handlers(void) { pthread_atfork(fork_prepare, fork_done, fork_done); }
+
 int pe_api_suspend(void)
 {
     int depth = api_depth;
@@ -105,6 +127,7 @@ static int env_device(void)
 
 int pe_init(const pe_config *cfg)
 {
+    pthread_once(&fork_handlers_once, install_fork_handlers);
     PE_API_GUARD;
     if (pe_rt.initialised) return PE_OK;
     pe_rt.log_level = env_log_level(PE_LOG_WARN);
