@@ -100,13 +100,10 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
         return;
     }
     *j = (job){entries, n, key, epoch, NULL};
-    if (es.outstanding >= MAX_OUTSTANDING && pe_prof_on) { /* flow control holds the application back */
-        uint64_t t0 = pe_prof_now();
-        while (es.outstanding >= MAX_OUTSTANDING) pe_esched_wait();
-        pe_prof_add(PE_PC_queue_flow_waits, 1);
-        pe_prof_add(PE_PC_queue_flow_wait_ns, pe_prof_now() - t0);
-    }
+    /* flow control holds the application back (timed for the profile) */
+    uint64_t t0 = pe_prof_on && es.outstanding >= MAX_OUTSTANDING ? pe_prof_now() : 0;
     while (es.outstanding >= MAX_OUTSTANDING) pe_esched_wait();
+    if (t0) pe_prof_add(PE_PC_queue_flow_waits, 1), pe_prof_add(PE_PC_queue_flow_wait_ns, pe_prof_now() - t0);
     if (es.tail) es.tail->next = j;
     else es.head = j;
     es.tail = j;

@@ -450,13 +450,7 @@ bool pe_interp_execute(pe_port *p)
 {
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     bool computed = compute(p);
-    if (pe_prof_on && computed) {
-        uint32_t idx = UINT32_MAX; /* the profile names ports by index */
-        for (uint32_t page = 0; page < pe_rt.n_pages && idx == UINT32_MAX; page++)
-            if (p >= pe_rt.pages[page] && p < pe_rt.pages[page] + PE_PAGE_SIZE)
-                idx = (page << PE_PAGE_BITS) | (uint32_t)(p - pe_rt.pages[page]);
-        if (idx != UINT32_MAX) pe_prof_interp(idx, t0, pe_prof_now());
-    }
+    if (pe_prof_on && computed) pe_prof_interp(p, t0, pe_prof_now());
     pe_port_drop_inputs(p); /* inputs are needed no longer */
     return computed;
 }

@@ -16,18 +16,14 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, api, &idx);
     if (!p) return NULL;
-    if (pe_prof_on && p->state == PE_PORT_PENDING) { /* the application waits for the result here */
-        uint64_t t0 = pe_prof_now();
-        pe_queue_wait_port(p);
-        pe_prof_io_at(s, PE_PROF_WAIT, 0, t0, pe_prof_now());
-    }
+    /* the profile's direct counters: the application waiting here, a GPU result coming down */
+    uint64_t wait_t0 = pe_prof_on && p->state == PE_PORT_PENDING ? pe_prof_now() : 0;
     pe_queue_wait_port(p);
-    if (host && p->state == PE_PORT_READY && p->host_stale && pe_prof_on) { /* the GPU's result comes down */
-        uint64_t t0 = pe_prof_now();
-        pe_port_host(p);
-        pe_prof_io_at(s, PE_PROF_COPY, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype), t0, pe_prof_now());
-    }
+    if (wait_t0) pe_prof_io_at(s, PE_PROF_WAIT, 0, wait_t0, pe_prof_now());
+    bool copy_down = host && p->state == PE_PORT_READY && p->host_stale;
+    uint64_t copy_t0 = pe_prof_on && copy_down ? pe_prof_now() : 0;
     if (host && p->state == PE_PORT_READY) pe_port_host(p);
+    if (copy_t0) pe_prof_io_at(s, PE_PROF_COPY, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype), copy_t0, pe_prof_now());
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
             pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
@@ -156,16 +152,13 @@ void pe_unmap_at(const pe_site *s, pe_array a)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_unmap")) return;
-    uint64_t i = (a.h & 0xffffffffu) - 1;
-    if (a.h != 0 && i < pe_rt.n_slots) {
-        pe_port *p = pe_port_at((uint32_t)i);
-        if (p->gen == (uint32_t)(a.h >> 32) && p->state != PE_PORT_FREE && p->maps > 0) {
-            p->maps--;
-            pe_port_maybe_free((uint32_t)i);
-            return;
-        }
-    }
     uint32_t idx;
+    pe_port *p = pe_port_peek(a, &idx);
+    if (p && p->maps > 0) {
+        p->maps--;
+        pe_port_maybe_free(idx);
+        return;
+    }
     if (pe_port_lookup(s, a, "pe_unmap", &idx)) pe_raise(s, PE_E_ARG, "pe_unmap", "the array is not mapped");
 }
 

@@ -78,6 +78,16 @@ static void describe_release(char *out, size_t n, const pe_site *r)
     else out[0] = 0;
 }
 
+pe_port *pe_port_peek(pe_array a, uint32_t *idx_out)
+{
+    uint64_t idx = (a.h & 0xffffffffu) - 1;
+    if (a.h == 0 || idx >= pe_rt.n_slots) return NULL;
+    pe_port *p = pe_port_at((uint32_t)idx);
+    if (p->gen != (uint32_t)(a.h >> 32) || p->state == PE_PORT_FREE) return NULL;
+    if (idx_out) *idx_out = (uint32_t)idx;
+    return p;
+}
+
 pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out)
 {
     if (!pe_require_init(s, api)) return NULL;
@@ -240,6 +250,7 @@ bool pe_port_result_buffer(pe_port *p)
 
 void pe_port_result_drop(pe_port *p)
 {
-    if (p->buf && p->free_fn != lent_buffer_free) pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
-    if (p->free_fn != lent_buffer_free) p->buf = NULL;
+    if (p->free_fn == lent_buffer_free) return; /* the application's buffer */
+    if (p->buf) pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
+    p->buf = NULL;
 }

@@ -59,90 +59,160 @@ int pe_ir_unit_count(void)
     return n;
 }
 
-/* A unit's function is the site's: same file name and function (two units
- * compiled as "util.c" from different directories rarely share both). */
-static bool same_function(const pe_ir_unit *u, const pe_ir_function *fn, const pe_site *s)
-{
-    return strcmp(u->file, s->file) == 0 && (!s->func || strcmp(fn->name, s->func) == 0);
-}
+/* ------------------------------------------------ facts about a site
+ * The runtime knows a site by file, line and function only (PE_HERE has no
+ * column), so a fact holds where every IR request on that line of that
+ * function to the same entry point says it.  Each fact is a fold over those
+ * requests, computed under the lock. */
 
-int pe_ir_column_of(const pe_site *s)
-{
-    if (!s || !s->file) return 0;
-    int column = 0;
-    bool ambiguous = false;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_units && !ambiguous; i++) {
-        if (strcmp(units[i].file, s->file) != 0) continue;
-        for (uint32_t f = 0; f < units[i].n_functions; f++) {
-            const pe_ir_function *fn = &units[i].functions[f];
-            if (!same_function(&units[i], fn, s)) continue;
-            for (uint32_t q = 0; q < fn->n_requests; q++) {
-                if (fn->requests[q].line != s->line) continue;
-                if (column && column != fn->requests[q].column) ambiguous = true;
-                column = (int)fn->requests[q].column;
-            }
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return ambiguous ? 0 : column;
-}
+typedef void (*request_visitor)(const pe_ir_request *rq, const pe_ir_function *fn, uint32_t q, void *ctx);
 
-/* The operands every IR request at the site's line to this entry point
- * with this arity releases (a nested request's temporary, or a variable's
- * last use); the site has no column, so several requests of one line must
- * all agree. */
-static uint32_t release_mask(const pe_site *s, const char *api, int n)
+/* Calls visit for each IR request at the site's line in the site's function
+ * (same file name and function: two units compiled as "util.c" from
+ * different directories rarely share both). */
+static void each_request_at(const pe_site *s, request_visitor visit, void *ctx)
 {
-    char api_at[80];
-    snprintf(api_at, sizeof api_at, "%s_at", api);
-    uint32_t mask = 0;
-    bool any = false;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < n_units; i++) {
         if (strcmp(units[i].file, s->file) != 0) continue;
         for (uint32_t f = 0; f < units[i].n_functions; f++) {
             const pe_ir_function *fn = &units[i].functions[f];
-            if (!same_function(&units[i], fn, s)) continue;
-            for (uint32_t q = 0; q < fn->n_requests; q++) {
-                const pe_ir_request *rq = &fn->requests[q];
-                if (rq->line != s->line || strcmp(rq->api, api_at) != 0 || rq->n_args != (uint32_t)n) continue;
-                uint32_t m = 0;
-                for (uint32_t a = 0; a < rq->n_args && a < 32; a++)
-                    if (rq->args[a].kind == PE_ARG_REQUEST || rq->args[a].kill) m |= 1u << a;
-                mask = any ? mask & m : m;
-                any = true;
-            }
+            if (s->func && strcmp(fn->name, s->func) != 0) continue;
+            for (uint32_t q = 0; q < fn->n_requests; q++)
+                if (fn->requests[q].line == s->line) visit(&fn->requests[q], fn, q, ctx);
         }
     }
     pthread_mutex_unlock(&lock);
-    return mask;
+}
+
+/* The site's record when the program has static IR and the site a line;
+ * NULL otherwise.  *registered: the units registered now (a fact computed
+ * with fewer is computed again: a shared library loaded later). */
+static pe_site_record *site_with_ir(const pe_site *s, int *registered)
+{
+    *registered = atomic_load_explicit(&n_units, memory_order_relaxed);
+    if (*registered == 0 || !s || !s->file || s->line <= 0) return NULL; /* built without pecc */
+    return pe_site_record_of(s);
+}
+
+typedef struct {
+    int column;
+    bool ambiguous;
+} column_fold;
+
+static void fold_column(const pe_ir_request *rq, const pe_ir_function *fn, uint32_t q, void *ctx)
+{
+    (void)fn, (void)q;
+    column_fold *c = ctx;
+    if (c->column && c->column != rq->column) c->ambiguous = true;
+    c->column = (int)rq->column;
+}
+
+int pe_ir_column_of(const pe_site *s)
+{
+    if (!s || !s->file) return 0;
+    column_fold c = {0, false};
+    each_request_at(s, fold_column, &c);
+    return c.ambiguous ? 0 : c.column;
+}
+
+/* Operand masks agreed on by every request to one entry point with one
+ * arity: the operands released after it (a nested request's temporary, or
+ * a variable's last use), and those that are the same source literal. */
+typedef struct {
+    char api_at[80];
+    uint32_t n;
+    bool any;
+    uint32_t release, literal;
+    double *value; /* literal values, PE_SITE_MAX_LITERALS */
+} operand_fold;
+
+static void fold_operands(const pe_ir_request *rq, const pe_ir_function *fn, uint32_t q, void *ctx)
+{
+    (void)fn, (void)q;
+    operand_fold *o = ctx;
+    if (strcmp(rq->api, o->api_at) != 0 || rq->n_args != o->n) return;
+    uint32_t release = 0, literal = 0;
+    for (uint32_t a = 0; a < rq->n_args && a < 32; a++) {
+        const pe_ir_arg *arg = &rq->args[a];
+        if (arg->kind == PE_ARG_REQUEST || arg->kill) release |= 1u << a;
+        if (arg->kind != PE_ARG_LITERAL || a >= PE_SITE_MAX_LITERALS) continue;
+        if (!o->any) o->value[a] = arg->value;
+        if (memcmp(&o->value[a], &arg->value, sizeof arg->value) == 0) literal |= 1u << a;
+    }
+    o->release = o->any ? o->release & release : release;
+    o->literal = o->any ? o->literal & literal : literal;
+    o->any = true;
+}
+
+/* The site's operand facts for entry point `api` ("pe_add") with n operands. */
+static pe_site_record *operand_facts(const pe_site *s, const char *api, int n)
+{
+    int registered;
+    pe_site_record *r = site_with_ir(s, &registered);
+    if (!r || r->operands_seen == registered) return r;
+    operand_fold o = {.n = (uint32_t)n, .value = r->value};
+    snprintf(o.api_at, sizeof o.api_at, "%s_at", api);
+    each_request_at(s, fold_operands, &o);
+    r->release = o.release;
+    r->literal = o.literal;
+    r->operands_seen = registered;
+    return r;
+}
+
+/* A handle the dynamic stream lets go of for the IR: live, one reference,
+ * not a C-scalar temporary, made by a request of the site's file (a nested
+ * request's result, or a variable defined from one). */
+static pe_port *agrees(const pe_site *s, pe_array a, uint32_t *idx)
+{
+    pe_port *p = pe_port_peek(a, idx);
+    if (!p || p->refs_app != 1 || p->temp || !p->site || !p->site->file || strcmp(p->site->file, s->file) != 0)
+        return NULL;
+    return p;
 }
 
 void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n)
 {
-    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
-    if (registered == 0 || !s || !s->file || s->line <= 0) return; /* built without pecc */
-    pe_site_record *facts = pe_site_record_of(s);
-    if (!facts) return;
-    if (facts->release_seen != registered) {
-        facts->release = release_mask(s, api, n);
-        facts->release_seen = registered;
-    }
-    for (int k = 0; k < n && facts->release; k++) {
-        if (!(facts->release & (1u << k))) continue;
-        /* the dynamic stream must agree: a live handle with one reference,
-         * made by a request of the same file (a nested request's temporary,
-         * or a variable defined from one) */
-        uint64_t i = (ins[k].h & 0xffffffffu) - 1;
-        if (ins[k].h == 0 || i >= pe_rt.n_slots) continue;
-        pe_port *p = pe_port_at((uint32_t)i);
-        if (p->gen != (uint32_t)(ins[k].h >> 32) || p->state == PE_PORT_FREE || p->refs_app != 1 || p->temp ||
-            !p->site || !p->site->file || strcmp(p->site->file, s->file) != 0)
-            continue;
-        pe_port_release_app((uint32_t)i, s);
+    pe_site_record *facts = operand_facts(s, api, n);
+    for (int k = 0; facts && k < n && facts->release; k++) {
+        uint32_t idx;
+        if (!(facts->release & (1u << k)) || !agrees(s, ins[k], &idx)) continue;
+        pe_port_release_app(idx, s);
         pe_rt.stats.ir_releases++;
     }
+}
+
+void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, int n)
+{
+    pe_site_record *facts = operand_facts(s, api, n);
+    for (int k = 0; facts && k < n && k < PE_SITE_MAX_LITERALS && facts->literal; k++) {
+        if (!(facts->literal & (1u << k))) continue;
+        pe_port *p = in[k];
+        /* the dynamic operand must be that literal: a C-scalar constant of its value */
+        if (p->op != PE_OP_constant || !p->temp || p->buf) continue;
+        double want = pe_ref_round_to((pe_dtype)p->dtype, facts->value[k]);
+        if (memcmp(&want, &p->value, sizeof want) == 0) p->literal = true;
+    }
+}
+
+/* Below this a copy costs less than the bookkeeping. */
+#define MIN_IN_PLACE_BYTES 16384
+
+void pe_ir_lend_read_buffer(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
+    if (pe_rt.executor == &pe_cuda_executor) return; /* a GPU result is copied straight into dst already */
+    pe_site_record *facts = operand_facts(s, "pe_read", 1);
+    if (!facts || !(facts->release & 1u)) return; /* this read is not the value's last use */
+    uint32_t idx;
+    pe_port *p = agrees(s, a, &idx);
+    /* still to be computed, in the batch being recorded, element-wise, with no
+     * consumer: nothing else will ever read its buffer */
+    if (!p || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch || p->refs_int > 1 || p->maps || p->buf ||
+        pe_op_table[p->op].kind != PE_KIND_MAP || (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype) != dst_bytes)
+        return;
+    pe_port_lend_buffer(p, dst);
+    pe_rt.stats.reads_in_place++;
 }
 
 /* Whether request q of fn begins a closed loop's body (the first request of
@@ -171,35 +241,28 @@ static bool starts_batch(const pe_ir_function *fn, uint32_t q)
     return false;
 }
 
-/* Every IR request at the site's line for this op must start a batch. */
-static bool flush_before(const pe_site *s, const char *op)
+typedef struct {
+    const char *op;
+    bool any, all;
+} flush_fold;
+
+static void fold_flush(const pe_ir_request *rq, const pe_ir_function *fn, uint32_t q, void *ctx)
 {
-    bool any = false, all = true;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_units && all; i++) {
-        if (strcmp(units[i].file, s->file) != 0) continue;
-        for (uint32_t f = 0; f < units[i].n_functions && all; f++) {
-            const pe_ir_function *fn = &units[i].functions[f];
-            if (!same_function(&units[i], fn, s)) continue;
-            for (uint32_t q = 0; q < fn->n_requests && all; q++) {
-                if (fn->requests[q].line != s->line || strcmp(fn->requests[q].op, op) != 0) continue;
-                any = true;
-                all = starts_batch(fn, q);
-            }
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return any && all;
+    flush_fold *f = ctx;
+    if (strcmp(rq->op, f->op) != 0) return;
+    f->any = true;
+    f->all = f->all && starts_batch(fn, q);
 }
 
 void pe_ir_begin_request(const pe_site *s, pe_op op)
 {
-    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
-    if (registered == 0 || !s || !s->file || s->line <= 0) return;
-    pe_site_record *facts = pe_site_record_of(s);
+    int registered;
+    pe_site_record *facts = site_with_ir(s, &registered);
     if (!facts) return;
-    if (facts->flush_seen != registered) {
-        facts->flush = flush_before(s, pe_op_table[op].name);
+    if (facts->flush_seen != registered) { /* every request of the line for this op must start a batch */
+        flush_fold f = {pe_op_table[op].name, false, true};
+        each_request_at(s, fold_flush, &f);
+        facts->flush = f.any && f.all;
         facts->flush_seen = registered;
     }
     /* where a batch has to be cut anyway (the queue is half way to its
@@ -208,84 +271,4 @@ void pe_ir_begin_request(const pe_site *s, pe_op op)
      * cache serves them from the second on; shorter loops stay one batch,
      * fused across their iterations */
     if (facts->flush && (int64_t)pe_rt.queue_len * 2 >= pe_rt.queue_limit && pe_rt.block_depth == 0) pe_queue_flush();
-}
-
-/* The operands every IR request at the site's line to this entry point
- * gives as the same source literal. */
-static uint32_t literal_mask(const pe_site *s, const char *api, int n, double *value)
-{
-    char api_at[80];
-    snprintf(api_at, sizeof api_at, "%s_at", api);
-    uint32_t mask = 0;
-    bool any = false;
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_units; i++) {
-        for (uint32_t f = 0; f < units[i].n_functions; f++) {
-            const pe_ir_function *fn = &units[i].functions[f];
-            if (!same_function(&units[i], fn, s)) continue;
-            for (uint32_t q = 0; q < fn->n_requests; q++) {
-                const pe_ir_request *rq = &fn->requests[q];
-                if (rq->line != s->line || strcmp(rq->api, api_at) != 0 || rq->n_args != (uint32_t)n) continue;
-                uint32_t m = 0;
-                for (uint32_t a = 0; a < rq->n_args && a < PE_SITE_MAX_LITERALS; a++) {
-                    if (rq->args[a].kind != PE_ARG_LITERAL) continue;
-                    if (!any) value[a] = rq->args[a].value;
-                    if (memcmp(&value[a], &rq->args[a].value, sizeof value[a]) == 0) m |= 1u << a;
-                }
-                mask = any ? mask & m : m;
-                any = true;
-            }
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return mask;
-}
-
-void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, int n)
-{
-    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
-    if (registered == 0 || !s || !s->file || s->line <= 0) return;
-    pe_site_record *facts = pe_site_record_of(s);
-    if (!facts) return;
-    if (facts->literal_seen != registered) {
-        facts->literal = literal_mask(s, api, n, facts->value);
-        facts->literal_seen = registered;
-    }
-    for (int k = 0; k < n && k < PE_SITE_MAX_LITERALS && facts->literal; k++) {
-        if (!(facts->literal & (1u << k))) continue;
-        pe_port *p = in[k];
-        /* the dynamic operand must be that literal: a C-scalar constant of its value */
-        if (p->op != PE_OP_constant || !p->temp || p->buf) continue;
-        double want = pe_ref_round_to((pe_dtype)p->dtype, facts->value[k]);
-        if (memcmp(&want, &p->value, sizeof want) == 0) p->literal = true;
-    }
-}
-
-/* Below this a copy costs less than the bookkeeping. */
-#define MIN_IN_PLACE_BYTES 16384
-
-void pe_ir_lend_read_buffer(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
-{
-    int registered = atomic_load_explicit(&n_units, memory_order_relaxed);
-    if (registered == 0 || !s || !s->file || s->line <= 0 || !dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
-    if (pe_rt.executor == &pe_cuda_executor) return; /* a GPU result is copied straight into dst already */
-    pe_site_record *facts = pe_site_record_of(s);
-    if (!facts) return;
-    if (facts->release_seen != registered) {
-        facts->release = release_mask(s, "pe_read", 1);
-        facts->release_seen = registered;
-    }
-    if (!(facts->release & 1u)) return; /* this read is not the value's last use */
-    uint64_t i = (a.h & 0xffffffffu) - 1;
-    if (a.h == 0 || i >= pe_rt.n_slots) return;
-    pe_port *p = pe_port_at((uint32_t)i);
-    /* still to be computed, in the batch being recorded, element-wise, with no
-     * consumer and no other reference: nothing else will ever read its buffer */
-    if (p->gen != (uint32_t)(a.h >> 32) || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
-        p->refs_app != 1 || p->refs_int > 1 || p->maps || p->buf || pe_op_table[p->op].kind != PE_KIND_MAP ||
-        (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype) != dst_bytes || !p->site || !p->site->file ||
-        strcmp(p->site->file, s->file) != 0)
-        return;
-    pe_port_lend_buffer(p, dst);
-    pe_rt.stats.reads_in_place++;
 }

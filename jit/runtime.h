@@ -160,7 +160,7 @@ void pe_api_resume(int depth);
 #define PE_SITE_MAX_LITERALS 4
 typedef struct {
     uint64_t stable_id;            /* hash of file, line and function */
-    int release_seen, flush_seen, literal_seen; /* IR units registered when computed (dlopen adds units) */
+    int operands_seen, flush_seen; /* IR units registered when computed (dlopen adds units) */
     uint32_t release;              /* operands to release after the request */
     bool flush;                    /* the request begins a loop iteration or follows a loop */
     uint32_t literal;              /* operands that are source literals ... */
@@ -190,6 +190,9 @@ void pe_format_shape(char *out, size_t n, int rank, const int64_t *shape);
 /* The port behind a handle, or NULL after raising PE_E_HANDLE (null, foreign,
  * stale or released handle).  `api` names the entry point in the message. */
 pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out);
+/* The port behind a handle of a slot in use (its generation matches), or
+ * NULL: no error raised, for callers that only act on live handles. */
+pe_port *pe_port_peek(pe_array a, uint32_t *idx_out);
 /* A new port slot (state PENDING, refs all zero), or UINT32_MAX when out of memory. */
 uint32_t pe_port_new(void);
 void pe_port_ref(uint32_t idx);   /* +1 runtime reference */

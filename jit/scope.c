@@ -55,12 +55,8 @@ pe_scope pe_scope_begin_at(const pe_site *s)
 /* The port behind h if h is still a live application handle, else NULL. */
 static pe_port *live_port(pe_array h, uint32_t *idx)
 {
-    uint64_t i = (h.h & 0xffffffffu) - 1;
-    if (h.h == 0 || i >= pe_rt.n_slots) return NULL;
-    pe_port *p = pe_port_at((uint32_t)i);
-    if (p->gen != (uint32_t)(h.h >> 32) || p->refs_app <= 0 || p->state == PE_PORT_FREE) return NULL;
-    *idx = (uint32_t)i;
-    return p;
+    pe_port *p = pe_port_peek(h, idx);
+    return p && p->refs_app > 0 ? p : NULL;
 }
 
 void pe_scope_end_at(const pe_site *s, pe_scope sc)

@@ -244,6 +244,11 @@ void pe_prof_io_at(const pe_site *s, pe_prof_io kind, uint64_t bytes, uint64_t s
 
 #define MAX_SHARES 64
 
+static const pe_port *member(const pe_prof_kernel_run *k, int m)
+{
+    return k->members ? pe_port_at(k->members[m]) : k->port;
+}
+
 /* The record of a kernel run, made on first use.  The caller holds col.mu. */
 static int64_t kernel_of(const pe_prof_kernel_run *k, const char *name_prefix)
 {
@@ -253,7 +258,7 @@ static int64_t kernel_of(const pe_prof_kernel_run *k, const char *name_prefix)
     uint64_t key = mix(k->hash, (uintptr_t)k->device);
     double total = 0;
     for (int m = 0; m < k->n_members; m++) {
-        const pe_port *p = pe_port_at(k->members[m]);
+        const pe_port *p = member(k, m);
         uint32_t s = site_of(p->site);
         if (s == UINT32_MAX) return -1;
         key = mix(mix(key, s), p->op);
@@ -278,7 +283,7 @@ static int64_t kernel_of(const pe_prof_kernel_run *k, const char *name_prefix)
     size_t len = (size_t)snprintf(name, sizeof name, "%s", name_prefix);
     for (int m = 0; m < k->n_members && len < sizeof name; m++)
         len += (size_t)snprintf(name + len, sizeof name - len, "%s%s", m ? "+" : "",
-                                pe_op_table[pe_port_at(k->members[m])->op].name);
+                                pe_op_table[member(k, m)->op].name);
     if (len >= sizeof name) strcpy(name + sizeof name - 4, "...");
     r->name = strdup(name);
     r->shares = calloc(n ? (size_t)n : 1, sizeof *r->shares);
@@ -298,10 +303,11 @@ static int64_t kernel_of(const pe_prof_kernel_run *k, const char *name_prefix)
     return col.n_kernels++;
 }
 
-void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t end_ns, int track)
+static void record_run(const pe_prof_kernel_run *k, const char *name_prefix, uint64_t start_ns, uint64_t end_ns,
+                       int track)
 {
     pthread_mutex_lock(&col.mu);
-    int64_t i = kernel_of(k, "");
+    int64_t i = kernel_of(k, name_prefix);
     if (i >= 0) {
         pe_prof_kernel *r = &col.kernels[i].rec;
         r->executions++;
@@ -314,23 +320,17 @@ void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t
     pthread_mutex_unlock(&col.mu);
 }
 
-void pe_prof_interp(uint32_t port, uint64_t start_ns, uint64_t end_ns)
+void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t end_ns, int track)
 {
-    const pe_port *p = pe_port_at(port);
-    size_t size = pe_dtype_size((pe_dtype)p->dtype);
-    pe_prof_kernel_run k = {.device = "interp", .members = &port, .n_members = 1, .elements = p->numel,
-                            .bytes_written = p->numel * (int64_t)size, .served = PE_SERVED_interp};
-    pthread_mutex_lock(&col.mu);
-    int64_t i = kernel_of(&k, "interp:");
-    if (i >= 0) {
-        pe_prof_kernel *r = &col.kernels[i].rec;
-        r->executions++;
-        r->time_ns += end_ns - start_ns;
-        r->elements += (uint64_t)k.elements;
-        r->bytes_written += (uint64_t)k.bytes_written;
-        add_event(PE_EV_kernel, my_track(), start_ns, end_ns, i, 0);
-    }
-    pthread_mutex_unlock(&col.mu);
+    record_run(k, "", start_ns, end_ns, track);
+}
+
+void pe_prof_interp(const pe_port *p, uint64_t start_ns, uint64_t end_ns)
+{
+    pe_prof_kernel_run k = {.device = "interp", .port = p, .n_members = 1, .elements = p->numel,
+                            .bytes_written = p->numel * (int64_t)pe_dtype_size((pe_dtype)p->dtype),
+                            .served = PE_SERVED_interp};
+    record_run(&k, "interp:", start_ns, end_ns, -1);
     pe_prof_add(PE_PC_interp_ops, 1);
     pe_prof_add(PE_PC_interp_ns, end_ns - start_ns);
 }

@@ -54,15 +54,16 @@ void pe_prof_io_at(const pe_site *s, pe_prof_io kind, uint64_t bytes, uint64_t s
 typedef struct {
     uint64_t hash;
     const char *device;
-    const uint32_t *members; /* port indices */
+    const uint32_t *members; /* port indices ... */
     int n_members;
+    const struct pe_port *port; /* ... or, members NULL, the one port the interpreter computed */
     int64_t elements, bytes_read, bytes_written;
     int served;              /* pe_prof_served */
     uint64_t compile_ns;
 } pe_prof_kernel_run;
 void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t end_ns, int track);
 /* One port computed by the interpreter. */
-void pe_prof_interp(uint32_t port, uint64_t start_ns, uint64_t end_ns);
+void pe_prof_interp(const struct pe_port *port, uint64_t start_ns, uint64_t end_ns);
 /* Spans on the calling thread's track, with their counters. */
 void pe_prof_compile(int kernels, uint64_t start_ns, uint64_t end_ns);
 void pe_prof_proggen(bool trace_hit, uint64_t lookup_ns, uint64_t start_ns, uint64_t end_ns);
