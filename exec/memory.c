@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "memory.h"
+#include "threadpool.h"
 #include "../jit/runtime.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -123,3 +126,23 @@ void pe_mem_trim(void)
 }
 
 void pe_mem_account(long long delta) { pe_rt.stats.live_bytes += delta; }
+
+/* ---------------------------------------------------------------- copies */
+
+/* Below this one thread copies: waking the workers costs more. */
+#define PARALLEL_COPY_BYTES (1u << 20)
+
+static void copy_range(int64_t begin, int64_t end, void *const *args)
+{
+    memcpy((char *)args[0] + begin, (const char *)args[1] + begin, (size_t)(end - begin));
+}
+
+void pe_mem_copy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes < PARALLEL_COPY_BYTES) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    void *args[2] = {dst, (void *)src};
+    pe_pool_run(copy_range, args, (int64_t)bytes);
+}

@@ -2,7 +2,9 @@
  * A launch publishes (kernel, args, n) under a generation number; workers and
  * the calling thread take fixed-size chunks from an atomic counter until none
  * is left; the caller waits for the last worker.  Small launches run on the
- * calling thread alone: waking workers costs more than it saves. */
+ * calling thread alone: waking workers costs more than it saves.  Launches
+ * from several threads (the E-scheduler's kernels, an application thread's
+ * copy) take turns. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@ static struct {
     pthread_t *threads;
     int n_workers;
     pthread_mutex_t mu;
+    pthread_mutex_t launch; /* one multi-threaded launch at a time */
     pthread_cond_t work, done;
     uint64_t generation;
     bool stop;
@@ -25,7 +28,7 @@ static struct {
     void *const *args;
     int64_t total, chunk;
     _Atomic int64_t next;
-} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .launch = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 /* Takes chunks until none is left; with the profiler on, adds the thread's
  * busy time (pool utilisation). */
@@ -108,6 +111,7 @@ void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t c
         if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
         return;
     }
+    pthread_mutex_lock(&pool.launch);
     pthread_mutex_lock(&pool.mu);
     pool.fn = fn;
     pool.args = args;
@@ -122,4 +126,5 @@ void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t c
     pthread_mutex_lock(&pool.mu);
     while (pool.busy > 0) pthread_cond_wait(&pool.done, &pool.mu);
     pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool.launch);
 }

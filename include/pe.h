@@ -143,7 +143,7 @@ typedef struct {
     uint64_t bytes_to_host;      /* GPU-to-host copies (a GPU result used on the host) */
     uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
     uint64_t compile_failures;   /* kernels the compiler rejected (the interpreter computed them) */
-    uint64_t reads_in_place;     /* pe_read results computed straight into the caller's buffer (pecc) */
+    uint64_t reads_in_place;     /* read results computed straight into the caller's buffer (pecc, pe_read_release) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 
@@ -176,11 +176,17 @@ pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n);
 /* Reads wait for the value.  pe_read copies numel * element-size bytes and
  * needs dst_bytes to be exactly that; PE_BOOL elements are one byte (0 or 1). */
 int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
+/* pe_read, then pe_release (the reference is dropped whatever the read
+ * returns, unless the handle itself is bad): the read is a's last use, so
+ * a result still to be computed is computed straight into dst, no copy
+ * (what pecc's last-use marks give a plain pe_read; NumPy's out=). */
+int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
 int pe_read_f32_at(const pe_site *s, pe_array a, float *v);   /* 1-element arrays, any dtype */
 int pe_read_f64_at(const pe_site *s, pe_array a, double *v);
 const void *pe_map_at(const pe_site *s, pe_array a);          /* read-only host view until pe_unmap */
 void pe_unmap_at(const pe_site *s, pe_array a);
 #define pe_read(a, dst, n) pe_read_at(PE_HERE, (a), (dst), (n))
+#define pe_read_release(a, dst, n) pe_read_release_at(PE_HERE, (a), (dst), (n))
 #define pe_read_f32(a, v) pe_read_f32_at(PE_HERE, (a), (v))
 #define pe_read_f64(a, v) pe_read_f64_at(PE_HERE, (a), (v))
 #define pe_map(a) pe_map_at(PE_HERE, (a))

@@ -54,7 +54,7 @@ pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *
         return pe_invalid_result(s, PE_OP_data, PE_E_NOMEM);
     }
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    if (bytes) memcpy(buf, data, bytes);
+    if (bytes) pe_mem_copy(buf, data, bytes);
     if (t == PE_BOOL) /* normalise to 0/1 */
         for (size_t i = 0; i < bytes; i++) ((uint8_t *)buf)[i] = ((uint8_t *)buf)[i] != 0;
     uint32_t idx = make_data(s, api, t, rank, shape);

@@ -6,6 +6,7 @@
 
 #include "runtime.h"
 #include "../exec/executor.h"
+#include "../exec/memory.h"
 #include "../profiler/collect.h"
 #include "irload.h"
 
@@ -53,35 +54,75 @@ static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
     }
 }
 
-int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+/* Below this a copy costs less than the bookkeeping. */
+#define MIN_IN_PLACE_BYTES 16384
+
+/* When a's read is its value's last use: if the value is an element-wise
+ * result still to be computed, in the batch being recorded, with no
+ * consumer and no other reference, dst becomes its result buffer and the
+ * kernel writes straight into the caller's memory (no copy).  Otherwise
+ * nothing changes and the read copies. */
+static void compute_into(pe_array a, void *dst, size_t dst_bytes)
 {
-    PE_API_GUARD;
-    s = PE_SITE_OR_CALLER(s);
-    /* a result on the GPU goes straight into dst: no host copy to allocate,
-     * touch and copy again; on the CPU, where the read is the value's last
-     * use (pecc), the kernel writes into dst itself */
-    pe_ir_lend_read_buffer(s, a, dst, dst_bytes);
-    pe_port *p = wait_for(s, a, "pe_read", false);
+    if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
+    if (pe_rt.executor == &pe_cuda_executor) return; /* a GPU result is copied straight into dst already */
+    uint32_t idx;
+    pe_port *p = pe_port_peek(a, &idx);
+    if (!p || p->refs_app != 1 || p->temp || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
+        p->refs_int > 1 || p->maps || p->buf || pe_op_table[p->op].kind != PE_KIND_MAP ||
+        (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype) != dst_bytes)
+        return;
+    pe_port_lend_buffer(p, dst);
+    pe_rt.stats.reads_in_place++;
+}
+
+static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, const char *api)
+{
+    pe_port *p = wait_for(s, a, api, false);
     if (!p) return status_of_failure();
     size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
-    if (!dst) return pe_raise(s, PE_E_ARG, "pe_read", "dst is NULL");
+    if (!dst) return pe_raise(s, PE_E_ARG, api, "dst is NULL");
     if (dst_bytes != bytes)
-        return pe_raise(s, PE_E_ARG, "pe_read", "dst_bytes is %zu but the %s array of %lld elements needs %zu",
+        return pe_raise(s, PE_E_ARG, api, "dst_bytes is %zu but the %s array of %lld elements needs %zu",
                         dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     if (p->state == PE_PORT_READY && p->host_stale) {
         if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
-            return pe_raise(s, PE_E_INVALID, "pe_read", "the array is invalid: %s", p->err_msg ? p->err_msg : "");
+            return pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg ? p->err_msg : "");
     } else if (p->buf == dst) {
         /* computed in place */
     } else if (p->buf) {
-        memcpy(dst, p->buf, bytes);
+        pe_mem_copy(dst, p->buf, bytes);
     } else {
         fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
     }
     if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now());
-    pe_ir_release_operands(s, "pe_read", &a, 1); /* pe_read(pe_sum(x), ...): the sum is done with */
     return PE_OK;
+}
+
+int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    /* a result on the GPU goes straight into dst (pe_port_copy_out); on the
+     * CPU, where pecc's IR says the read is the value's last use, the kernel
+     * writes into dst itself */
+    if (pe_ir_read_is_last_use(s, a)) compute_into(a, dst, dst_bytes);
+    int rc = read_into(s, a, dst, dst_bytes, "pe_read");
+    if (rc == PE_OK) pe_ir_release_operands(s, "pe_read", &a, 1); /* pe_read(pe_sum(x), ...): the sum is done with */
+    return rc;
+}
+
+int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, "pe_read_release", &idx)) return status_of_failure();
+    compute_into(a, dst, dst_bytes);
+    int rc = read_into(s, a, dst, dst_bytes, "pe_read_release");
+    pe_port_release_app(idx, s); /* in every case: the handle is done with */
+    return rc;
 }
 
 /* Reads a 1-element array of any dtype into a float or a double. */

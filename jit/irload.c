@@ -12,7 +12,6 @@
 
 #include "irload.h"
 #include "runtime.h"
-#include "../exec/executor.h"
 #include "../exec/refmath.h"
 #include "../irformat/msgblob.h"
 #include "../irformat/static_ir.h"
@@ -195,24 +194,11 @@ void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, 
     }
 }
 
-/* Below this a copy costs less than the bookkeeping. */
-#define MIN_IN_PLACE_BYTES 16384
-
-void pe_ir_lend_read_buffer(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+bool pe_ir_read_is_last_use(const pe_site *s, pe_array a)
 {
-    if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
-    if (pe_rt.executor == &pe_cuda_executor) return; /* a GPU result is copied straight into dst already */
     pe_site_record *facts = operand_facts(s, "pe_read", 1);
-    if (!facts || !(facts->release & 1u)) return; /* this read is not the value's last use */
     uint32_t idx;
-    pe_port *p = agrees(s, a, &idx);
-    /* still to be computed, in the batch being recorded, element-wise, with no
-     * consumer: nothing else will ever read its buffer */
-    if (!p || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch || p->refs_int > 1 || p->maps || p->buf ||
-        pe_op_table[p->op].kind != PE_KIND_MAP || (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype) != dst_bytes)
-        return;
-    pe_port_lend_buffer(p, dst);
-    pe_rt.stats.reads_in_place++;
+    return facts && (facts->release & 1u) && agrees(s, a, &idx);
 }
 
 /* Whether request q of fn begins a closed loop's body (the first request of

@@ -28,11 +28,9 @@ void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *i
  * that value, for specialisation into kernels. */
 struct pe_port;
 void pe_ir_mark_literals(const pe_site *s, const char *api, struct pe_port *const *in, int n);
-/* Before pe_read(a, dst) at site s: where the static IR says the read is
- * the value's last use and a is an element-wise result not computed yet,
- * with no consumer and no other reference, dst becomes its result buffer:
- * the kernel writes straight into the caller's memory, no copy. */
-void pe_ir_lend_read_buffer(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
+/* Whether the static IR says pe_read(a, ...) at site s is the value's last
+ * use, and the handle agrees (live, one reference, made in s's file). */
+bool pe_ir_read_is_last_use(const pe_site *s, pe_array a);
 /* Before an operation request at site s: where the static IR says the
  * request begins a closed loop's iteration, or is the first after the loop,
  * and the queue is half way to its limit, the work recorded so far becomes a

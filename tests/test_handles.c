@@ -1,7 +1,8 @@
 /* test_handles.c — lifetime: retain/release, scopes and keep, adopted buffers
  * (freed once, after their consumers), pe_map views outliving a release,
- * stale handles after slot reuse, shutdown with live arrays and init again.
- * Both executors. */
+ * stale handles after slot reuse, shutdown with live arrays and init again,
+ * pe_read_release (computed into the caller's buffer, or copied when other
+ * references remain).  Both executors. */
 #include "test_util.h"
 
 static int64_t live(void)
@@ -112,6 +113,68 @@ static void test_map_outlives_release(void **state)
     assert_true(c[3] == 2.5);
 }
 
+static uint64_t reads_in_place(void)
+{
+    pe_stats st;
+    pe_get_stats(&st);
+    return st.reads_in_place;
+}
+
+static void test_read_release(void **state)
+{
+    (void)state;
+    enum { N = 100003 };
+    static float x[N], out[N], again[N];
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 1000) * 0.25f - 100.0f;
+    pe_array a = pe_f32_1d(x, N);
+    int64_t before = live();
+
+    /* the read is the last use: computed straight into out */
+    uint64_t in_place = reads_in_place();
+    pe_array t = pe_mul(a, 2.0f);
+    pe_array y = pe_add(t, 1.0f);
+    pe_release(t);
+    assert_int_equal(pe_read_release(y, out, sizeof out), PE_OK);
+    assert_int_equal(reads_in_place(), in_place + 1);
+    for (int i = 0; i < N; i++) assert_true(out[i] == x[i] * 2.0f + 1.0f);
+    assert_int_equal(live(), before);
+    int line = __LINE__ + 1;
+    pe_read(y, out, sizeof out); /* released by pe_read_release */
+    tu_expect_error(PE_E_HANDLE, line);
+
+    /* another reference remains: copied, the value stays for it */
+    pe_array z = pe_sub(a, 3.0f);
+    pe_array other = pe_retain(z);
+    in_place = reads_in_place();
+    assert_int_equal(pe_read_release(z, out, sizeof out), PE_OK);
+    assert_int_equal(reads_in_place(), in_place);
+    assert_int_equal(pe_read(other, again, sizeof again), PE_OK);
+    for (int i = 0; i < N; i++) assert_true(out[i] == x[i] - 3.0f && again[i] == out[i]);
+    pe_release(other);
+
+    /* a computed value (not pending any more) and a small one: copied */
+    pe_array w = pe_neg(a);
+    pe_sync();
+    assert_int_equal(pe_read_release(w, out, sizeof out), PE_OK);
+    for (int i = 0; i < N; i++) assert_true(out[i] == -x[i]);
+    float small[5];
+    pe_array five = pe_f32_1d(x, 5);
+    assert_int_equal(pe_read_release(pe_abs(five), small, sizeof small), PE_OK);
+    assert_true(small[0] == 100.0f && small[4] == 99.0f);
+    pe_release(five);
+
+    /* a wrong size is an error naming this line, and the handle is released all the same */
+    pe_array u = pe_add(a, a);
+    line = __LINE__ + 1;
+    assert_int_equal(pe_read_release(u, out, sizeof out - 4), PE_E_ARG);
+    tu_expect_error(PE_E_ARG, line);
+    line = __LINE__ + 1;
+    pe_read_release(u, out, sizeof out);
+    tu_expect_error(PE_E_HANDLE, line);
+    assert_int_equal(live(), before);
+    pe_release(a);
+}
+
 static void test_stale_handles(void **state)
 {
     (void)state;
@@ -154,6 +217,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_scopes_and_keep, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_adopt_frees_once_after_consumers, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_map_outlives_release, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_read_release, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_stale_handles, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_with_live_arrays_and_init_again, tu_setup, tu_teardown),
     };
