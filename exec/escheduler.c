@@ -1,14 +1,22 @@
 /* escheduler.c — the E-scheduler (patent: execution scheduler): its own
- * thread takes submitted batches in order and runs them on the executor; the
- * application thread goes on recording and waits only to read a value that is
- * not computed yet, or when MAX_OUTSTANDING batches are waiting already
- * (flow control by counters).
+ * thread runs submitted batches on the executor; the application thread goes
+ * on recording and waits only to read a value that is not computed yet, or
+ * when MAX_OUTSTANDING batches are waiting already (flow control by
+ * counters).
+ *
+ * Submitted batches wait in a pending table with the batches they depend on
+ * (those computing an input of one of their ports).  A batch is ready when
+ * none of those is still in the table; after every completion the table is
+ * looked at again.  The next batch to run is the oldest one an application
+ * thread is waiting for, or the oldest batch that one needs, else the
+ * oldest: a read does not wait behind earlier work it does not depend on.
+ * Values are immutable and buffers live by reference counts, so a batch
+ * needs no other order than its inputs'.
  *
  * Locking: port structures are guarded by the runtime lock; the E-scheduler
  * holds it while it plans, allocates and finishes a batch, and the CPU
  * executor lets go of it while kernels run (kernels touch only buffers that
- * the batch's references keep alive).  Batches run one after the other, so a
- * batch's inputs from earlier batches are complete when it starts. */
+ * the batch's references keep alive).  One batch runs at a time. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -24,17 +32,73 @@ typedef struct job {
     size_t n;
     pe_trace_key key;
     uint32_t epoch;
+    uint32_t deps[MAX_OUTSTANDING + 1]; /* epochs of earlier batches computing its inputs */
+    int n_deps;
+    bool wanted; /* an application thread waits for one of its ports */
     struct job *next;
 } job;
 
 static struct {
     pthread_t thread;
     pthread_cond_t work, done;
-    job *head, *tail;
-    int outstanding; /* submitted and not finished */
+    job *head, *tail; /* the pending table, oldest first */
+    int outstanding;  /* submitted and not finished */
     bool stop, running;
     bool inline_running; /* a batch runs on an application thread: the E-scheduler waits */
+    bool hold;           /* tests: run only batches an application thread waits for */
 } es = {.work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+/* The batches in the table that j's ports take inputs from (their ports
+ * are pending in an earlier batch).  A port's batch stays in the table
+ * until it has run, and at most MAX_OUTSTANDING are there. */
+static void find_deps(job *j)
+{
+    j->n_deps = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        if (j->entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        const pe_port *p = pe_port_at(j->entries[i].port);
+        for (int k = 0; k < p->n_in; k++) {
+            const pe_port *q = pe_port_at(p->in[k]);
+            if (q->state != PE_PORT_PENDING || q->batch == j->epoch) continue;
+            bool known = false;
+            for (int d = 0; d < j->n_deps && !known; d++) known = j->deps[d] == q->batch;
+            if (!known && j->n_deps < MAX_OUTSTANDING + 1) j->deps[j->n_deps++] = q->batch;
+        }
+    }
+}
+
+static job *job_of_epoch(uint32_t epoch)
+{
+    for (job *j = es.head; j; j = j->next)
+        if (j->epoch == epoch) return j;
+    return NULL;
+}
+
+/* The batch to run next, or NULL (nothing, or holding with nothing wanted).
+ * Nothing runs while this chooses, so the oldest batch is always ready:
+ * its dependencies are older still, and have run. */
+static job *pick(void)
+{
+    job *wanted = NULL;
+    for (job *j = es.head; j && !wanted; j = j->next)
+        if (j->wanted) wanted = j;
+    if (!wanted) return es.hold ? NULL : es.head;
+    /* the oldest batch the wanted one needs, directly or through others */
+    for (;;) {
+        job *dep = NULL;
+        for (int d = 0; d < wanted->n_deps && !dep; d++) dep = job_of_epoch(wanted->deps[d]);
+        if (!dep) return wanted;
+        wanted = dep;
+    }
+}
+
+static void unlink_job(job *j)
+{
+    job **at = &es.head, *prev = NULL;
+    while (*at != j) prev = *at, at = &(*at)->next;
+    *at = j->next;
+    if (es.tail == j) es.tail = prev;
+}
 
 static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t epoch)
 {
@@ -58,12 +122,14 @@ static void *esched_main(void *arg)
     pe_prof_name_thread("E-scheduler");
     PE_API_GUARD;
     for (;;) {
-        while ((!es.head || es.inline_running) && !es.stop) pe_api_wait(&es.work);
+        job *j;
+        while ((!(j = pick()) || es.inline_running) && !(es.stop && !es.inline_running))
+            pe_api_wait(&es.work);
         if (es.inline_running) continue;
-        if (!es.head) break; /* stop, and nothing left */
-        job *j = es.head;
-        es.head = j->next;
-        if (!es.head) es.tail = NULL;
+        if (!j) j = es.head; /* stopping: what is left runs, held or not */
+        if (!j) break;       /* stop, and nothing left */
+        if (j != es.head) pe_rt.stats.batches_run_ahead++;
+        unlink_job(j);
         run_job(j);
         es.outstanding--;
         pthread_cond_broadcast(&es.done);
@@ -74,6 +140,7 @@ static void *esched_main(void *arg)
 bool pe_esched_start(void)
 {
     es.stop = false;
+    es.hold = false;
     es.head = es.tail = NULL;
     es.outstanding = 0;
     es.running = pthread_create(&es.thread, NULL, esched_main, NULL) == 0;
@@ -99,7 +166,8 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
         pe_esched_run_here(entries, n, key, epoch);
         return;
     }
-    *j = (job){entries, n, key, epoch, NULL};
+    *j = (job){.entries = entries, .n = n, .key = key, .epoch = epoch};
+    find_deps(j);
     /* flow control holds the application back (timed for the profile) */
     uint64_t t0 = pe_prof_on && es.outstanding >= MAX_OUTSTANDING ? pe_prof_now() : 0;
     while (es.outstanding >= MAX_OUTSTANDING) pe_esched_wait();
@@ -125,6 +193,29 @@ void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t 
     if (es.head) pthread_cond_signal(&es.work); /* batches submitted meanwhile */
 }
 
-void pe_esched_wait(void) { pe_api_wait(&es.done); }
+void pe_esched_wait(void)
+{
+    if (es.hold && es.head) { /* held: a waiting thread lets at least the oldest batch go */
+        bool any = false;
+        for (job *j = es.head; j && !any; j = j->next) any = j->wanted;
+        if (!any) es.head->wanted = true, pthread_cond_signal(&es.work);
+    }
+    pe_api_wait(&es.done);
+}
+
+void pe_esched_want(uint32_t epoch)
+{
+    job *j = job_of_epoch(epoch);
+    if (!j || j->wanted) return;
+    j->wanted = true;
+    pthread_cond_signal(&es.work);
+}
+
+void pe_esched_hold(bool hold)
+{
+    PE_API_GUARD; /* called by tests from outside the API */
+    es.hold = hold;
+    pthread_cond_signal(&es.work);
+}
 
 int pe_esched_outstanding(void) { return es.outstanding; }

@@ -17,6 +17,12 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
 void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch);
 /* Waits until a batch finished (runtime lock held, released while waiting). */
 void pe_esched_wait(void);
+/* An application thread waits for a port of batch `epoch`: it runs next, or
+ * after the batches it depends on, ahead of older independent ones. */
+void pe_esched_want(uint32_t epoch);
+/* For tests: while held, only batches someone waits for (and what they
+ * depend on) run, so that running ahead can be observed. */
+void pe_esched_hold(bool hold);
 int pe_esched_outstanding(void);
 
 #endif

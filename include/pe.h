@@ -144,6 +144,7 @@ typedef struct {
     uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
     uint64_t compile_failures;   /* kernels the compiler rejected (the interpreter computed them) */
     uint64_t reads_in_place;     /* read results computed straight into the caller's buffer (pecc, pe_read_release) */
+    uint64_t batches_run_ahead;  /* batches the E-scheduler ran before an older one they did not depend on */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -62,6 +62,7 @@ void pe_queue_flush(void) { take_batch(false); }
 void pe_queue_wait_port(pe_port *p)
 {
     if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) take_batch(true);
+    if (p->state == PE_PORT_PENDING) pe_esched_want(p->batch);
     while (p->state == PE_PORT_PENDING) pe_esched_wait();
 }
 

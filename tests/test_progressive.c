@@ -2,8 +2,11 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync, the end of the
  * outermost block, or the queue limit); queries never compute; constant
  * folding and strength reduction at record time; dead values are never
- * computed; a Black-Scholes chain equals plain C.  Both executors. */
+ * computed; a Black-Scholes chain equals plain C; a read runs ahead of
+ * earlier work it does not depend on, and after the work it does.  Both
+ * executors. */
 #include "test_util.h"
+#include "exec/escheduler.h"
 
 static pe_stats stats(void)
 {
@@ -157,6 +160,38 @@ static void test_black_scholes_chain(void **state)
     tu_expect_no_error();
 }
 
+static void test_reads_run_ahead_of_independent_work(void **state)
+{
+    (void)state;
+    enum { N = 1 << 18 };
+    static float x[N], v[N];
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 977) * 0.01f - 3.0f;
+    pe_array a = pe_f32_1d(x, N);
+    pe_esched_hold(true); /* only batches someone waits for run */
+    pe_stats s0 = stats();
+    pe_array t = pe_mul(a, 3.0f);
+    pe_array slow = pe_mul(pe_add(t, 1.0f), a); /* batch A: submitted, held */
+    pe_release(t);
+    pe_flush();
+    pe_array quick = pe_add(a, 1.0f); /* batch B: independent of A */
+    assert_int_equal(pe_read(quick, v, sizeof v), PE_OK);
+    pe_stats s1 = stats();
+    assert_int_equal(s1.batches_run_ahead, s0.batches_run_ahead + 1);
+    assert_int_equal(s1.ops_executed, s0.ops_executed + 1); /* only B's add: A still waits */
+    for (int i = 0; i < N; i++) assert_true(v[i] == x[i] + 1.0f);
+    /* batch D needs A: reading D runs A first, then D */
+    pe_array d = pe_sub(slow, 2.0f);
+    pe_flush();
+    assert_int_equal(pe_read(d, v, sizeof v), PE_OK);
+    for (int i = 0; i < N; i++) {
+        float want = ((x[i] * 3.0f + 1.0f) * x[i]) - 2.0f;
+        assert_true(tu_ulps_f32(v[i], want) <= 1);
+    }
+    assert_int_equal(stats().batches_run_ahead, s1.batches_run_ahead);
+    pe_esched_hold(false);
+    pe_release(quick), pe_release(slow), pe_release(d), pe_release(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +200,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_constant_folding_and_strength_reduction, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_dead_values_are_not_computed, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_black_scholes_chain, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_reads_run_ahead_of_independent_work, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
