@@ -13,6 +13,7 @@
 #include "executor.h"
 #include "memory.h"
 #include "threadpool.h"
+#include "../irformat/fnv.h"
 #include "../jit/diskcache.h"
 #include "../jit/progcache.h"
 #include "../jit/proggen.h"
@@ -78,8 +79,7 @@ bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries
     /* kernels compiled with a developer's extra option are other kernels */
     char tag[32];
     const char *extra = getenv("PE_JIT_OPTION");
-    uint32_t h = 2166136261u;
-    for (const char *c = extra; c && *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    uint32_t h = (uint32_t)pe_fnv_string(PE_FNV_OFFSET, extra ? extra : "");
     snprintf(tag, sizeof tag, extra && *extra ? "%s+%08x" : "%s", isa, h);
     pe_diskcache_open(cache_dir, tag);
     pe_trace_persist_load(); /* what earlier runs of this program remembered */

@@ -23,6 +23,7 @@
 #include "cpu_gccjit.h"
 #include "cpu_prims.h"
 #include "gccjit_build.h"
+#include "../irformat/fnv.h"
 
 /* Accumulators of a reduction kernel (consecutive elements, one per lane). */
 #define REDUCE_LANES 8
@@ -781,9 +782,7 @@ uint32_t pe_gccjit_build_stamp(void)
     /* the hash of the code generator's sources (CMake), so that no kernel
      * compiled by another version of them is ever loaded from disk */
     const char *stamp = PE_CODEGEN_HASH " " PE_VERSION_STRING;
-    uint32_t h = 2166136261u;
-    for (const char *c = stamp; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
-    return h;
+    return (uint32_t)pe_fnv_string(PE_FNV_OFFSET, stamp);
 }
 
 void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n)

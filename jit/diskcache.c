@@ -20,6 +20,7 @@
 
 #include "diskcache.h"
 #include "runtime.h"
+#include "../irformat/fnv.h"
 
 #define TRAILER_MAGIC "PEKCACHE"
 #define DEFAULT_CAP (512ll << 20)
@@ -40,12 +41,7 @@ static struct {
 
 bool pe_diskcache_enabled(void) { return cache.enabled; }
 
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
+static uint64_t fnv1a(const unsigned char *p, size_t n) { return pe_fnv_bytes(PE_FNV_OFFSET, p, n); }
 
 static bool make_dirs(const char *path)
 {

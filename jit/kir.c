@@ -3,22 +3,19 @@
 #include <string.h>
 
 #include "kir.h"
+#include "../irformat/fnv.h"
 
 /* Canonical bytes: the fields that define the computation, in a fixed order,
  * with no padding.  Scalar values are not part of a kernel; literals are. */
 typedef struct {
     uint64_t h;
 } fnv;
-static void fnv_bytes(fnv *f, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) f->h = (f->h ^ b[i]) * 0x100000001b3ull;
-}
+static void fnv_bytes(fnv *f, const void *p, size_t n) { f->h = pe_fnv_bytes(f->h, p, n); }
 static void fnv_u64(fnv *f, uint64_t v) { fnv_bytes(f, &v, sizeof v); }
 
 uint64_t kir_hash(const kir_kernel *k)
 {
-    fnv f = {0xcbf29ce484222325ull};
+    fnv f = {PE_FNV_OFFSET};
     fnv_u64(&f, (uint64_t)k->rank);
     for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)k->shape[d]);
     fnv_u64(&f, (uint64_t)k->n_params);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "../irformat/fnv.h"
 
 typedef struct address_site {
     void *addr;
@@ -52,10 +53,9 @@ pe_site_record *pe_site_record_of(const pe_site *s)
     if (r) return r;
     if (!(r = calloc(1, sizeof *r))) return NULL;
     /* FNV-1a over file, line and function: stable across runs (addresses are not) */
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = s->file ? s->file : "?"; *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
-    h = (h ^ (uint64_t)(uint32_t)s->line) * 1099511628211ull;
-    for (const char *c = s->func ? s->func : "?"; *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    uint64_t h = pe_fnv_string(PE_FNV_OFFSET, s->file ? s->file : "?");
+    h = pe_fnv_mix(h, (uint32_t)s->line);
+    h = pe_fnv_string(h, s->func ? s->func : "?");
     r->stable_id = h ? h : 1;
     ((pe_site *)s)->rt = r; /* the runtime's field of the application's site object */
     return r;

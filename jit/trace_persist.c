@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../irformat/fnv.h"
 #include "cpu_gccjit.h"
 #include "diskcache.h"
 #include "irload.h"
@@ -36,8 +37,8 @@ static bool file_path(char *out, size_t n)
     if (len <= 0) return false;
     exe[len] = 0;
     uint64_t h = pe_blob_checksum(exe, (size_t)len);
-    h = h * 1099511628211ull ^ pe_gccjit_build_stamp();
-    h = h * 1099511628211ull ^ pe_ir_fingerprint();
+    h = pe_fnv_mix(h, pe_gccjit_build_stamp());
+    h = pe_fnv_mix(h, pe_ir_fingerprint());
     char name[64];
     snprintf(name, sizeof name, "traces-%016llx.petc", (unsigned long long)h);
     return pe_diskcache_path(name, out, n);
