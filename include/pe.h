@@ -144,6 +144,8 @@ typedef struct {
     uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
     uint64_t compile_failures;   /* kernels the compiler rejected (the interpreter computed them) */
     uint64_t reads_in_place;     /* pe_read results computed straight into the caller's buffer (pecc) */
+    uint64_t aot_kernels_compiled; /* kernels compiled ahead, on the background thread, from pecc's static IR (PE_AOT) */
+    uint64_t aot_kernels_used;     /* of those, kernels a batch took from the program cache */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 
