@@ -13,7 +13,9 @@
  *   a nested request's result and a variable's last use get RELEASE entries
  *     where irload.c's automatic releases would put them (the same
  *     line-wide agreement), and pe_release does what it says;
- *   a read, pe_flush, pe_sync or the end of a pe_block ends the batch.
+ *   a read, pe_flush, pe_sync or the end of a pe_block ends the batch;
+ *   nested requests in several operands are made in the order the compiler
+ *   that built PE evaluates arguments (gcc: right to left).
  * The program generator then makes the same fusion and scalar-replacement
  * decisions as for the real batch, so the kernel IR is the one the real run
  * will ask for, if the guess was right; a wrong guess only makes kernels
@@ -498,24 +500,31 @@ static void right_to_left(const pe_ir_function *fn, uint32_t q, uint32_t *order,
     order[(*n)++] = q;
 }
 
+/* Which way this library's compiler evaluates a call's arguments: the
+ * application is most likely built by the same one.  (noinline and a
+ * volatile counter: the calls happen, in the compiler's own order.) */
+static volatile int probe_count;
+__attribute__((noinline)) static int probe_mark(void) { return ++probe_count; }
+__attribute__((noinline)) static bool later_first(int first_arg, int second_arg) { return first_arg > second_arg; }
+static bool arguments_right_to_left(void)
+{
+    probe_count = 0;
+    return later_first(probe_mark(), probe_mark());
+}
+
 /* The order in which the compiled program makes the region's requests.  C
  * leaves the order of a call's arguments open: the IR lists them left to
  * right (clang's order); gcc evaluates them right to left, so nested
  * requests in two operands reach the queue the other way round, and the
- * kernel IR follows the queue.  Each region is speculated in both orders
- * where they differ. */
-static size_t region_order(const pe_ir_function *fn, int64_t region, bool reversed, uint32_t *order, bool *differs)
+ * kernel IR follows the queue.  Compiling both orders would double the
+ * compile (a Black-Scholes kernel alone takes ~250 ms): the order of the
+ * compiler that built PE is taken. */
+static size_t region_order(const pe_ir_function *fn, int64_t region, bool reversed, uint32_t *order)
 {
     size_t n = 0;
-    *differs = false;
     if (!reversed) {
-        for (uint32_t q = 0; q < fn->n_requests; q++) {
-            if (owning_loop(fn, fn->requests[q].region) != region) continue;
-            order[n++] = q;
-            uint32_t nested = 0;
-            for (uint32_t a = 0; a < fn->requests[q].n_args; a++) nested += is_nested(&fn->requests[q], a, fn->n_requests);
-            if (nested > 1) *differs = true;
-        }
+        for (uint32_t q = 0; q < fn->n_requests; q++)
+            if (owning_loop(fn, fn->requests[q].region) == region) order[n++] = q;
         return n;
     }
     /* operands of a later request are not outermost */
@@ -530,12 +539,11 @@ static size_t region_order(const pe_ir_function *fn, int64_t region, bool revers
     return n;
 }
 
-static bool speculate_region(spec *sp, int64_t region, bool reversed)
+static void speculate_region(spec *sp, int64_t region, bool reversed)
 {
     const pe_ir_function *fn = sp->fn;
-    bool differs;
-    size_t n_order = region_order(fn, region, reversed, sp->order, &differs);
-    if (n_order == 0) return false;
+    size_t n_order = region_order(fn, region, reversed, sp->order);
+    if (n_order == 0) return;
     sp->first_request = sp->order[0];
     for (size_t i = 0; i < n_order; i++)
         if (sp->order[i] < sp->first_request) sp->first_request = sp->order[i];
@@ -559,7 +567,6 @@ static bool speculate_region(spec *sp, int64_t region, bool reversed)
     }
     end_batch(sp);
     teardown(sp, first_fresh);
-    return differs;
 }
 
 void pe_aot_speculate_unit(const pe_ir_unit *u, pe_aot_kernel_sink sink, void *ctx)
@@ -570,13 +577,12 @@ void pe_aot_speculate_unit(const pe_ir_unit *u, pe_aot_kernel_sink sink, void *c
         spec sp = {.fn = fn, .sink = sink, .ctx = ctx};
         sp.result_of = malloc(sizeof *sp.result_of * fn->n_requests);
         sp.order = malloc(sizeof *sp.order * fn->n_requests);
+        bool reversed = arguments_right_to_left();
         if (sp.result_of && sp.order) {
             /* loop bodies first (their kernels run most often), then the body */
             for (uint32_t r = 1; r < fn->n_regions; r++)
-                if (fn->regions[r].kind == PE_REGION_LOOP && fn->regions[r].closed && speculate_region(&sp, r, false))
-                    speculate_region(&sp, r, true);
-            if (fn->n_regions > 0 && fn->regions[0].closed && speculate_region(&sp, 0, false))
-                speculate_region(&sp, 0, true);
+                if (fn->regions[r].kind == PE_REGION_LOOP && fn->regions[r].closed) speculate_region(&sp, r, reversed);
+            if (fn->n_regions > 0 && fn->regions[0].closed) speculate_region(&sp, 0, reversed);
         }
         free(sp.result_of), free(sp.order), free(sp.ports), free(sp.entries), free(sp.vars);
     }
