@@ -27,8 +27,9 @@ for dtype in f32 f64; do
   diff "$work/$dtype.aot.out" "$work/$dtype.plain.out" || fail "$dtype: values differ with pecc and without"
   [ "$(stat aot_kernels_compiled "$work/$dtype.noaot.err")" -eq 0 ] || fail "$dtype: PE_AOT=0 compiled ahead"
   [ "$(stat aot_kernels_compiled "$work/$dtype.plain.err")" -eq 0 ] || fail "$dtype: a plain build compiled ahead"
-  [ "$(stat aot_kernels_compiled "$work/$dtype.aot.err")" -ge 1 ] || fail "$dtype: nothing compiled ahead"
 done
+# (with f64 data nothing waits for the guessed kernel: pe_shutdown may stop its compile before it starts)
+[ "$(stat aot_kernels_compiled "$work/f32.aot.err")" -ge 1 ] || fail "f32: nothing compiled ahead"
 [ "$(stat first_batch_kernels_compiled "$work/f32.aot.err")" -eq 0 ] ||
   fail "f32: the first batch compiled $(stat first_batch_kernels_compiled "$work/f32.aot.err") kernels itself"
 [ "$(stat first_batch_aot_used "$work/f32.aot.err")" -ge 1 ] || fail "f32: the first batch used no kernel compiled ahead"
