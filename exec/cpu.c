@@ -14,6 +14,7 @@
 #include "memory.h"
 #include "threadpool.h"
 #include "../irformat/fnv.h"
+#include "../jit/aot.h"
 #include "../jit/diskcache.h"
 #include "../jit/progcache.h"
 #include "../jit/proggen.h"
@@ -21,6 +22,7 @@
 #include "../profiler/collect.h"
 
 static bool jit_disabled; /* the toolchain is unusable: everything runs on the interpreter */
+bool pe_cpu_jit_usable(void) { return !jit_disabled; }
 /* Kernels the compiler rejected in this run (by kernel-IR hash): they go
  * to the interpreter at once, without another compile and warning per batch. */
 static uint64_t *rejected;
@@ -46,6 +48,7 @@ static void remember_rejected(const kir_kernel *k)
     rejected[n_rejected++] = kir_hash(k);
 }
 static char isa[32];
+const char *pe_cpu_isa(void) { return isa; }
 
 /* libgccjit runs the assembler and linker as programs and writes temporary
  * files: without them every compilation would fail. */
@@ -108,6 +111,7 @@ static pe_kernel_fn cached_kernel(const kir_kernel *k, uint8_t *served)
         pe_rt.stats.program_cache_hits++;
         if (pe_prof_on) pe_prof_add(PE_PC_program_memory_hits, 1);
         *served = PE_SERVED_memory;
+        pe_aot_note_served(k);
         return fn;
     }
     pe_gccjit_unit *unit = NULL;
@@ -164,6 +168,8 @@ static void prepare_kernels(pe_program_seq *seq)
         if (p->kind != PE_PROG_KERNEL || p->code) continue;
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         p->code = (void *)cached_kernel(p->kir, &p->served);
+        /* compiled ahead (aot.c) or being compiled ahead: wait for it, not a second compile */
+        if (!p->code && pe_aot_await(p->kir)) p->code = (void *)cached_kernel(p->kir, &p->served);
         p->compile_ns = pe_prof_on ? pe_prof_now() - t0 : 0;
         if (p->code || was_rejected(p->kir)) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */

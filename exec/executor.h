@@ -28,6 +28,10 @@ void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
 /* The CPU executor's life: thread pool up, program cache down. */
 bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries);
 void pe_cpu_executor_stop(void);
+/* The CPU JIT's target ISA ("x86-64-v3") and whether it compiles at all
+ * (an assembler and a writable TMPDIR): for the compile ahead (aot.c). */
+const char *pe_cpu_isa(void);
+bool pe_cpu_jit_usable(void);
 
 /* Combines a reduction kernel's per-chunk (high, low) partials in chunk
  * order (kir.h); the executors share it so they agree bit for bit. */

@@ -373,8 +373,11 @@ static void escape(walker *w, CXCursor ref)
     add_occurrence(w, variable_of(w, clang_getCursorReferenced(ref)), PE_OCC_ESCAPE, off, -1, -1);
 }
 
-/* What defines a variable: a PE request (walked, true), {0}, or else false. */
-static bool defining_value(walker *w, CXCursor value)
+/* What defines a variable: a PE request (walked, true), {0}, or else false.
+ * A request's `result` names the array variable it is assigned to (var: the
+ * variable's cursor, or a null cursor when it is not an array variable), so
+ * the runtime can follow values through a region (jit/aot.c). */
+static bool defining_value(walker *w, CXCursor value, CXCursor var)
 {
     CXCursor e = strip(value);
     enum CXCursorKind k = clang_getCursorKind(e);
@@ -383,7 +386,16 @@ static bool defining_value(walker *w, CXCursor value)
         bool pe = is_request_name(name);
         free(name);
         if (pe) {
-            request(w, e);
+            int index = request(w, e);
+            if (index >= 0 && !clang_Cursor_isNull(var)) {
+                char *spelling = str_of(clang_getCursorSpelling(var));
+                if (spelling) {
+                    free(w->fn->requests[index].result);
+                    w->fn->requests[index].result = spelling;
+                } else {
+                    w->oom = true;
+                }
+            }
             return true;
         }
     }
@@ -425,7 +437,7 @@ static void walk(walker *w, CXCursor c)
         for (int i = 0; i < kids.n && i < 3; i++) /* the initialiser is the expression child */
             if (clang_isExpression(clang_getCursorKind(kids.items[i]))) init = kids.items[i];
         if (clang_Cursor_isNull(init)) return;
-        bool ok = defining_value(w, init);
+        bool ok = defining_value(w, init, var >= 0 ? c : clang_getNullCursor());
         unsigned l, col;
         if (var >= 0 && where(w, c, &l, &col, &(unsigned){0})) {
             if (!ok) w->facts->vars[var].killable = false;
@@ -441,7 +453,7 @@ static void walk(walker *w, CXCursor c)
         bool logical = strcmp(op, "&&") == 0 || strcmp(op, "||") == 0;
         if (strcmp(op, "=") == 0 && clang_getCursorKind(lhs) == CXCursor_DeclRefExpr) {
             int var = variable_of(w, clang_getCursorReferenced(lhs));
-            bool ok = defining_value(w, kids.items[1]);
+            bool ok = defining_value(w, kids.items[1], var >= 0 ? clang_getCursorReferenced(lhs) : clang_getNullCursor());
             if (var >= 0) {
                 if (!ok) w->facts->vars[var].killable = false;
                 add_occurrence(w, var, PE_OCC_DEF, extent_of(c).end, -1, -1);

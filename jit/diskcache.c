@@ -166,6 +166,14 @@ pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit)
     return fn;
 }
 
+bool pe_diskcache_has(const kir_kernel *k)
+{
+    if (!cache.enabled) return false;
+    char path[4200];
+    kernel_path(k, path, sizeof path);
+    return access(path, R_OK) == 0;
+}
+
 bool pe_diskcache_temp_path(char *out, size_t n)
 {
     if (!cache.enabled) return false;

@@ -19,6 +19,8 @@ bool pe_diskcache_path(const char *name, char *out, size_t n);
 /* The kernel from disk (*unit then owns the loaded object), or NULL.  A
  * corrupt or truncated file is removed with a warning. */
 pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit);
+/* Whether a file for kernel k is in the cache (not checked: a load does). */
+bool pe_diskcache_has(const kir_kernel *k);
 /* A fresh path in the cache directory for the compiler to write to. */
 bool pe_diskcache_temp_path(char *out, size_t n);
 /* Seals the shared object at `path` (written by the compiler, holding these

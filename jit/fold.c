@@ -18,23 +18,21 @@ static bool is_const_value(const pe_port *p, double v) { return is_const(p) && p
 
 static double operand_value(const pe_port *p, pe_dtype ctype) { return pe_ref_round_to(ctype, p->value); }
 
-static uint32_t fold_constants(const pe_site *s, pe_op op, pe_port *const *in, int n, pe_dtype dtype,
-                               pe_dtype ctype, int rank, const int64_t *shape)
+/* The folded value when every operand is a uniform constant. */
+static double folded_value(pe_op op, pe_port *const *in, int n, pe_dtype dtype, pe_dtype ctype, bool *weak)
 {
     double v[PE_PORT_MAX_INPUTS] = {0, 0, 0};
-    bool weak = true;
+    *weak = true;
     for (int i = 0; i < n; i++) {
         /* cond's condition and cast's operand keep their own type */
         bool own_type = (op == PE_OP_cond && i == 0) || op == PE_OP_cast;
         v[i] = own_type ? in[i]->value : operand_value(in[i], ctype);
-        weak = weak && in[i]->weak;
+        *weak = *weak && in[i]->weak;
     }
-    double r;
+    *weak = *weak && op != PE_OP_cast;
     if (ctype == PE_I32 && dtype == PE_I32 && pe_ref_is_integer_op(op))
-        r = pe_ref_map_i32(op, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2]);
-    else
-        r = pe_ref_map(op, v[0], v[1], v[2]);
-    return pe_make_constant(dtype, rank, shape, r, weak && op != PE_OP_cast, s);
+        return pe_ref_map_i32(op, (int32_t)v[0], (int32_t)v[1], (int32_t)v[2]);
+    return pe_ref_map(op, v[0], v[1], v[2]);
 }
 
 /* Can operand x stand for the result? */
@@ -46,41 +44,59 @@ static bool same_as(const pe_port *x, pe_dtype dtype, int rank, const int64_t *s
     return true;
 }
 
+pe_fold_plan pe_fold_decide(pe_op op, pe_port *const *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                            const int64_t *shape)
+{
+    pe_fold_plan none = {PE_FOLD_NONE, 0, false, 0, PE_OP_constant};
+    bool all_const = true;
+    for (int i = 0; i < n; i++) all_const = all_const && is_const(in[i]);
+    if (all_const) {
+        pe_fold_plan c = {PE_FOLD_CONSTANT, 0, false, 0, PE_OP_constant};
+        c.value = folded_value(op, in, n, dtype, ctype, &c.weak);
+        return c;
+    }
+    if (n != 2) return none;
+    const pe_port *x = in[0], *k = in[1];
+    pe_fold_plan first = {PE_FOLD_OPERAND, 0, false, 0, PE_OP_constant}, second = first;
+    second.operand = 1;
+    switch (op) {
+    case PE_OP_pow:
+        if (!same_as(x, dtype, rank, shape) || !is_const(k)) return none;
+        if (k->value == 1.0) return first;
+        if (k->value == 2.0) return (pe_fold_plan){PE_FOLD_REWRITE, 0, false, 0, PE_OP_mul};  /* x*x */
+        if (k->value == 0.5) return (pe_fold_plan){PE_FOLD_REWRITE, 0, false, 0, PE_OP_sqrt}; /* sqrt(x) */
+        return none;
+    case PE_OP_mul:
+        if (is_const_value(k, 1.0) && same_as(x, dtype, rank, shape)) return first;
+        if (is_const_value(x, 1.0) && same_as(k, dtype, rank, shape)) return second;
+        return none;
+    case PE_OP_add:
+        if (is_const_value(k, 0.0) && same_as(x, dtype, rank, shape)) return first;
+        if (is_const_value(x, 0.0) && same_as(k, dtype, rank, shape)) return second;
+        return none;
+    case PE_OP_sub:
+        if (is_const_value(k, 0.0) && same_as(x, dtype, rank, shape)) return first;
+        return none;
+    case PE_OP_div:
+        if (is_const_value(k, 1.0) && same_as(x, dtype, rank, shape)) return first;
+        return none;
+    default:
+        return none;
+    }
+}
+
 uint32_t pe_fold_map(const pe_site *s, pe_op op, pe_port *const *in, const uint32_t *in_idx, int n,
                      pe_dtype dtype, pe_dtype ctype, int rank, const int64_t *shape)
 {
-    bool all_const = true;
-    for (int i = 0; i < n; i++) all_const = all_const && is_const(in[i]);
-    if (all_const) return fold_constants(s, op, in, n, dtype, ctype, rank, shape);
-    if (n != 2) return NO_SLOT;
-
-    pe_port *x = in[0], *k = in[1];
-    uint32_t xi = in_idx[0];
-    switch (op) {
-    case PE_OP_pow:
-        if (!same_as(x, dtype, rank, shape) || !is_const(k)) return NO_SLOT;
-        if (k->value == 1.0) return xi;
-        if (k->value == 2.0) {
-            uint32_t square[2] = {xi, xi};
-            return pe_enqueue_op(s, PE_OP_mul, square, 2, dtype, ctype, rank, shape, NULL, 0);
-        }
-        if (k->value == 0.5) return pe_enqueue_op(s, PE_OP_sqrt, &xi, 1, dtype, ctype, rank, shape, NULL, 0);
-        return NO_SLOT;
-    case PE_OP_mul:
-        if (is_const_value(k, 1.0) && same_as(x, dtype, rank, shape)) return xi;
-        if (is_const_value(x, 1.0) && same_as(k, dtype, rank, shape)) return in_idx[1];
-        return NO_SLOT;
-    case PE_OP_add:
-        if (is_const_value(k, 0.0) && same_as(x, dtype, rank, shape)) return xi;
-        if (is_const_value(x, 0.0) && same_as(k, dtype, rank, shape)) return in_idx[1];
-        return NO_SLOT;
-    case PE_OP_sub:
-        if (is_const_value(k, 0.0) && same_as(x, dtype, rank, shape)) return xi;
-        return NO_SLOT;
-    case PE_OP_div:
-        if (is_const_value(k, 1.0) && same_as(x, dtype, rank, shape)) return xi;
-        return NO_SLOT;
-    default:
-        return NO_SLOT;
+    pe_fold_plan plan = pe_fold_decide(op, in, n, dtype, ctype, rank, shape);
+    switch (plan.kind) {
+    case PE_FOLD_CONSTANT: return pe_make_constant(dtype, rank, shape, plan.value, plan.weak, s);
+    case PE_FOLD_OPERAND: return in_idx[plan.operand];
+    case PE_FOLD_REWRITE: {
+        uint32_t x[2] = {in_idx[0], in_idx[0]}; /* pow(x, 2) -> x*x, pow(x, 0.5) -> sqrt(x) */
+        return pe_enqueue_op(s, plan.op, x, plan.op == PE_OP_mul ? 2 : 1, dtype, ctype, rank, shape, NULL, 0);
     }
+    case PE_FOLD_NONE: break;
+    }
+    return NO_SLOT;
 }

@@ -182,6 +182,23 @@ void pe_port_maybe_free(uint32_t idx)
     if (p->state != PE_PORT_FREE && p->refs_app == 0 && p->refs_int == 0 && p->maps == 0) free_port(idx);
 }
 
+void pe_ports_forget_since(uint32_t first)
+{
+    for (uint32_t i = first; i < pe_rt.n_slots; i++) {
+        pe_port *p = pe_port_at(i);
+        if (p->state == PE_PORT_FREE) continue;
+        if (p->buf) pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size(p->dtype));
+        free(p->err_msg);
+        uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
+        memset(p, 0, sizeof *p);
+        p->gen = gen;
+        p->state = PE_PORT_FREE;
+        p->next_free = NO_SLOT;
+        pe_rt.stats.live_arrays--;
+    }
+    pe_rt.n_slots = first;
+}
+
 /* At shutdown every port dies, referenced or not. */
 void pe_ports_free_all(void)
 {

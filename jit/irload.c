@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot.h"
 #include "irload.h"
 #include "runtime.h"
 #include "../exec/refmath.h"
@@ -40,6 +41,8 @@ void pe__register_ir(const void *blob, unsigned long len)
         pe_ir_free(&u);
     }
     pthread_mutex_unlock(&lock);
+    /* a shared library loaded after pe_init: its regions are compiled ahead too */
+    if (grown) pe_aot_units_added();
 }
 
 uint64_t pe_ir_fingerprint(void)
@@ -48,6 +51,15 @@ uint64_t pe_ir_fingerprint(void)
     uint64_t f = fingerprint;
     pthread_mutex_unlock(&lock);
     return f;
+}
+
+bool pe_ir_unit_at(int i, pe_ir_unit *out)
+{
+    pthread_mutex_lock(&lock);
+    bool found = i >= 0 && i < n_units;
+    if (found) *out = units[i];
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 int pe_ir_unit_count(void)

@@ -8,12 +8,16 @@
 
 #include "pe.h"
 #include "../irformat/ops.h"
+#include "../irformat/static_ir.h"
 
 /* The column of the request at site s, when the static IR knows the line and
  * every request on it shares one column; 0 otherwise. */
 int pe_ir_column_of(const pe_site *s);
 /* Units registered so far (malformed ones are refused with a warning). */
 int pe_ir_unit_count(void);
+/* A shallow copy of unit i (its arrays stay the loader's, kept for the
+ * process); false if there is no unit i. */
+bool pe_ir_unit_at(int i, pe_ir_unit *out);
 /* A hash of every unit registered (0 without any): what the program's
  * static IR is, for keys of caches that outlive the run. */
 uint64_t pe_ir_fingerprint(void);

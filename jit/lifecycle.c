@@ -12,6 +12,7 @@
 #include "../exec/device.h"
 #include "../exec/escheduler.h"
 #include "../exec/memory.h"
+#include "aot.h"
 #include "trace.h"
 #include "../exec/executor.h"
 #include "../profiler/collect.h"
@@ -172,6 +173,7 @@ int pe_init(const pe_config *cfg)
         return PE_E_NOMEM;
     }
     pe_rt.initialised = true;
+    pe_aot_start(); /* after the executor: it compiles for it */
     char device[sizeof cpu_info.name + sizeof cpu_info.arch + 64];
     snprintf(device, sizeof device, "%s executor on %s (%s)", pe_rt.executor->name, cpu_info.name, cpu_info.arch);
     pe_prof_start(device, pe_rt.threads);
@@ -187,6 +189,7 @@ void pe_shutdown(void)
     pe_queue_flush();
     pe_queue_wait_idle();
     pe_esched_stop();
+    pe_aot_stop();
     pe_prof_finish();
     if (pe_rt.stats.live_arrays > 0)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);

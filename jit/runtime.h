@@ -208,6 +208,11 @@ void pe_port_lend_buffer(pe_port *p, void *dst);
 void pe_port_maybe_free(uint32_t idx);
 void pe_port_drop_inputs(pe_port *p);
 void pe_ports_free_all(void);
+/* Frees the ports in slots [first, n_slots): fresh slots the caller took
+ * after noting n_slots, holding nothing anyone else references; the slots
+ * go back as if never handed out (the free list, and with it the reuse
+ * order behind release diagnostics, is untouched). */
+void pe_ports_forget_since(uint32_t first);
 bool pe_require_init(const pe_site *s, const char *api);
 
 /* ------------------------------------------------------------- record.c */
@@ -257,6 +262,21 @@ bool pe_normalise_axis(int *axis, int rank);
 
 /* ---------------------------------------------------------------- fold.c */
 
+/* What a MAP request over valid operands folds into: nothing (record the
+ * op), a uniform constant (value, weak), one of its operands, or another op
+ * over operand 0 (pow(x, 2) -> mul(x, x), pow(x, 0.5) -> sqrt(x)).  Decides
+ * only; the recorder (pe_fold_map) and the ahead-of-time speculation
+ * (aot.c) act on it, so both see the same requests. */
+typedef enum { PE_FOLD_NONE, PE_FOLD_CONSTANT, PE_FOLD_OPERAND, PE_FOLD_REWRITE } pe_fold_kind;
+typedef struct {
+    pe_fold_kind kind;
+    double value; /* CONSTANT */
+    bool weak;    /* CONSTANT */
+    int operand;  /* OPERAND */
+    pe_op op;     /* REWRITE */
+} pe_fold_plan;
+pe_fold_plan pe_fold_decide(pe_op op, pe_port *const *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                            const int64_t *shape);
 /* Constant folding and strength reduction of a MAP request whose operands are
  * valid.  Returns a port index to answer with (a new constant or an operand,
  * with a reference the caller publishes), or UINT32_MAX to record the op. */
