@@ -10,7 +10,8 @@
  *   6. compile: first-kernel latency and cache-hit latencies
  *
  * Every workload: WARMUP runs, then the median of RUNS runs, timed with
- * clock_gettime(CLOCK_MONOTONIC).  The PE time is what a user sees: recording
+ * clock_gettime(CLOCK_MONOTONIC); the C loop and PE's variants alternate,
+ * one run each per round.  The PE time is what a user sees: recording
  * the operations plus pe_read into a preallocated host buffer.  Each PE run
  * also marks the moment pe_map() has returned a zero-copy pointer to the
  * results, before the read: "PE compute" is the time of a user who reads the
@@ -186,19 +187,34 @@ typedef struct {
     double total, compute; /* medians: whole run; until pe_map returned (PE) */
 } timing;
 
-static timing measure(work_fn f, bench *w)
+static timing median_timing(double *t, double *c) { return (timing){median(t, RUNS), median(c, RUNS)}; }
+
+/* Times the implementations of one workload (the C loop first) in rounds,
+ * one run of each per round, so that a machine whose speed drifts (a
+ * shared VM) slows them alike and the ratios hold. */
+#define MAX_IMPLS 3
+static void measure(const work_fn *f, int n, bench *w, timing *out)
 {
-    double t[RUNS], c[RUNS];
-    for (int i = 0; i < WARMUP; i++) f(w);
-    for (int i = 0; i < RUNS; i++) {
-        w->t_sync = 0;
-        double t0 = now();
-        f(w);
-        double t1 = now();
-        t[i] = t1 - t0;
-        c[i] = (w->t_sync ? w->t_sync : t1) - t0;
-    }
-    return (timing){median(t, RUNS), median(c, RUNS)};
+    double t[MAX_IMPLS][RUNS], c[MAX_IMPLS][RUNS];
+    for (int i = 0; i < WARMUP; i++)
+        for (int k = 0; k < n; k++) f[k](w);
+    for (int i = 0; i < RUNS; i++)
+        for (int k = 0; k < n; k++) {
+            w->t_sync = 0;
+            double t0 = now();
+            f[k](w);
+            double t1 = now();
+            t[k][i] = t1 - t0;
+            c[k][i] = (w->t_sync ? w->t_sync : t1) - t0;
+        }
+    for (int k = 0; k < n; k++) out[k] = median_timing(t[k], c[k]);
+}
+
+/* Runs f once into a cleared out1 (its values then checked). */
+static void run_clean(work_fn f, bench *w)
+{
+    memset(w->out1, 0, (size_t)w->n * sizeof(float));
+    f(w);
 }
 
 /* One workload's rows: C loop, PE (record + pe_read), PE compute only. */
@@ -401,16 +417,17 @@ int main(int argc, char **argv)
     w.S = filled(w.n, 5, 30, 1), w.X = filled(w.n, 1, 100, 2), w.T = filled(w.n, 0.25f, 10, 3);
     w.out1 = buffer(w.n), w.out2 = buffer(w.n), w.ref1 = buffer(w.n), w.ref2 = buffer(w.n);
     w.pS = pe_f32_1d(w.S, w.n), w.pX = pe_f32_1d(w.X, w.n), w.pT = pe_f32_1d(w.T, w.n);
-    timing c_t = measure(c_bs, &w), pe_t = measure(pe_bs, &w);
+    timing tm[MAX_IMPLS];
+    measure((work_fn[]){c_bs, pe_bs, pe_bs_rr}, 3, &w, tm);
+    run_clean(pe_bs, &w);
     double d = fmax(rel_diff(w.out1, w.ref1, w.n), rel_diff(w.out2, w.ref2, w.n));
     snprintf(check, sizeof check, "max rel diff %.1e", d);
     snprintf(name, sizeof name, "Black-Scholes %gM", w.n / 1e6);
-    report(name, pe_t, c_t, 0, true, check);
-    memset(w.out1, 0, (size_t)w.n * sizeof(float));
-    pe_t = measure(pe_bs_rr, &w);
+    report(name, tm[1], tm[0], 0, true, check);
+    run_clean(pe_bs_rr, &w);
     d = fmax(rel_diff(w.out1, w.ref1, w.n), rel_diff(w.out2, w.ref2, w.n));
     snprintf(check, sizeof check, "max rel diff %.1e", d);
-    report_read_release(name, pe_t, c_t, 0, check);
+    report_read_release(name, tm[2], tm[0], 0, check);
     pe_release(w.pS), pe_release(w.pX), pe_release(w.pT);
     free(w.S), free(w.X), free(w.T), free(w.out1), free(w.out2), free(w.ref1), free(w.ref2);
 
@@ -420,22 +437,24 @@ int main(int argc, char **argv)
     w.out1 = buffer(w.n), w.ref1 = buffer(w.n);
     w.pb = pe_f32_1d(w.b, w.n), w.pc = pe_f32_1d(w.c, w.n);
     double bytes = 3.0 * sizeof(float) * (double)w.n; /* 2 loads + 1 store per element */
-    c_t = measure(c_triad_run, &w), pe_t = measure(pe_triad, &w);
+    measure((work_fn[]){c_triad_run, pe_triad, pe_triad_rr}, 3, &w, tm);
+    c_triad_run(&w);
+    run_clean(pe_triad, &w);
     snprintf(check, sizeof check, "max rel diff %.1e", rel_diff(w.out1, w.ref1, w.n));
     snprintf(name, sizeof name, "triad %gM", w.n / 1e6);
-    report(name, pe_t, c_t, bytes, true, check);
-    memset(w.out1, 0, (size_t)w.n * sizeof(float));
-    pe_t = measure(pe_triad_rr, &w);
+    report(name, tm[1], tm[0], bytes, true, check);
+    run_clean(pe_triad_rr, &w);
     snprintf(check, sizeof check, "max rel diff %.1e", rel_diff(w.out1, w.ref1, w.n));
-    report_read_release(name, pe_t, c_t, bytes, check);
-    c_t = measure(c_chain_run, &w), pe_t = measure(pe_chain16, &w);
+    report_read_release(name, tm[2], tm[0], bytes, check);
+    measure((work_fn[]){c_chain_run, pe_chain16, pe_chain16_rr}, 3, &w, tm);
+    c_chain_run(&w);
+    run_clean(pe_chain16, &w);
     snprintf(check, sizeof check, "max rel diff %.1e", rel_diff(w.out1, w.ref1, w.n));
     snprintf(name, sizeof name, "16-op chain %gM", w.n / 1e6);
-    report(name, pe_t, c_t, bytes, true, check);
-    memset(w.out1, 0, (size_t)w.n * sizeof(float));
-    pe_t = measure(pe_chain16_rr, &w);
+    report(name, tm[1], tm[0], bytes, true, check);
+    run_clean(pe_chain16_rr, &w);
     snprintf(check, sizeof check, "max rel diff %.1e", rel_diff(w.out1, w.ref1, w.n));
-    report_read_release(name, pe_t, c_t, bytes, check);
+    report_read_release(name, tm[2], tm[0], bytes, check);
     pe_release(w.pb), pe_release(w.pc);
     free(w.b), free(w.c), free(w.out1), free(w.ref1);
 
@@ -443,18 +462,20 @@ int main(int argc, char **argv)
     w.n = (int64_t)(64e6 * scale);
     w.b = filled(w.n, -1, 1, 6), w.c = filled(w.n, -1, 1, 7);
     w.pb = pe_f32_1d(w.b, w.n), w.pc = pe_f32_1d(w.c, w.n);
-    c_t = measure(c_sum_run, &w);
+    measure((work_fn[]){c_sum_run, pe_sum_run}, 2, &w, tm);
+    c_sum_run(&w);
     double c_val = w.result;
-    pe_t = measure(pe_sum_run, &w);
+    pe_sum_run(&w);
     snprintf(check, sizeof check, "PE %.6g C %.6g", w.result, c_val);
     snprintf(name, sizeof name, "sum %gM", w.n / 1e6);
-    report(name, pe_t, c_t, sizeof(float) * (double)w.n, false, check);
-    c_t = measure(c_dot_run, &w);
+    report(name, tm[1], tm[0], sizeof(float) * (double)w.n, false, check);
+    measure((work_fn[]){c_dot_run, pe_dot_run}, 2, &w, tm);
+    c_dot_run(&w);
     c_val = w.result;
-    pe_t = measure(pe_dot_run, &w);
+    pe_dot_run(&w);
     snprintf(check, sizeof check, "PE %.6g C %.6g", w.result, c_val);
     snprintf(name, sizeof name, "dot %gM", w.n / 1e6);
-    report(name, pe_t, c_t, 2.0 * sizeof(float) * (double)w.n, false, check);
+    report(name, tm[1], tm[0], 2.0 * sizeof(float) * (double)w.n, false, check);
     pe_release(w.pb), pe_release(w.pc);
     free(w.b), free(w.c);
 
