@@ -74,14 +74,20 @@ static job *job_of_epoch(uint32_t epoch)
     return NULL;
 }
 
+/* The oldest batch an application thread waits for, or NULL. */
+static job *first_wanted(void)
+{
+    for (job *j = es.head; j; j = j->next)
+        if (j->wanted) return j;
+    return NULL;
+}
+
 /* The batch to run next, or NULL (nothing, or holding with nothing wanted).
  * Nothing runs while this chooses, so the oldest batch is always ready:
  * its dependencies are older still, and have run. */
 static job *pick(void)
 {
-    job *wanted = NULL;
-    for (job *j = es.head; j && !wanted; j = j->next)
-        if (j->wanted) wanted = j;
+    job *wanted = first_wanted();
     if (!wanted) return es.hold ? NULL : es.head;
     /* the oldest batch the wanted one needs, directly or through others */
     for (;;) {
@@ -195,10 +201,9 @@ void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t 
 
 void pe_esched_wait(void)
 {
-    if (es.hold && es.head) { /* held: a waiting thread lets at least the oldest batch go */
-        bool any = false;
-        for (job *j = es.head; j && !any; j = j->next) any = j->wanted;
-        if (!any) es.head->wanted = true, pthread_cond_signal(&es.work);
+    if (es.hold && es.head && !first_wanted()) { /* held: a waiting thread lets at least the oldest batch go */
+        es.head->wanted = true;
+        pthread_cond_signal(&es.work);
     }
     pe_api_wait(&es.done);
 }

@@ -148,15 +148,7 @@ static uint32_t pending_op(spec *sp, pe_op op, const uint32_t *in, int n, pe_dty
     uint32_t idx = keep_port(sp, pe_port_new());
     if (idx == NO_SLOT) return NO_SLOT;
     pe_port *p = pe_port_at(idx);
-    p->op = (uint8_t)op;
-    p->dtype = (uint8_t)dtype;
-    p->ctype = (uint8_t)ctype;
-    p->rank = (uint8_t)rank;
-    for (int d = 0; d < rank; d++) p->shape[d] = shape[d];
-    p->numel = pe_shape_numel(rank, shape);
-    p->param[0] = param;
-    p->n_in = (uint8_t)n;
-    for (int i = 0; i < n; i++) p->in[i] = in[i];
+    pe_port_describe(p, op, in, n, dtype, ctype, rank, shape, &param, 1);
     p->refs_app = 1;
     push_entry(sp, PE_ENTRY_COMPUTE, idx);
     return idx;
@@ -407,21 +399,16 @@ static uint32_t operation(spec *sp, const pe_ir_request *rq, uint32_t *in)
     int rank;
     int64_t shape[PE_MAX_RANK];
     if (!pe_broadcast_shapes(ports, n, &rank, shape)) return sp->failed = true, NO_SLOT;
-    if (full_reduction) {
-        pe_dtype promoted = n == 2 ? pe_promote_operands(ports, 2) : (pe_dtype)ports[0]->dtype;
-        return pending_op(sp, op, in, n, pe_result_dtype(info->result, promoted),
-                          pe_compute_dtype(info->result, promoted), 0, NULL, -1);
-    }
-    int first = op == PE_OP_cond ? 1 : 0; /* cond's condition does not take part in promotion */
-    pe_dtype promoted = pe_promote_operands(ports + first, n - first);
-    pe_dtype ctype = pe_compute_dtype(info->result, promoted), dtype = pe_result_dtype(info->result, promoted);
+    pe_dtype dtype, ctype;
+    pe_op_types(op, ports, n, &dtype, &ctype);
+    if (full_reduction) return pending_op(sp, op, in, n, dtype, ctype, 0, NULL, -1);
     pe_fold_plan plan = pe_fold_decide(op, ports, n, dtype, ctype, rank, shape);
     switch (plan.kind) {
     case PE_FOLD_CONSTANT: return constant(sp, dtype, rank, shape, plan.value, plan.weak);
     case PE_FOLD_OPERAND: pe_port_at(in[plan.operand])->refs_app++; return in[plan.operand];
     case PE_FOLD_REWRITE: {
         uint32_t x[2] = {in[0], in[0]};
-        return pending_op(sp, plan.op, x, plan.op == PE_OP_mul ? 2 : 1, dtype, ctype, rank, shape, 0);
+        return pending_op(sp, plan.op, x, pe_op_table[plan.op].arity, dtype, ctype, rank, shape, 0);
     }
     case PE_FOLD_NONE: break;
     }

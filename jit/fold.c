@@ -94,7 +94,7 @@ uint32_t pe_fold_map(const pe_site *s, pe_op op, pe_port *const *in, const uint3
     case PE_FOLD_OPERAND: return in_idx[plan.operand];
     case PE_FOLD_REWRITE: {
         uint32_t x[2] = {in_idx[0], in_idx[0]}; /* pow(x, 2) -> x*x, pow(x, 0.5) -> sqrt(x) */
-        return pe_enqueue_op(s, plan.op, x, plan.op == PE_OP_mul ? 2 : 1, dtype, ctype, rank, shape, NULL, 0);
+        return pe_enqueue_op(s, plan.op, x, pe_op_table[plan.op].arity, dtype, ctype, rank, shape, NULL, 0);
     }
     case PE_FOLD_NONE: break;
     }

@@ -176,6 +176,20 @@ static void free_port(uint32_t idx)
     pe_rt.stats.live_arrays--;
 }
 
+void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                      const int64_t *shape, const int64_t *params, int n_params)
+{
+    p->op = (uint8_t)op;
+    p->dtype = (uint8_t)dtype;
+    p->ctype = (uint8_t)ctype;
+    p->rank = (uint8_t)rank;
+    for (int d = 0; d < rank; d++) p->shape[d] = shape[d];
+    p->numel = pe_shape_numel(rank, shape);
+    for (int i = 0; i < n_params; i++) p->param[i] = params[i];
+    p->n_in = (uint8_t)n;
+    for (int i = 0; i < n; i++) p->in[i] = in[i];
+}
+
 void pe_port_maybe_free(uint32_t idx)
 {
     pe_port *p = pe_port_at(idx);

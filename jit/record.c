@@ -139,19 +139,9 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
         return NO_SLOT;
     }
     pe_port *p = pe_port_at(idx);
-    p->op = (uint8_t)op;
-    p->dtype = (uint8_t)dtype;
-    p->ctype = (uint8_t)ctype;
-    p->rank = (uint8_t)rank;
-    for (int d = 0; d < rank; d++) p->shape[d] = shape[d];
-    p->numel = pe_shape_numel(rank, shape);
-    for (int i = 0; i < n_params; i++) p->param[i] = params[i];
+    pe_port_describe(p, op, in_idx, n, dtype, ctype, rank, shape, params, n_params);
     p->site = s;
-    p->n_in = (uint8_t)n;
-    for (int i = 0; i < n; i++) {
-        p->in[i] = in_idx[i];
-        pe_port_ref(in_idx[i]);
-    }
+    for (int i = 0; i < n; i++) pe_port_ref(in_idx[i]);
     if (!pe_queue_push(PE_ENTRY_COMPUTE, idx)) {
         pe_port_drop_inputs(p);
         p->state = PE_PORT_INVALID;
@@ -210,11 +200,7 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
         ctype = (pe_dtype)in[0]->dtype;
         dtype = explicit_dtype;
     } else {
-        /* cond's condition does not take part in promotion */
-        int first = op == PE_OP_cond ? 1 : 0;
-        pe_dtype promoted = pe_promote_operands(in + first, n - first);
-        ctype = pe_compute_dtype(info->result, promoted);
-        dtype = pe_result_dtype(info->result, promoted);
+        pe_op_types(op, in, n, &dtype, &ctype);
     }
     pe_ir_mark_literals(s, api, in, n);
     uint32_t folded = pe_fold_map(s, op, in, in_idx, n, dtype, ctype, rank, shape);
@@ -285,9 +271,8 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
         pe_raise(s, PE_E_SHAPE, api, "%lld elements: the index does not fit in i32", (long long)extent);
         return pe_invalid_result(s, op, PE_E_SHAPE);
     }
-    const pe_op_info *info = &pe_op_table[op];
-    pe_dtype promoted = n == 2 ? pe_promote_operands(in, 2) : (pe_dtype)in[0]->dtype;
+    pe_dtype dtype, ctype;
+    pe_op_types(op, in, n, &dtype, &ctype);
     int64_t param = axis;
-    return pe_record_op(s, op, in_idx, n, pe_result_dtype(info->result, promoted),
-                        pe_compute_dtype(info->result, promoted), rank, shape, &param, 1);
+    return pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, &param, 1);
 }

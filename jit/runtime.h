@@ -205,6 +205,10 @@ bool pe_port_result_buffer(pe_port *p);
 void pe_port_result_drop(pe_port *p);
 /* Lends dst to pending port p as its result buffer (free_fn marks it lent). */
 void pe_port_lend_buffer(pe_port *p, void *dst);
+/* Writes what a new port computes: op, types, shape, parameters, inputs
+ * (their references are the caller's to take). */
+void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                      const int64_t *shape, const int64_t *params, int n_params);
 void pe_port_maybe_free(uint32_t idx);
 void pe_port_drop_inputs(pe_port *p);
 void pe_ports_free_all(void);
@@ -252,6 +256,10 @@ pe_dtype pe_promote(pe_dtype a, pe_dtype b);
 pe_dtype pe_promote_operands(pe_port *const *in, int n);
 pe_dtype pe_result_dtype(pe_result_rule rule, pe_dtype promoted);
 pe_dtype pe_compute_dtype(pe_result_rule rule, pe_dtype promoted);
+/* The result and compute types of an element-wise op with a derived type
+ * (not cast) or a reduction, over its operands: the recorder's rule, which
+ * the compile ahead's speculation follows too. */
+void pe_op_types(pe_op op, pe_port *const *in, int n, pe_dtype *dtype, pe_dtype *ctype);
 /* Broadcasts the operand shapes; false if they do not. */
 bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape);
 /* Element strides of an operand of shape in_shape read through a broadcast to

@@ -55,6 +55,17 @@ pe_dtype pe_result_dtype(pe_result_rule rule, pe_dtype promoted)
     }
 }
 
+void pe_op_types(pe_op op, pe_port *const *in, int n, pe_dtype *dtype, pe_dtype *ctype)
+{
+    pe_dtype promoted;
+    if (pe_op_table[op].kind == PE_KIND_REDUCE) /* one operand keeps its type; dot's two promote */
+        promoted = n == 2 ? pe_promote_operands(in, 2) : (pe_dtype)in[0]->dtype;
+    else /* cond's condition does not take part in promotion */
+        promoted = op == PE_OP_cond ? pe_promote_operands(in + 1, n - 1) : pe_promote_operands(in, n);
+    *ctype = pe_compute_dtype(pe_op_table[op].result, promoted);
+    *dtype = pe_result_dtype(pe_op_table[op].result, promoted);
+}
+
 bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape)
 {
     int r = 0;
