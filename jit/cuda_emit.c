@@ -3,7 +3,8 @@
  * predicates them); math comes from CUDA's device library (expf, erfcf,
  * normcdf, ...), whose documented accuracy is within PE's 2-ulp contract for
  * f32 except where the CPU emitter, too, computes in double and rounds once
- * (composed ops, erf, erfc, cdf_norm, rsqrt).  Which ops, dtypes and
+ * (composed ops, erf, erfc, rsqrt); f32 cdf_norm is PE's own
+ * (cuda_cdf_norm.cuh).  Which ops, dtypes and
  * reductions exist is the CPU emitter's decision (pe_gccjit_can_emit): both
  * generators take the same program sequences. */
 #include <stdarg.h>
@@ -91,24 +92,6 @@ static const char prelude[] =
     "  if (b == -1) return pe_wrap(0u - (unsigned)a);\n"
     "  return a / b; }\n"
     "static __device__ __forceinline__ int pe_imod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
-    /* cdf_norm in f32: the tail T = erfc(|x| / sqrt 2) / 2 in double, as
-     * exp(-z^2) erfcx(z) with erfcx a 12-term fit in t = (z-3)/(z+3)
-     * (relative error 2.7e-9, the CPU primitive's), rounded once; N(x) and
-     * N(-x) share T.  Cheaper than CUDA's double erfc, whose double-grade
-     * accuracy an f32 result does not need (FP64 bounds this kernel). */
-    "static __device__ __forceinline__ float pe_cdf_norm_f32(float x) {\n"
-    "  if (x != x) return x;\n"
-    "  double z = fabs((double)x) * 0.70710678118654752440;\n"
-    "  z = z > 10.5 ? 10.5 : z;\n"
-    "  double t = (z - 3.0) / (z + 3.0), p = 8.942613662531994e-06;\n"
-    "  p = fma(p, t, 7.542060035177275e-05); p = fma(p, t, 3.372112669660388e-05);\n"
-    "  p = fma(p, t, -0.0006085018368314914); p = fma(p, t, 0.0007089748213569665);\n"
-    "  p = fma(p, t, 0.0042724956868770425); p = fma(p, t, -0.024392284887754512);\n"
-    "  p = fma(p, t, 0.07166543586749691); p = fma(p, t, -0.15011597427509266);\n"
-    "  p = fma(p, t, 0.24560381915458956); p = fma(p, t, -0.3262335589814418);\n"
-    "  p = fma(p, t, 0.17900115105317857);\n"
-    "  double tail = 0.5 * exp(-z * z) * p;\n"
-    "  return (float)(x > 0.0f ? 1.0 - tail : tail); }\n"
     /* reductions: NaN sticks; sums of f64 keep their low part (Neumaier) */
     "static __device__ __forceinline__ bool pe_takes(double acc, double x, bool is_min) {\n"
     "  return acc == acc && (x != x || (is_min ? x < acc : x > acc)); }\n"
@@ -117,19 +100,54 @@ static const char prelude[] =
     "  lo += fabs(hi) >= fabs(x) ? (hi - t) + x : (x - t) + hi;\n"
     "  hi = t; }\n";
 
+/* jit/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
+ * what that file asks of its includer. */
+extern const char pe_cuda_cdf_source[];
+static const char cdf_includer[] =
+    "#define PE_CONSTANT static __constant__\n"
+    "#define PE_DEVICE static __device__ __forceinline__\n"
+    "#define pe_rcp_rn __frcp_rn\n"
+    "#define pe_bits_of(d) ((unsigned long long)__double_as_longlong(d))\n"
+    "#define pe_of_bits(u) __longlong_as_double((long long)(u))\n";
+
 typedef struct {
     text *t;
     const kir_kernel *k;
+    bool has_tail[KIR_MAX_BODY]; /* tail<v> = pe_cdf_tail_f32(|v|) is emitted */
 } emitter;
+
+/* Value v converted to type `to`. */
+static void value_as(emitter *e, int v, pe_dtype to, char *out, size_t n)
+{
+    pe_dtype from = (pe_dtype)e->k->body[v].dtype;
+    if (from == to) snprintf(out, n, "v%d", v);
+    else if (to == PE_BOOL) snprintf(out, n, "(unsigned char)(v%d != 0)", v);
+    else snprintf(out, n, "(%s)v%d", ctype_name(to), v);
+}
 
 /* v<j> of the instruction's operand j converted to the compute type. */
 static void operand(emitter *e, const kir_inst *in, int j, pe_dtype to, char *out, size_t n)
 {
-    int src = in->a[j];
-    pe_dtype from = (pe_dtype)e->k->body[src].dtype;
-    if (from == to) snprintf(out, n, "v%d", src);
-    else if (to == PE_BOOL) snprintf(out, n, "(unsigned char)(v%d != 0)", src);
-    else snprintf(out, n, "(%s)v%d", ctype_name(to), src);
+    value_as(e, in->a[j], to, out, n);
+}
+
+/* cdf_norm(x) and cdf_norm(-x) share the tail T(|x|) (Black-Scholes' N(d)
+ * and N(-d): half its FP64 work): the value whose magnitude the tail of
+ * f32 cdf_norm(src) takes, emitted once per kernel.  NVRTC does not find
+ * this itself. */
+static int cdf_tail_of(emitter *e, int src)
+{
+    const kir_inst *s = &e->k->body[src];
+    bool negation = s->kind == KIR_OP && s->op == PE_OP_neg && s->dtype == PE_F32 && s->ctype == PE_F32 &&
+                    e->k->body[s->a[0]].dtype == PE_F32;
+    int root = negation ? s->a[0] : src;
+    if (!e->has_tail[root]) {
+        char x[96];
+        value_as(e, root, PE_F32, x, sizeof x);
+        put(e->t, "    double tail%d = pe_cdf_tail_f32(fabsf(%s));\n", root, x);
+        e->has_tail[root] = true;
+    }
+    return root;
 }
 
 /* Coordinate `axis` of element i in the kernel's iteration shape. */
@@ -156,6 +174,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         else operand(e, in, j, ct, a[j], sizeof a[j]);
     }
     bool fl = is_float(ct);
+    int tail = cdf_f32 ? cdf_tail_of(e, in->a[0]) : -1;
     put(t, "    %s v%d = (%s)(", R, v, R);
     switch (op) {
     case PE_OP_add: case PE_OP_sub: case PE_OP_mul: {
@@ -202,7 +221,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     case PE_OP_acsc: put(t, "asin%s((%s)1 / %s)", f, T, a[0]); break;
     case PE_OP_acot: put(t, "atan%s((%s)1 / %s)", f, T, a[0]); break;
     case PE_OP_cdf_norm:
-        if (cdf_f32) put(t, "pe_cdf_norm_f32(%s)", a[0]);
+        if (cdf_f32) put(t, "pe_cdf_norm_f32(%s, tail%d)", a[0], tail);
         else put(t, "normcdf(%s)", a[0]);
         break;
     case PE_OP_isnan: put(t, "%s != %s", a[0], a[0]); break;
@@ -345,7 +364,7 @@ static void emit_body(emitter *e)
 
 static void emit_kernel(text *t, const kir_kernel *k)
 {
-    emitter e = {t, k};
+    emitter e = {.t = t, .k = k};
     char name[48];
     pe_gccjit_kernel_name(k, name, sizeof name);
     const kir_inst *r = reduction_of(k);
@@ -394,7 +413,7 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
     t.s[0] = 0;
     put(&t, "typedef union { unsigned long long ptr; double value; } pe_cuda_arg;\n");
     put(&t, "typedef struct { pe_cuda_arg p[%d]; } pe_cuda_args;\n", KIR_MAX_PARAMS);
-    put(&t, "%s", prelude);
+    put(&t, "%s%s%s", prelude, cdf_includer, pe_cuda_cdf_source);
     for (size_t i = 0; i < n; i++) emit_kernel(&t, kernels[i]);
     if (t.oom) {
         free(t.s);

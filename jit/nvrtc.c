@@ -105,9 +105,14 @@ bool pe_nvrtc_compile(const char *source, const char *name, int sm, bool ptx, vo
     char arch[48];
     /* a cubin needs a real architecture (sm_XX); PTX a virtual one */
     snprintf(arch, sizeof arch, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", sm);
-    /* -default-device: no __device__ annotations needed; fmad on (as nvcc);
-     * no fast-math: the primitives' accuracy is the CPU's contract too */
-    const char *options[] = {arch, "--std=c++17", "-default-device", "--fmad=true", "--extra-device-vectorization"};
+    /* -default-device: no __device__ annotations needed.  No contraction of
+     * a * b + c into an FMA (--fmad=false, the CPU kernels' -ffp-contract=off):
+     * a value must not depend on whether fusion kept its operand in a register
+     * or stored it (contracted, b + s * c rounds once on the GPU and twice in
+     * the interpreter and on the CPU).  Polynomials call fma by name, so they keep it
+     * (costs 2% of the Black-Scholes kernel's instructions).  No fast-math:
+     * the primitives' accuracy is the CPU's contract too. */
+    const char *options[] = {arch, "--std=c++17", "-default-device", "--fmad=false", "--extra-device-vectorization"};
     r = nv.compile(prog, (int)(sizeof options / sizeof options[0]), options);
     bool ok = r == 0;
     if (!ok) {

@@ -163,6 +163,45 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     free(l.k);
 }
 
+static int occurrences(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
+/* f32 cdf_norm(x) and cdf_norm(-x) in one kernel compute the tail of |x|
+ * once (Black-Scholes' N(d), N(-d)); cdf_norm of another value gets its own. */
+static void test_cdf_norm_of_x_and_minus_x_share_the_tail(void **state)
+{
+    (void)state;
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = 1000;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};                          /* v0 x */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_neg, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}}; /* v1 -x */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cdf_norm, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cdf_norm, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cdf_norm, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {4}};
+    for (int v = 2; v <= 5; v++) {
+        if (v == 4) continue;
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)v}};
+    }
+    const kir_kernel *ks[] = {&k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    assert_int_equal(occurrences(src, "= pe_cdf_tail_f32("), 2); /* |x| once, exp(x) once */
+    void *image = NULL;
+    size_t size = 0;
+    char log[8192];
+    bool ok = pe_nvrtc_compile(src, "cdf.cu", 90, false, &image, &size, log, sizeof log);
+    if (!ok) fprintf(stderr, "%s\n", log);
+    assert_true(ok);
+    free(src), free(image);
+}
+
 static void test_rejected_source_gives_the_log(void **state)
 {
     (void)state;
@@ -230,6 +269,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_map_op_compiles),
         cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
+        cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_share_the_tail),
         cmocka_unit_test(test_rejected_source_gives_the_log),
         cmocka_unit_test(test_cubins_in_the_disk_cache),
     };

@@ -186,6 +186,44 @@ static void test_cdf_norm_tails(void **state)
     free(x);
 }
 
+/* N(x) and N(-x) in one kernel share the tail of |x| (cuda_emit.c): both
+ * f32 results against the interpreter, on the same points. */
+static void run_cdf_pair(const float *x, int64_t n, float *plus, float *minus)
+{
+    pe_array a = pe_f32_1d(x, n);
+    pe_array neg = pe_neg(a), p = pe_cdf_norm(a), m = pe_cdf_norm(neg);
+    pe_release(neg);
+    assert_int_equal(pe_read(p, plus, (size_t)n * sizeof *plus), PE_OK);
+    assert_int_equal(pe_read(m, minus, (size_t)n * sizeof *minus), PE_OK);
+    pe_release(p), pe_release(m), pe_release(a);
+}
+
+static void test_cdf_norm_of_x_and_minus_x_in_one_kernel(void **state)
+{
+    (void)state;
+    const int64_t n = 300001;
+    float *x = malloc(n * sizeof *x), *want[2], *got[2];
+    for (int k = 0; k < 2; k++) want[k] = malloc(n * sizeof(float)), got[k] = malloc(n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(-15.0 + 30.0 * (double)i / (double)(n - 1));
+    assert_int_equal(start("interp"), PE_OK);
+    run_cdf_pair(x, n, want[0], want[1]);
+    pe_shutdown();
+    assert_int_equal(start("cuda"), PE_OK);
+    pe_stats s0, s1;
+    pe_get_stats(&s0);
+    run_cdf_pair(x, n, got[0], got[1]);
+    pe_get_stats(&s1);
+    pe_shutdown();
+    assert_true(s1.gpu_batches > s0.gpu_batches);
+    double worst = 0;
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = 0; i < n; i++) worst = fmax(worst, ulps(got[k][i], want[k][i], PE_F32));
+    printf("cdf_norm f32 of x and -x in one kernel: at most %g ulp\n", worst);
+    assert_true(worst <= 1.0);
+    for (int k = 0; k < 2; k++) free(want[k]), free(got[k]);
+    free(x);
+}
+
 static void test_fused_reductions_match_the_interpreter(void **state)
 {
     (void)state;
@@ -372,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_devices_are_listed),
         cmocka_unit_test(test_every_map_op_matches_the_interpreter),
         cmocka_unit_test(test_cdf_norm_tails),
+        cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_in_one_kernel),
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_eviction_under_a_memory_cap),
