@@ -37,11 +37,13 @@ PE_CONSTANT double pe_cdf_coef[22] = {
     /* 1 / sqrt 2 */
     0.70710678118654752440};
 
-/* T(a) = N(-a) for a = |x| >= 0 (NaN gives NaN). */
+/* T(a) = N(-a) for a = |x| >= 0.  NaN is taken as 10.5 (the conversion of a
+ * NaN k to an integer would be undefined in C); pe_cdf_norm_f32 returns the
+ * NaN itself. */
 PE_DEVICE double pe_cdf_tail_f32(float a)
 {
     double z = (double)a * pe_cdf_coef[21];
-    z = z > 10.5 ? 10.5 : z;
+    z = z <= 10.5 ? z : 10.5;
     double d = z + 3.0, r = (double)pe_rcp_rn((float)d);
     r = r * fma(-d, r, 2.0);
     double t = fma(-6.0, r, 1.0), p = pe_cdf_coef[0];

@@ -175,7 +175,11 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     }
     bool fl = is_float(ct);
     int tail = cdf_f32 ? cdf_tail_of(e, in->a[0]) : -1;
-    put(t, "    %s v%d = (%s)(", R, v, R);
+    /* a bool result is 0 or 1 whatever the arithmetic made (bool + bool in
+     * a bool ctype is 1, not 2; the recorder promotes bool arithmetic to
+     * i32, but the emitter takes the IR it is given, as the CPU's does) */
+    if (rt == PE_BOOL) put(t, "    unsigned char v%d = (unsigned char)((", v);
+    else put(t, "    %s v%d = (%s)(", R, v, R);
     switch (op) {
     case PE_OP_add: case PE_OP_sub: case PE_OP_mul: {
         char sym = op == PE_OP_add ? '+' : op == PE_OP_sub ? '-' : '*';
@@ -264,7 +268,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
         break;
     }
-    put(t, ");\n");
+    put(t, rt == PE_BOOL ? ") != 0);\n" : ");\n");
 }
 
 /* Offset of element i in a broadcast operand (strides per iteration axis). */

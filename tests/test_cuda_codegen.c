@@ -2,8 +2,16 @@
  * sm_80 and sm_90 (no GPU needed): every element-wise op the code generators
  * take, in every compute type they take it in, plus casts, generators,
  * broadcast and scalar parameters and every reduction; and a source NVRTC
- * rejects gives its log, not a crash. */
+ * rejects gives its log, not a crash.  The element-wise kernels also run:
+ * built by the host's C++ compiler with tests/cuda_on_host.hpp standing in
+ * for CUDA (device library = libm), every emulated thread in turn, their
+ * values against the reference math (exec/refmath.c). */
 #include "test_util.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "exec/refmath.h"
 
 #include "jit/cpu_gccjit.h"
 #include "jit/cuda_emit.h"
@@ -81,9 +89,10 @@ static void compile_all(const kernel_list *l, const char *what)
     free(src), free(ptrs);
 }
 
-static void test_every_map_op_compiles(void **state)
+/* One kernel per element-wise op and compute type the generators take, and
+ * casts between every pair of types. */
+static kernel_list map_kernels(void)
 {
-    (void)state;
     kernel_list l = {0};
     for (int op = 0; op < PE_OP__COUNT; op++) {
         if (pe_op_table[op].kind != PE_KIND_MAP || op == PE_OP_cast) continue;
@@ -93,7 +102,6 @@ static void test_every_map_op_compiles(void **state)
             add(&l, map_kernel((pe_op)op, ct, pe_op_table[op].arity));
         }
     }
-    /* casts between every pair */
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 4; b++) {
             kir_kernel k = map_kernel(PE_OP_cast, dtypes[a], 1);
@@ -101,6 +109,13 @@ static void test_every_map_op_compiles(void **state)
             k.params[1].dtype = dtypes[b];
             add(&l, k);
         }
+    return l;
+}
+
+static void test_every_map_op_compiles(void **state)
+{
+    (void)state;
+    kernel_list l = map_kernels();
     assert_true(l.n > 150);
     compile_all(&l, "element-wise ops");
     free(l.k);
@@ -170,11 +185,9 @@ static int occurrences(const char *text, const char *what)
     return n;
 }
 
-/* f32 cdf_norm(x) and cdf_norm(-x) in one kernel compute the tail of |x|
- * once (Black-Scholes' N(d), N(-d)); cdf_norm of another value gets its own. */
-static void test_cdf_norm_of_x_and_minus_x_share_the_tail(void **state)
+/* x -> cdf_norm(-x), cdf_norm(x), cdf_norm(exp(x)), all f32. */
+static kir_kernel cdf_pair_kernel(void)
 {
-    (void)state;
     kir_kernel k = {0};
     k.rank = 1, k.shape[0] = 1000;
     k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
@@ -189,6 +202,15 @@ static void test_cdf_norm_of_x_and_minus_x_share_the_tail(void **state)
         k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
         k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)v}};
     }
+    return k;
+}
+
+/* f32 cdf_norm(x) and cdf_norm(-x) in one kernel compute the tail of |x|
+ * once (Black-Scholes' N(d), N(-d)); cdf_norm of another value gets its own. */
+static void test_cdf_norm_of_x_and_minus_x_share_the_tail(void **state)
+{
+    (void)state;
+    kir_kernel k = cdf_pair_kernel();
     const kir_kernel *ks[] = {&k};
     char *src = pe_cuda_emit(ks, 1);
     assert_non_null(src);
@@ -200,6 +222,196 @@ static void test_cdf_norm_of_x_and_minus_x_share_the_tail(void **state)
     if (!ok) fprintf(stderr, "%s\n", log);
     assert_true(ok);
     free(src), free(image);
+}
+
+/* ------------------------------------------------ kernels run on the host */
+
+/* The kernels of src built as a shared library by the host's C++ compiler
+ * (alignment checked: a misaligned vector access traps as on a GPU). */
+static void *host_build(const char *src)
+{
+    char dir[] = "/tmp/pe-cuda-host-XXXXXX", path[128], cmd[1024];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/k.cpp", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#include \"%s/cuda_on_host.hpp\"\n%s", PE_TESTS_DIR, src);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "c++ -std=c++17 -O1 -shared -fPIC -ffp-contract=off -fsanitize=alignment "
+             "-fsanitize-undefined-trap-on-error -w -o %s/k.so %s",
+             dir, path);
+    int rc = system(cmd);
+    if (rc != 0) fprintf(stderr, "%s: exit %d\n", cmd, rc);
+    assert_int_equal(rc, 0);
+    snprintf(path, sizeof path, "%s/k.so", dir);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) fprintf(stderr, "dlopen: %s\n", dlerror());
+    assert_non_null(lib);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir); /* the mapping stays */
+    assert_int_equal(system(cmd), 0);
+    return lib;
+}
+
+typedef void (*kernel_fn)(long long n, pe_cuda_args a);
+typedef void (*thread_fn)(unsigned block, unsigned thread, unsigned grid, unsigned block_size);
+
+/* A launch of grid x block emulated threads, one after the other (an
+ * element-wise kernel's threads are independent). */
+static void host_launch(void *lib, const kir_kernel *k, long long n, pe_cuda_args *a, unsigned grid, unsigned block)
+{
+    char name[48];
+    pe_gccjit_kernel_name(k, name, sizeof name);
+    kernel_fn fn = (kernel_fn)dlsym(lib, name);
+    thread_fn at = (thread_fn)dlsym(lib, "pe_emul_thread");
+    assert_non_null(fn);
+    assert_non_null(at);
+    for (unsigned b = 0; b < grid; b++)
+        for (unsigned t = 0; t < block; t++) at(b, t, grid, block), fn(n, *a);
+}
+
+static size_t dtype_size(pe_dtype t) { return t == PE_F64 ? 8 : t == PE_BOOL ? 1 : 4; }
+
+static double get(const void *p, pe_dtype t, int64_t i)
+{
+    switch (t) {
+    case PE_F32: return ((const float *)p)[i];
+    case PE_F64: return ((const double *)p)[i];
+    case PE_I32: return ((const int32_t *)p)[i];
+    default: return ((const uint8_t *)p)[i];
+    }
+}
+
+static void set(void *p, pe_dtype t, int64_t i, double v)
+{
+    switch (t) {
+    case PE_F32: ((float *)p)[i] = (float)v; break;
+    case PE_F64: ((double *)p)[i] = v; break;
+    case PE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    default: ((uint8_t *)p)[i] = v != 0; break;
+    }
+}
+
+/* Operand j's value i: in the domain most ops accept, some negatives. */
+static double operand_value(pe_dtype t, int j, int64_t i)
+{
+    unsigned h = (unsigned)(i * 2654435761u + (unsigned)j * 40503u);
+    double u = (double)(h % 100000) / 100000.0;
+    if (t == PE_BOOL) return (h >> 7) & 1;
+    if (t == PE_I32) return (double)((int)(h % 101) - 50);
+    double x = j == 0 ? 0.05 + 0.9 * u : 0.5 + 1.5 * u;
+    return i % 7 == 3 ? -x : x;
+}
+
+/* Distance of got from want in ulps of type t (0 when both are NaN or equal). */
+static double distance(double got, double want, pe_dtype t)
+{
+    if (got == want || (got != got && want != want)) return 0;
+    if (t == PE_I32 || t == PE_BOOL || got != got || want != want || isinf(got) || isinf(want)) return INFINITY;
+    int e;
+    frexp(want, &e);
+    int mant = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -125 : -1021;
+    return fabs(got - want) / ldexp(1.0, (e < emin ? emin : e) - mant);
+}
+
+/* Runs map kernel k (inputs CONTIG params 0..arity-1, output the last) on
+ * the host and compares each value with the reference; returns the largest
+ * distance seen in ulps (exact types: 0 or infinity). */
+static double run_map_on_host(void *lib, const kir_kernel *k, int64_t n, unsigned grid, unsigned block)
+{
+    const kir_inst *op = &k->body[k->n_body - 2];
+    pe_dtype ct = (pe_dtype)op->ctype, rt = (pe_dtype)op->dtype;
+    int arity = k->n_params - 1;
+    void *buf[4];
+    pe_cuda_args args = {0};
+    for (int j = 0; j <= arity; j++) {
+        pe_dtype t = (pe_dtype)k->params[j].dtype;
+        buf[j] = calloc((size_t)n, dtype_size(t));
+        assert_non_null(buf[j]);
+        for (int64_t i = 0; j < arity && i < n; i++) set(buf[j], t, i, operand_value(t, j, i));
+        args.p[j].ptr = (unsigned long long)(uintptr_t)buf[j];
+    }
+    host_launch(lib, k, n, &args, grid, block);
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x[3] = {0, 0, 0};
+        for (int j = 0; j < arity; j++) x[j] = get(buf[j], ct, i);
+        double want;
+        if (op->op == PE_OP_cast) want = pe_ref_round_to(rt, x[0]);
+        else if (ct == PE_I32 && pe_ref_is_integer_op((pe_op)op->op))
+            want = pe_ref_round_to(rt, pe_ref_map_i32((pe_op)op->op, (int32_t)x[0], (int32_t)x[1], (int32_t)x[2]));
+        else want = pe_ref_round_to(rt, pe_ref_map((pe_op)op->op, x[0], x[1], x[2]));
+        double d = distance(get(buf[arity], rt, i), want, rt);
+        if (d > worst) worst = d;
+    }
+    for (int j = 0; j <= arity; j++) free(buf[j]);
+    return worst;
+}
+
+static void test_every_map_op_runs_on_the_host(void **state)
+{
+    (void)state;
+    kernel_list l = map_kernels();
+    const kir_kernel **ptrs = malloc(l.n * sizeof *ptrs);
+    assert_non_null(ptrs);
+    for (size_t i = 0; i < l.n; i++) ptrs[i] = &l.k[i];
+    char *src = pe_cuda_emit(ptrs, l.n);
+    assert_non_null(src);
+    void *lib = host_build(src);
+    double worst[4] = {0};
+    int failed = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const kir_inst *op = &l.k[i].body[l.k[i].n_body - 2];
+        pe_dtype rt = (pe_dtype)op->dtype;
+        /* 1003 elements over 3 blocks of 32 threads: each thread strides */
+        double d = run_map_on_host(lib, &l.k[i], 1003, 3, 32);
+        double allowed = rt == PE_F32 ? 4 : rt == PE_F64 ? 8 : 0;
+        if (d > allowed) {
+            fprintf(stderr, "%s: ctype %d -> %d: %g ulp from the reference\n", pe_op_table[op->op].name, op->ctype, rt, d);
+            failed++;
+        }
+        if (d > worst[rt]) worst[rt] = d;
+    }
+    printf("%zu element-wise kernels run on the host: at most %g ulp (f32), %g ulp (f64), i32 and bool %s\n", l.n,
+           worst[PE_F32], worst[PE_F64], worst[PE_I32] + worst[PE_BOOL] == 0 ? "exact" : "NOT EXACT");
+    assert_int_equal(failed, 0);
+    dlclose(lib);
+    free(src), free(ptrs), free(l.k);
+}
+
+/* The shared tail's values: the pair kernel run on the host against the
+ * reference on [-15, 15]. */
+static void test_cdf_norm_pair_runs_on_the_host(void **state)
+{
+    (void)state;
+    kir_kernel k = cdf_pair_kernel();
+    const kir_kernel *ks[] = {&k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    void *lib = host_build(src);
+    const int64_t n = 30001;
+    float *x = malloc(n * sizeof *x), *out[3];
+    pe_cuda_args args = {0};
+    args.p[0].ptr = (unsigned long long)(uintptr_t)x;
+    for (int j = 0; j < 3; j++) {
+        out[j] = malloc(n * sizeof(float));
+        args.p[1 + j].ptr = (unsigned long long)(uintptr_t)out[j];
+    }
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(-15.0 + 30.0 * (double)i / (double)(n - 1));
+    host_launch(lib, &k, n, &args, 5, 64);
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double arg[3] = {-(double)x[i], x[i], (double)expf(x[i])};
+        for (int j = 0; j < 3; j++) {
+            double want = pe_ref_round_to(PE_F32, pe_ref_map(PE_OP_cdf_norm, arg[j], 0, 0));
+            worst = fmax(worst, distance(out[j][i], want, PE_F32));
+        }
+    }
+    printf("cdf_norm of -x, x, exp(x) in one kernel, on the host: at most %g ulp\n", worst);
+    assert_true(worst <= 1);
+    dlclose(lib);
+    for (int j = 0; j < 3; j++) free(out[j]);
+    free(x), free(src);
 }
 
 static void test_rejected_source_gives_the_log(void **state)
@@ -270,6 +482,8 @@ int main(void)
         cmocka_unit_test(test_every_map_op_compiles),
         cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_share_the_tail),
+        cmocka_unit_test(test_every_map_op_runs_on_the_host),
+        cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
         cmocka_unit_test(test_rejected_source_gives_the_log),
         cmocka_unit_test(test_cubins_in_the_disk_cache),
     };
