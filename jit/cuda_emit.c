@@ -114,6 +114,7 @@ typedef struct {
     text *t;
     const kir_kernel *k;
     bool has_tail[KIR_MAX_BODY]; /* tail<v> = pe_cdf_tail_f32(|v|) is emitted */
+    bool lanes; /* the body of the vector loop: arrays are the lane arrays in<p>[L] / out<p>[L] */
 } emitter;
 
 /* Value v converted to type `to`. */
@@ -349,6 +350,8 @@ static void emit_body(emitter *e)
                 }
             } else if (q->kind == KIR_IN_SCALAR) {
                 put(e->t, "    %s v%d = (%s)a.p[%d].value;\n", T, v, T, in->a[0]);
+            } else if (e->lanes) {
+                put(e->t, "    %s v%d = (%s)in%d[L];\n", T, v, T, in->a[0]);
             } else {
                 char idx[512];
                 element_index(e, q, idx, sizeof idx);
@@ -357,13 +360,87 @@ static void emit_body(emitter *e)
             }
         } else if (in->kind == KIR_STORE) {
             const kir_param *q = &k->params[in->a[0]];
-            put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
+            if (e->lanes) put(e->t, "    out%d[L] = v%d;\n", in->a[0], in->a[1]);
+            else put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
         } else if (in->kind == KIR_REDUCE) {
             emit_reduce(e, in);
         } else {
             emit_op(e, v, in);
         }
     }
+}
+
+/* Whether an element-wise kernel gets the vector loop: every array operand
+ * contiguous, and little arithmetic per element, where memory instructions
+ * and index arithmetic are a large part of the work (a kernel with
+ * transcendental ops is bound by them, and four lanes of it would only
+ * raise register pressure). */
+static bool vectorised(const kir_kernel *k)
+{
+    int cost = 0;
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_IN_BROADCAST) return false;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_OP) cost += pe_op_table[k->body[v].op].cost;
+    return cost <= PE_CUDA_VECTOR_MAX_COST;
+}
+
+static bool is_array(const kir_param *q) { return q->kind == KIR_IN_CONTIG || q->kind == KIR_OUT; }
+
+/* 4 elements of array p as 16-byte (f64: two 16-byte, bool: 4-byte) loads
+ * into the lane array in<p>, or the lane array out<p> stored alike. */
+static void vector_access(text *t, const kir_param *q, int p, bool load)
+{
+    const char *T = ctype_name((pe_dtype)q->dtype);
+    if (!load) {
+        put(t, "      %s out%d[4];\n", T, p);
+        return;
+    }
+    if (q->dtype == PE_F64)
+        put(t, "      const double2 q%da = ((const double2 *)a.p[%d].ptr)[2 * g], q%db = ((const double2 *)a.p[%d].ptr)[2 * g + 1];\n"
+               "      const double in%d[4] = {q%da.x, q%da.y, q%db.x, q%db.y};\n", p, p, p, p, p, p, p, p, p);
+    else
+        put(t, "      const %s4 q%d = ((const %s4 *)a.p[%d].ptr)[g];\n      const %s in%d[4] = {q%d.x, q%d.y, q%d.z, q%d.w};\n",
+            q->dtype == PE_F32 ? "float" : q->dtype == PE_I32 ? "int" : "uchar", p, q->dtype == PE_F32 ? "float" : q->dtype == PE_I32 ? "int" : "uchar",
+            p, T, p, p, p, p, p);
+}
+
+static void vector_store(text *t, const kir_param *q, int p)
+{
+    if (q->dtype == PE_F64) {
+        put(t, "      { double2 s; s.x = out%d[0]; s.y = out%d[1]; ((double2 *)a.p[%d].ptr)[2 * g] = s;\n", p, p, p);
+        put(t, "        s.x = out%d[2]; s.y = out%d[3]; ((double2 *)a.p[%d].ptr)[2 * g + 1] = s; }\n", p, p, p);
+    } else {
+        const char *V = q->dtype == PE_F32 ? "float4" : q->dtype == PE_I32 ? "int4" : "uchar4";
+        put(t, "      { %s s; s.x = out%d[0]; s.y = out%d[1]; s.z = out%d[2]; s.w = out%d[3]; ((%s *)a.p[%d].ptr)[g] = s; }\n", V,
+            p, p, p, p, V, p);
+    }
+}
+
+/* The vector loop: groups of 4 elements while every array is 16-byte
+ * aligned (a view's offset may not be); `start` is where the scalar loop
+ * takes over (the last n % 4 elements, or all of them). */
+static void emit_vector_loop(emitter *e)
+{
+    text *t = e->t;
+    const kir_kernel *k = e->k;
+    put(t, "  if (((0ULL");
+    for (int p = 0; p < k->n_params; p++)
+        if (is_array(&k->params[p])) put(t, " | a.p[%d].ptr", p);
+    put(t, ") & 15ULL) == 0) {\n");
+    put(t, "    const long long groups = n / 4;\n");
+    put(t, "    for (long long g = first; g < groups; g += stride) {\n");
+    for (int p = 0; p < k->n_params; p++)
+        if (is_array(&k->params[p])) vector_access(t, &k->params[p], p, k->params[p].kind != KIR_OUT);
+    put(t, "#pragma unroll\n      for (int L = 0; L < 4; L++) {\n      const long long i = 4 * g + L; (void)i;\n");
+    e->lanes = true;
+    emit_body(e);
+    e->lanes = false;
+    memset(e->has_tail, 0, sizeof e->has_tail); /* those were the lane loop's */
+    put(t, "      }\n");
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_OUT) vector_store(t, &k->params[p], p);
+    put(t, "    }\n    start = 4 * groups;\n  }\n");
 }
 
 static void emit_kernel(text *t, const kir_kernel *k)
@@ -374,8 +451,10 @@ static void emit_kernel(text *t, const kir_kernel *k)
     const kir_inst *r = reduction_of(k);
     if (!r) {
         put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
-        put(t, "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;"
-               " i += (long long)gridDim.x * blockDim.x) {\n");
+        put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n"
+               "  long long start = 0;\n");
+        if (vectorised(k)) emit_vector_loop(&e);
+        put(t, "  for (long long i = start + first; i < n; i += stride) {\n");
         emit_body(&e);
         put(t, "  }\n}\n");
         return;

@@ -7,7 +7,7 @@
  *     extern "C" __global__ void pe_k_<hash>(long long n, pe_cuda_args a)
  * a.p[k] is parameter k: a device pointer, or for a scalar parameter its
  * value as a double.  Element-wise kernels: any grid, a grid-stride loop over
- * [0, n).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
+ * [0, n) (over groups of 4 elements first, where vectorised).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
  * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
  * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
  * in a fixed combination order, so the result does not depend on the GPU. */
@@ -20,6 +20,10 @@
 #include "kir.h"
 
 #define PE_CUDA_REDUCE_THREADS 256
+/* Element-wise kernels whose ops cost at most this much per element (the op
+ * catalog's cost: add 1, div 4, exp 20) over contiguous arrays read and
+ * write 4 elements at a time where the arrays are 16-byte aligned. */
+#define PE_CUDA_VECTOR_MAX_COST 64
 
 typedef union {
     unsigned long long ptr; /* CUdeviceptr */

@@ -41,9 +41,18 @@ static inline long long __double_as_longlong(double d) { return pe_emul_bits<lon
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline double normcdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
-// A vector load or store of the kernels must be aligned as on the GPU,
-// where a misaligned one faults: the emulation aborts instead.
-static inline void pe_emul_check_alignment(const void *p, size_t bytes)
-{
-    if ((uintptr_t)p % bytes != 0) std::abort();
-}
+// CUDA's vector types, aligned as on the GPU: the kernels are built with
+// -fsanitize=alignment (trapping), so a misaligned vector access stops the
+// test as it would fault on a GPU.
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+struct alignas(16) int4 {
+    int x, y, z, w;
+};
+struct alignas(16) double2 {
+    double x, y;
+};
+struct alignas(4) uchar4 {
+    unsigned char x, y, z, w;
+};

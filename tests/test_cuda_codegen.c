@@ -414,6 +414,80 @@ static void test_cdf_norm_pair_runs_on_the_host(void **state)
     free(x), free(src);
 }
 
+/* The vector loop (4 elements a step where every array is 16-byte aligned)
+ * and the scalar loop after it: arrays of every type, a scalar, the index
+ * generator; aligned and misaligned arrays (a view's offset), lengths around
+ * multiples of 4, more threads than groups.  Each value against a C loop. */
+static void test_vector_loop_runs_on_the_host(void **state)
+{
+    (void)state;
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = 1 << 20; /* pe_index is i % shape: larger than every n here */
+    static const pe_dtype in_types[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};
+    for (int p = 0; p < 4; p++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = in_types[p]};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = in_types[p], .n = 1, .a = {(uint16_t)p}}; /* v0..v3 */
+    }
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_SCALAR, .dtype = PE_F64};                         /* p4 */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F64, .n = 1, .a = {4}};                    /* v4 s */
+#define OP(o, t, c, n_, x, y, z) (kir_inst){.kind = KIR_OP, .op = PE_OP_##o, .dtype = t, .ctype = c, .n = n_, .a = {x, y, z}}
+    k.body[k.n_body++] = OP(mul, PE_F64, PE_F64, 2, 0, 1, 0);      /* v5 = x * y */
+    k.body[k.n_body++] = OP(add, PE_F64, PE_F64, 2, 5, 4, 0);      /* v6 = x * y + s */
+    k.body[k.n_body++] = OP(lt, PE_BOOL, PE_F64, 2, 0, 1, 0);      /* v7 = x < y */
+    k.body[k.n_body++] = OP(index, PE_I32, PE_I32, 0, 0, 0, 0);    /* v8 = i */
+    k.body[k.n_body++] = OP(add, PE_I32, PE_I32, 2, 2, 8, 0);      /* v9 = j + i */
+    k.body[k.n_body++] = OP(neg, PE_F32, PE_F32, 1, 0, 0, 0);      /* v10 = -x */
+    k.body[k.n_body++] = OP(cond, PE_F32, PE_F32, 3, 3, 0, 10);    /* v11 = b ? x : -x */
+#undef OP
+    static const pe_dtype out_types[] = {PE_F64, PE_BOOL, PE_I32, PE_F32};
+    static const uint16_t out_values[] = {6, 7, 9, 11};
+    for (int o = 0; o < 4; o++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = out_types[o]}; /* p5..p8 */
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), out_values[o]}};
+    }
+    assert_true(kir_valid(&k));
+    const kir_kernel *ks[] = {&k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    assert_non_null(strstr(src, "float4")); /* the vector loop is there */
+    void *lib = host_build(src);
+    static const int64_t lengths[] = {0, 1, 3, 4, 5, 8, 1003};
+    int runs = 0;
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        for (int misaligned = 0; misaligned < 2; misaligned++) {
+            int64_t n = lengths[li];
+            float *x = malloc((size_t)(n + 1) * 4);
+            double *y = malloc((size_t)(n + 1) * 8), *o6 = malloc((size_t)(n + 1) * 8);
+            int32_t *j = malloc((size_t)(n + 1) * 4), *o9 = malloc((size_t)(n + 1) * 4);
+            uint8_t *b = malloc((size_t)(n + 1)), *o7 = malloc((size_t)(n + 1));
+            float *o11 = malloc((size_t)(n + 1) * 4);
+            int m = misaligned; /* one element in: a view's offset */
+            for (int64_t i = 0; i < n; i++) {
+                x[m + i] = (float)operand_value(PE_F32, 0, i);
+                y[m + i] = operand_value(PE_F64, 1, i);
+                j[m + i] = (int32_t)operand_value(PE_I32, 2, i);
+                b[m + i] = (uint8_t)operand_value(PE_BOOL, 3, i);
+            }
+            pe_cuda_args args = {0};
+            void *ptrs[9] = {x + m, y + m, j + m, b + m, NULL, o6 + m, o7 + m, o9 + m, o11 + m};
+            for (int p = 0; p < 9; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+            args.p[4].value = 0.25;
+            host_launch(lib, &k, n, &args, 2, 64); /* 128 threads: more than 1003 / 4 / 2 groups each */
+            for (int64_t i = 0; i < n; i++) {
+                double xd = x[m + i], yd = y[m + i];
+                assert_true(o6[m + i] == xd * yd + 0.25);
+                assert_int_equal(o7[m + i], xd < yd);
+                assert_int_equal(o9[m + i], j[m + i] + (int32_t)i);
+                assert_true(o11[m + i] == (b[m + i] ? x[m + i] : -x[m + i]));
+            }
+            free(x), free(y), free(o6), free(j), free(o9), free(b), free(o7), free(o11);
+            runs++;
+        }
+    printf("vector loop: %d lengths x alignments, every value as a C loop gives it\n", runs);
+    dlclose(lib);
+    free(src);
+}
+
 static void test_rejected_source_gives_the_log(void **state)
 {
     (void)state;
@@ -484,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_share_the_tail),
         cmocka_unit_test(test_every_map_op_runs_on_the_host),
         cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
+        cmocka_unit_test(test_vector_loop_runs_on_the_host),
         cmocka_unit_test(test_rejected_source_gives_the_log),
         cmocka_unit_test(test_cubins_in_the_disk_cache),
     };
