@@ -1,19 +1,28 @@
 // cuda_on_host.hpp — just enough of CUDA C for the host's C++ compiler to
-// build the CUDA emitter's element-wise kernels (tests/test_cuda_on_host.c):
-// the built-in indices become thread-local variables that the test sets
-// before each emulated thread, the device library becomes libm, the bit
-// moves become memcpy.  Reductions (__shared__, __syncthreads) are not
-// emulated: their threads would have to run together.
+// build and run the CUDA emitter's kernels (tests/test_cuda_codegen.c): the
+// built-in indices become thread-local variables set for each emulated
+// thread, the device library becomes libm, the bit moves become memcpy.
+// Element-wise kernels run thread after thread (the test's loop over
+// pe_emul_thread); kernels that cooperate within a block (__shared__,
+// __syncthreads, warp shuffles: the reductions) run each block's threads as
+// real threads, block after block (pe_emul_launch_blocks, which the test
+// appends to the source with PE_EMUL_ENTRY).
+#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __constant__
 #define __launch_bounds__(n)
+// one block runs at a time: a static array is the block's shared memory
+#define __shared__ static
 
 struct pe_emul_dim3 {
     unsigned x, y, z;
@@ -56,3 +65,66 @@ struct alignas(16) double2 {
 struct alignas(4) uchar4 {
     unsigned char x, y, z, w;
 };
+
+// ---------------------------------------------- blocks of real threads
+
+struct pe_emul_warp {
+    std::unique_ptr<std::barrier<>> barrier;
+    unsigned long long slot[32];
+};
+
+struct pe_emul_block {
+    std::unique_ptr<std::barrier<>> barrier;
+    std::vector<pe_emul_warp> warps;
+};
+static pe_emul_block *pe_emul_current;
+
+static inline void __syncthreads() { pe_emul_current->barrier->arrive_and_wait(); }
+
+// Lane i gets lane i + delta's value (its own past the warp's end), all
+// lanes of the warp taking part, as on the GPU.
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta)
+{
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "one slot a lane");
+    (void)mask;
+    unsigned lane = threadIdx.x % 32;
+    pe_emul_warp &w = pe_emul_current->warps[threadIdx.x / 32];
+    std::memcpy(&w.slot[lane], &v, sizeof v);
+    w.barrier->arrive_and_wait();
+    T r = v;
+    if (lane + delta < 32) std::memcpy(&r, &w.slot[lane + delta], sizeof r);
+    w.barrier->arrive_and_wait(); /* every lane has read before the next write */
+    return r;
+}
+
+template <typename Args>
+static void pe_emul_blocks(void (*fn)(long long, Args), long long n, const Args &a, unsigned grid, unsigned block)
+{
+    if (block % 32 != 0) std::abort(); /* whole warps, as the emitter launches them */
+    for (unsigned b = 0; b < grid; b++) {
+        pe_emul_block blk;
+        blk.barrier = std::make_unique<std::barrier<>>(block);
+        blk.warps.resize(block / 32);
+        for (pe_emul_warp &w : blk.warps) w.barrier = std::make_unique<std::barrier<>>(32);
+        pe_emul_current = &blk;
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < block; t++)
+            threads.emplace_back([&, t] {
+                pe_emul_thread(b, t, grid, block);
+                fn(n, a);
+                blk.warps[t / 32].barrier->arrive_and_drop();
+                blk.barrier->arrive_and_drop();
+            });
+        for (std::thread &t : threads) t.join();
+        pe_emul_current = nullptr;
+    }
+}
+
+// Appended after the kernels' source: the entry point for kernels whose
+// threads cooperate.
+#define PE_EMUL_ENTRY                                                                                          \
+    extern "C" void pe_emul_launch_blocks(void *fn, long long n, const pe_cuda_args *a, unsigned grid,        \
+                                          unsigned block)                                                      \
+    {                                                                                                          \
+        pe_emul_blocks(reinterpret_cast<void (*)(long long, pe_cuda_args)>(fn), n, *a, grid, block);          \
+    }

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "exec/executor.h"
 #include "exec/refmath.h"
 
 #include "jit/cpu_gccjit.h"
@@ -121,33 +122,37 @@ static void test_every_map_op_compiles(void **state)
     free(l.k);
 }
 
+static const pe_op reductions[] = {PE_OP_sum,        PE_OP_mean,       PE_OP_dot,    PE_OP_norm1,
+                                   PE_OP_norm2,      PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
+
+/* Operands x (dot: x, y) of type ct; exp(x) stored on the way (a visible
+ * producer); the reduction of exp(x) (dot: of exp(x) * y) into partials. */
+static kir_kernel reduction_kernel(pe_op op, pe_dtype ct)
+{
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = 100000;
+    int arity = op == PE_OP_dot ? 2 : 1;
+    for (int j = 0; j < arity; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
+    }
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = ct, .ctype = ct, .n = 1, .a = {0}};
+    int produced = k.n_body - 1;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = ct};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = op, .dtype = PE_F64, .ctype = ct, .n = (uint8_t)(1 + arity),
+                                    .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced, 1}};
+    return k;
+}
+
 static void test_reductions_broadcast_scalars_generators_compile(void **state)
 {
     (void)state;
     kernel_list l = {0};
-    static const pe_op reductions[] = {PE_OP_sum, PE_OP_mean, PE_OP_dot, PE_OP_norm1, PE_OP_norm2,
-                                       PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
     for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
-        for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++) {
-            if (!pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) continue;
-            kir_kernel k = {0};
-            k.rank = 1, k.shape[0] = 100000;
-            int arity = reductions[r] == PE_OP_dot ? 2 : 1;
-            for (int j = 0; j < arity; j++) {
-                k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
-                k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
-            }
-            /* a visible producer stored on the way: exp of the first operand */
-            k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = ct, .ctype = ct, .n = 1, .a = {0}};
-            int produced = k.n_body - 1;
-            k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = ct};
-            k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced}};
-            k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
-            k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = reductions[r], .dtype = PE_F64, .ctype = ct,
-                                            .n = (uint8_t)(1 + arity),
-                                            .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced, 1}};
-            add(&l, k);
-        }
+        for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
+            if (pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
     /* a 2-D broadcast operand (a row), a scalar parameter, index and identity generators */
     kir_kernel k = {0};
     k.rank = 2, k.shape[0] = 300, k.shape[1] = 7;
@@ -235,10 +240,10 @@ static void *host_build(const char *src)
     snprintf(path, sizeof path, "%s/k.cpp", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, "#include \"%s/cuda_on_host.hpp\"\n%s", PE_TESTS_DIR, src);
+    fprintf(f, "#include \"%s/cuda_on_host.hpp\"\n%s\nPE_EMUL_ENTRY\n", PE_TESTS_DIR, src);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "c++ -std=c++17 -O1 -shared -fPIC -ffp-contract=off -fsanitize=alignment "
+             "c++ -std=c++20 -O1 -pthread -shared -fPIC -ffp-contract=off -fsanitize=alignment "
              "-fsanitize-undefined-trap-on-error -w -o %s/k.so %s",
              dir, path);
     int rc = system(cmd);
@@ -488,6 +493,90 @@ static void test_vector_loop_runs_on_the_host(void **state)
     free(src);
 }
 
+typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
+
+/* Reduction kernels on the host, each block's threads running together
+ * (shared memory, barriers, warp shuffles): every reduction in f32 and f64
+ * over three chunks and a part, the partials combined as the executor
+ * combines them, against long double; a NaN sticks; the same partials twice
+ * (the combination order does not depend on how threads are scheduled). */
+static void test_reductions_run_on_the_host(void **state)
+{
+    (void)state;
+    kernel_list l = {0};
+    for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
+        for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
+            if (pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
+    const kir_kernel **ptrs = malloc(l.n * sizeof *ptrs);
+    assert_non_null(ptrs);
+    for (size_t i = 0; i < l.n; i++) ptrs[i] = &l.k[i];
+    char *src = pe_cuda_emit(ptrs, l.n);
+    assert_non_null(src);
+    void *lib = host_build(src);
+    blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
+    assert_non_null(launch);
+    const int64_t n = 3 * KIR_REDUCE_CHUNK + 1001, chunks = 4;
+    for (size_t i = 0; i < l.n; i++) {
+        const kir_kernel *k = &l.k[i];
+        const kir_inst *red = &k->body[k->n_body - 1];
+        pe_op op = (pe_op)red->op;
+        pe_dtype ct = (pe_dtype)red->ctype;
+        int arity = op == PE_OP_dot ? 2 : 1;
+        for (int with_nan = 0; with_nan < 2; with_nan++) {
+            void *in[2] = {NULL, NULL}, *stored = calloc((size_t)n, dtype_size(ct));
+            double *partials[2] = {calloc(2 * (size_t)chunks, sizeof(double)), calloc(2 * (size_t)chunks, sizeof(double))};
+            pe_cuda_args args = {0};
+            for (int j = 0; j < arity; j++) {
+                in[j] = malloc((size_t)n * dtype_size(ct));
+                for (int64_t e = 0; e < n; e++) set(in[j], ct, e, operand_value(ct, j, e));
+                if (with_nan && j == 0) set(in[j], ct, 2 * KIR_REDUCE_CHUNK + 77, NAN);
+                args.p[j].ptr = (unsigned long long)(uintptr_t)in[j];
+            }
+            args.p[arity].ptr = (unsigned long long)(uintptr_t)stored;
+            char name[48];
+            pe_gccjit_kernel_name(k, name, sizeof name);
+            void *fn = dlsym(lib, name);
+            assert_non_null(fn);
+            for (int run = 0; run < 2; run++) {
+                args.p[arity + 1].ptr = (unsigned long long)(uintptr_t)partials[run];
+                launch(fn, n, &args, (unsigned)chunks, PE_CUDA_REDUCE_THREADS);
+            }
+            assert_memory_equal(partials[0], partials[1], 2 * (size_t)chunks * sizeof(double));
+            /* the reference: the same terms in long double */
+            long double acc = op == PE_OP_max_reduce ? -INFINITY : op == PE_OP_min_reduce ? INFINITY : 0, size = 0;
+            bool nan = false;
+            for (int64_t e = 0; e < n; e++) {
+                double x = get(in[0], ct, e);
+                double ex = get(stored, ct, e); /* the value the reduction takes: within 2 ulp of exp */
+                assert_true(distance(ex, pe_ref_round_to(ct, exp(x)), ct) <= 2);
+                long double term = arity == 2 ? (long double)ex * get(in[1], ct, e) : ex;
+                nan |= term != term;
+                if (op == PE_OP_norm1 || op == PE_OP_norminf) term = fabsl(term);
+                if (op == PE_OP_norm2) term = term * term;
+                if (op == PE_OP_max_reduce || op == PE_OP_norminf) acc = term > acc ? term : acc;
+                else if (op == PE_OP_min_reduce) acc = term < acc ? term : acc;
+                else acc += term;
+                size += fabsl(term);
+            }
+            if (op == PE_OP_mean) acc /= n, size /= n;
+            if (op == PE_OP_norm2) acc = sqrtl(acc), size = sqrtl(size);
+            double got = pe_combine_partials(op, partials[0], chunks, n);
+            if (nan) {
+                assert_true(got != got);
+            } else if (fabsl((long double)got - acc) > 1e-12L * size) {
+                fprintf(stderr, "%s %s: %.17g, long double %.17Lg\n", pe_op_table[op].name, ct == PE_F32 ? "f32" : "f64", got, acc);
+                fail();
+            }
+            free(in[0]), free(in[1]), free(stored), free(partials[0]), free(partials[1]);
+        }
+    }
+    printf("%zu reduction kernels run on the host (%lld elements, %lld blocks of %d threads), with and without a NaN: "
+           "as long double gives them\n",
+           l.n, (long long)n, (long long)chunks, PE_CUDA_REDUCE_THREADS);
+    dlclose(lib);
+    free(src), free(ptrs), free(l.k);
+}
+
 static void test_rejected_source_gives_the_log(void **state)
 {
     (void)state;
@@ -559,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_every_map_op_runs_on_the_host),
         cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_runs_on_the_host),
+        cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_rejected_source_gives_the_log),
         cmocka_unit_test(test_cubins_in_the_disk_cache),
     };
