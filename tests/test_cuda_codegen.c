@@ -67,14 +67,22 @@ static void add(kernel_list *l, kir_kernel k)
     l->k[l->n++] = k;
 }
 
-/* Every kernel of the list compiled in one NVRTC program per architecture. */
-static void compile_all(const kernel_list *l, const char *what)
+/* The CUDA C of every kernel of the list (one source). */
+static char *emit_all(const kernel_list *l)
 {
     const kir_kernel **ptrs = malloc(l->n * sizeof *ptrs);
     assert_non_null(ptrs);
     for (size_t i = 0; i < l->n; i++) ptrs[i] = &l->k[i];
     char *src = pe_cuda_emit(ptrs, l->n);
     assert_non_null(src);
+    free(ptrs);
+    return src;
+}
+
+/* Every kernel of the list compiled in one NVRTC program per architecture. */
+static void compile_all(const kernel_list *l, const char *what)
+{
+    char *src = emit_all(l);
     static const int archs[] = {80, 90};
     for (int a = 0; a < 2; a++) {
         void *image = NULL;
@@ -87,7 +95,7 @@ static void compile_all(const kernel_list *l, const char *what)
         free(image);
     }
     printf("%s: %zu kernels compiled for sm_80 and sm_90\n", what, l->n);
-    free(src), free(ptrs);
+    free(src);
 }
 
 /* One kernel per element-wise op and compute type the generators take, and
@@ -146,13 +154,20 @@ static kir_kernel reduction_kernel(pe_op op, pe_dtype ct)
     return k;
 }
 
-static void test_reductions_broadcast_scalars_generators_compile(void **state)
+/* Every reduction in every compute type the generators take it in. */
+static kernel_list reduction_kernels(void)
 {
-    (void)state;
     kernel_list l = {0};
     for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
         for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
             if (pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
+    return l;
+}
+
+static void test_reductions_broadcast_scalars_generators_compile(void **state)
+{
+    (void)state;
+    kernel_list l = reduction_kernels();
     /* a 2-D broadcast operand (a row), a scalar parameter, index and identity generators */
     kir_kernel k = {0};
     k.rank = 2, k.shape[0] = 300, k.shape[1] = 7;
@@ -357,11 +372,7 @@ static void test_every_map_op_runs_on_the_host(void **state)
 {
     (void)state;
     kernel_list l = map_kernels();
-    const kir_kernel **ptrs = malloc(l.n * sizeof *ptrs);
-    assert_non_null(ptrs);
-    for (size_t i = 0; i < l.n; i++) ptrs[i] = &l.k[i];
-    char *src = pe_cuda_emit(ptrs, l.n);
-    assert_non_null(src);
+    char *src = emit_all(&l);
     void *lib = host_build(src);
     double worst[4] = {0};
     int failed = 0;
@@ -381,7 +392,7 @@ static void test_every_map_op_runs_on_the_host(void **state)
            worst[PE_F32], worst[PE_F64], worst[PE_I32] + worst[PE_BOOL] == 0 ? "exact" : "NOT EXACT");
     assert_int_equal(failed, 0);
     dlclose(lib);
-    free(src), free(ptrs), free(l.k);
+    free(src), free(l.k);
 }
 
 /* The shared tail's values: the pair kernel run on the host against the
@@ -503,15 +514,8 @@ typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned
 static void test_reductions_run_on_the_host(void **state)
 {
     (void)state;
-    kernel_list l = {0};
-    for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
-        for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
-            if (pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
-    const kir_kernel **ptrs = malloc(l.n * sizeof *ptrs);
-    assert_non_null(ptrs);
-    for (size_t i = 0; i < l.n; i++) ptrs[i] = &l.k[i];
-    char *src = pe_cuda_emit(ptrs, l.n);
-    assert_non_null(src);
+    kernel_list l = reduction_kernels();
+    char *src = emit_all(&l);
     void *lib = host_build(src);
     blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
     assert_non_null(launch);
@@ -574,7 +578,7 @@ static void test_reductions_run_on_the_host(void **state)
            "as long double gives them\n",
            l.n, (long long)n, (long long)chunks, PE_CUDA_REDUCE_THREADS);
     dlclose(lib);
-    free(src), free(ptrs), free(l.k);
+    free(src), free(l.k);
 }
 
 static void test_rejected_source_gives_the_log(void **state)
