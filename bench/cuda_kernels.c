@@ -5,7 +5,7 @@
  * reading the generated code and counting its instructions
  * (bench/sass_mix.py with cuobjdump), not a measurement of time.
  *
- *   cuda_kernels blackscholes|triad|chain16 SM OUT.cu OUT.cubin */
+ *   cuda_kernels blackscholes|triad|chain16|sum|dot SM OUT.cu OUT.cubin */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static int write_file(const char *path, const void *data, size_t size)
 int main(int argc, char **argv)
 {
     if (argc != 5 || atoi(argv[2]) < 75) {
-        fprintf(stderr, "usage: %s blackscholes|triad|chain16 SM(>= 75) OUT.cu OUT.cubin\n", argv[0]);
+        fprintf(stderr, "usage: %s blackscholes|triad|chain16|sum|dot SM(>= 75) OUT.cu OUT.cubin\n", argv[0]);
         return 2;
     }
     setenv("PE_AOT", "0", 1);
@@ -58,6 +58,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "blackscholes") == 0) r = wl_blackscholes(S, X, T, 0.02f, 0.3f, &put);
     else if (strcmp(argv[1], "triad") == 0) r = wl_triad(S, X, 2.5f);
     else if (strcmp(argv[1], "chain16") == 0) r = wl_chain16(S, X);
+    else if (strcmp(argv[1], "sum") == 0) r = pe_sum(S);
+    else if (strcmp(argv[1], "dot") == 0) r = pe_dot(S, X);
     else {
         fprintf(stderr, "cuda_kernels: unknown workload %s\n", argv[1]);
         return 2;

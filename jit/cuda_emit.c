@@ -417,10 +417,11 @@ static void vector_store(text *t, const kir_param *q, int p)
     }
 }
 
-/* The vector loop: groups of 4 elements while every array is 16-byte
- * aligned (a view's offset may not be); `start` is where the scalar loop
- * takes over (the last n % 4 elements, or all of them). */
-static void emit_vector_loop(emitter *e)
+/* The vector loop: groups g of 4 elements (4g .. 4g+3) from `from` below
+ * `to`, `step` apart, while every array is 16-byte aligned (a view's offset
+ * may not be); `start` becomes where the scalar loop takes over (the last
+ * elements, or all of them when an array is not aligned). */
+static void emit_vector_loop(emitter *e, const char *from, const char *to, const char *step)
 {
     text *t = e->t;
     const kir_kernel *k = e->k;
@@ -428,8 +429,8 @@ static void emit_vector_loop(emitter *e)
     for (int p = 0; p < k->n_params; p++)
         if (is_array(&k->params[p])) put(t, " | a.p[%d].ptr", p);
     put(t, ") & 15ULL) == 0) {\n");
-    put(t, "    const long long groups = n / 4;\n");
-    put(t, "    for (long long g = first; g < groups; g += stride) {\n");
+    put(t, "    const long long groups = %s;\n", to);
+    put(t, "    for (long long g = %s; g < groups; g += %s) {\n", from, step);
     for (int p = 0; p < k->n_params; p++)
         if (is_array(&k->params[p])) vector_access(t, &k->params[p], p, k->params[p].kind != KIR_OUT);
     put(t, "#pragma unroll\n      for (int L = 0; L < 4; L++) {\n      const long long i = 4 * g + L; (void)i;\n");
@@ -443,6 +444,22 @@ static void emit_vector_loop(emitter *e)
     put(t, "    }\n    start = 4 * groups;\n  }\n");
 }
 
+/* Lane l combines lane l + d's accumulator into its own, d = from, from/2,
+ * ..., 1: lane 0 ends with the lanes' [0, 2 from) in a fixed order. */
+static void emit_shuffle_tree(text *t, const kir_inst *r, int from)
+{
+    pe_op op = (pe_op)r->op;
+    put(t, "  for (int d = %d; d > 0; d >>= 1) {\n", from);
+    put(t, "    double o = __shfl_down_sync(0xffffffffu, acc, d);\n");
+    if (is_extreme(op))
+        put(t, "    if (pe_takes(acc, o, %s)) acc = o;\n", op == PE_OP_min_reduce ? "true" : "false");
+    else if (compensated(r))
+        put(t, "    comp += __shfl_down_sync(0xffffffffu, comp, d);\n    pe_two_sum(acc, comp, o);\n");
+    else
+        put(t, "    acc += o;\n");
+    put(t, "  }\n");
+}
+
 static void emit_kernel(text *t, const kir_kernel *k)
 {
     emitter e = {.t = t, .k = k};
@@ -453,7 +470,7 @@ static void emit_kernel(text *t, const kir_kernel *k)
         put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
         put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n"
                "  long long start = 0;\n");
-        if (vectorised(k)) emit_vector_loop(&e);
+        if (vectorised(k)) emit_vector_loop(&e, "first", "n / 4", "stride");
         put(t, "  for (long long i = start + first; i < n; i += stride) {\n");
         emit_body(&e);
         put(t, "  }\n}\n");
@@ -461,32 +478,36 @@ static void emit_kernel(text *t, const kir_kernel *k)
     }
     pe_op op = (pe_op)r->op;
     double start = op == PE_OP_max_reduce ? -__builtin_inf() : op == PE_OP_min_reduce ? __builtin_inf() : 0.0;
+    int warps = PE_CUDA_REDUCE_THREADS / 32;
     put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
         PE_CUDA_REDUCE_THREADS, name);
-    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", PE_CUDA_REDUCE_THREADS, PE_CUDA_REDUCE_THREADS);
+    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
     put(t, "  const long long begin = (long long)blockIdx.x * %dLL;\n", KIR_REDUCE_CHUNK);
     put(t, "  const long long end = n < begin + %dLL ? n : begin + %dLL;\n", KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK);
     put(t, "  double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
                                                                                 : "__longlong_as_double(0xfff0000000000000LL)");
-    put(t, "  for (long long i = begin + threadIdx.x; i < end; i += %d) {\n", PE_CUDA_REDUCE_THREADS);
+    put(t, "  long long start = begin;\n");
+    if (vectorised(k)) { /* the chunk's groups of 4 (a chunk starts at a multiple of 4) */
+        char from[64], step[16];
+        snprintf(from, sizeof from, "begin / 4 + threadIdx.x");
+        snprintf(step, sizeof step, "%d", PE_CUDA_REDUCE_THREADS);
+        emit_vector_loop(&e, from, "end / 4", step);
+    }
+    put(t, "  for (long long i = start + threadIdx.x; i < end; i += %d) {\n", PE_CUDA_REDUCE_THREADS);
     emit_body(&e);
     put(t, "  }\n");
-    /* a fixed tree over the threads: the same order on every GPU */
-    put(t, "  sh_hi[threadIdx.x] = acc; sh_lo[threadIdx.x] = comp;\n  __syncthreads();\n");
-    put(t, "  for (int w = %d; w > 0; w >>= 1) {\n    if (threadIdx.x < w) {\n", PE_CUDA_REDUCE_THREADS / 2);
-    put(t, "      double h = sh_hi[threadIdx.x], o = sh_hi[threadIdx.x + w];\n");
-    if (is_extreme(op))
-        put(t, "      if (pe_takes(h, o, %s)) sh_hi[threadIdx.x] = o;\n", op == PE_OP_min_reduce ? "true" : "false");
-    else if (compensated(r))
-        put(t, "      double l = sh_lo[threadIdx.x] + sh_lo[threadIdx.x + w];\n"
-               "      pe_two_sum(h, l, o);\n"
-               "      sh_hi[threadIdx.x] = h; sh_lo[threadIdx.x] = l;\n");
-    else
-        put(t, "      sh_hi[threadIdx.x] = h + o;\n");
-    put(t, "    }\n    __syncthreads();\n  }\n");
+    /* A fixed tree, the same order on every GPU: within each warp by
+     * shuffles (lane l takes lane l + 16, + 8, ... + 1), then warp 0 over
+     * the warps' results the same way. */
+    emit_shuffle_tree(t, r, 16);
+    put(t, "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = acc, sh_lo[threadIdx.x >> 5] = comp;\n");
+    put(t, "  __syncthreads();\n");
+    put(t, "  if (threadIdx.x >= 32) return;\n");
+    put(t, "  acc = sh_hi[threadIdx.x %% %d], comp = sh_lo[threadIdx.x %% %d];\n", warps, warps);
+    emit_shuffle_tree(t, r, warps / 2);
     put(t, "  if (threadIdx.x == 0) {\n");
-    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x] = sh_hi[0];\n", r->a[0]);
-    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = sh_lo[0];\n  }\n}\n", r->a[0]);
+    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x] = acc;\n", r->a[0]);
+    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = comp;\n  }\n}\n", r->a[0]);
 }
 
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)

@@ -10,7 +10,10 @@
  * [0, n) (over groups of 4 elements first, where vectorised).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
  * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
  * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
- * in a fixed combination order, so the result does not depend on the GPU. */
+ * in a fixed combination order, so the result does not depend on the GPU
+ * (the order within a chunk depends on whether its arrays are 16-byte
+ * aligned, i.e. on the vector loop: a view at an odd offset may differ from
+ * a copy of it in the last bits). */
 #ifndef PE_JIT_CUDA_EMIT_H
 #define PE_JIT_CUDA_EMIT_H
 
