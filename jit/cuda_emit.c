@@ -377,9 +377,16 @@ static void emit_body(emitter *e)
  * raise register pressure). */
 static bool vectorised(const kir_kernel *k)
 {
-    int cost = 0;
-    for (int p = 0; p < k->n_params; p++)
-        if (k->params[p].kind == KIR_IN_BROADCAST) return false;
+    int cost = 0, arrays = 0;
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (q->kind == KIR_IN_BROADCAST) return false;
+        if (q->kind != KIR_IN_CONTIG && q->kind != KIR_OUT) continue;
+        if (q->dtype != PE_F32 && q->dtype != PE_F64 && q->dtype != PE_I32 && q->dtype != PE_BOOL) return false;
+        arrays++;
+    }
+    /* each array's 4 lanes live in registers at once: many arrays would spill */
+    if (arrays > PE_CUDA_VECTOR_MAX_ARRAYS) return false;
     for (int v = 0; v < k->n_body; v++)
         if (k->body[v].kind == KIR_OP) cost += pe_op_table[k->body[v].op].cost;
     return cost <= PE_CUDA_VECTOR_MAX_COST;
@@ -443,6 +450,12 @@ static void emit_vector_loop(emitter *e, const char *from, const char *to, const
         if (k->params[p].kind == KIR_OUT) vector_store(t, &k->params[p], p);
     put(t, "    }\n    start = 4 * groups;\n  }\n");
 }
+
+/* What the vector loop and the shuffle tree take for granted. */
+_Static_assert(KIR_REDUCE_CHUNK % 4 == 0, "a chunk is whole groups of 4: the vector loop stays inside it");
+_Static_assert(PE_CUDA_REDUCE_THREADS % 32 == 0 && PE_CUDA_REDUCE_THREADS <= 1024, "whole warps, one block");
+_Static_assert(((PE_CUDA_REDUCE_THREADS / 32) & (PE_CUDA_REDUCE_THREADS / 32 - 1)) == 0,
+               "the second shuffle tree halves the number of warps down to one");
 
 /* Lane l combines lane l + d's accumulator into its own, d = from, from/2,
  * ..., 1: lane 0 ends with the lanes' [0, 2 from) in a fixed order. */

@@ -27,6 +27,7 @@
  * catalog's cost: add 1, div 4, exp 20) over contiguous arrays read and
  * write 4 elements at a time where the arrays are 16-byte aligned. */
 #define PE_CUDA_VECTOR_MAX_COST 64
+#define PE_CUDA_VECTOR_MAX_ARRAYS 12 /* inputs and outputs */
 
 typedef union {
     unsigned long long ptr; /* CUdeviceptr */

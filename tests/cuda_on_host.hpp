@@ -7,6 +7,7 @@
 // __syncthreads, warp shuffles: the reductions) run each block's threads as
 // real threads, block after block (pe_emul_launch_blocks, which the test
 // appends to the source with PE_EMUL_ENTRY).
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -71,26 +72,29 @@ struct alignas(4) uchar4 {
 struct pe_emul_warp {
     std::unique_ptr<std::barrier<>> barrier;
     unsigned long long slot[32];
+    std::atomic<int> exited{0}; /* lanes whose thread has returned */
 };
 
 struct pe_emul_block {
     std::unique_ptr<std::barrier<>> barrier;
-    std::vector<pe_emul_warp> warps;
+    std::unique_ptr<pe_emul_warp[]> warps;
 };
 static pe_emul_block *pe_emul_current;
 
 static inline void __syncthreads() { pe_emul_current->barrier->arrive_and_wait(); }
 
-// Lane i gets lane i + delta's value (its own past the warp's end), all
-// lanes of the warp taking part, as on the GPU.
+// Lane i gets lane i + delta's value (its own past the warp's end).  Only
+// the full mask is emulated, and every lane it names must take part: a
+// shuffle after some lanes returned is undefined on a GPU, and aborts here.
 template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta)
 {
     static_assert(sizeof(T) <= sizeof(unsigned long long), "one slot a lane");
-    (void)mask;
+    if (mask != 0xffffffffu) std::abort();
     unsigned lane = threadIdx.x % 32;
     pe_emul_warp &w = pe_emul_current->warps[threadIdx.x / 32];
     std::memcpy(&w.slot[lane], &v, sizeof v);
     w.barrier->arrive_and_wait();
+    if (w.exited.load() != 0) std::abort(); /* a lane of the mask has returned */
     T r = v;
     if (lane + delta < 32) std::memcpy(&r, &w.slot[lane + delta], sizeof r);
     w.barrier->arrive_and_wait(); /* every lane has read before the next write */
@@ -104,14 +108,15 @@ static void pe_emul_blocks(void (*fn)(long long, Args), long long n, const Args 
     for (unsigned b = 0; b < grid; b++) {
         pe_emul_block blk;
         blk.barrier = std::make_unique<std::barrier<>>(block);
-        blk.warps.resize(block / 32);
-        for (pe_emul_warp &w : blk.warps) w.barrier = std::make_unique<std::barrier<>>(32);
+        blk.warps = std::make_unique<pe_emul_warp[]>(block / 32);
+        for (unsigned w = 0; w < block / 32; w++) blk.warps[w].barrier = std::make_unique<std::barrier<>>(32);
         pe_emul_current = &blk;
         std::vector<std::thread> threads;
         for (unsigned t = 0; t < block; t++)
             threads.emplace_back([&, t] {
                 pe_emul_thread(b, t, grid, block);
                 fn(n, a);
+                blk.warps[t / 32].exited++;
                 blk.warps[t / 32].barrier->arrive_and_drop();
                 blk.barrier->arrive_and_drop();
             });

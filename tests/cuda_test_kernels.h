@@ -1,0 +1,150 @@
+/* cuda_test_kernels.h — kernels in kernel IR for the CUDA generator's tests
+ * (test_cuda_codegen.c compiles them with NVRTC, test_cuda_on_host.c runs
+ * them on the host): one per element-wise op and compute type, casts, every
+ * reduction, the f32 cdf_norm pair. */
+#ifndef PE_TESTS_CUDA_TEST_KERNELS_H
+#define PE_TESTS_CUDA_TEST_KERNELS_H
+
+#include "test_util.h"
+
+#include "jit/cpu_gccjit.h"
+#include "jit/cuda_emit.h"
+#include "jit/kir.h"
+
+static const pe_dtype dtypes[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};
+
+/* The dtype of op's result for compute type ct (enough for compilation). */
+static inline pe_dtype result_of(pe_op op, pe_dtype ct)
+{
+    switch (pe_op_table[op].result) {
+    case PE_RESULT_BOOL: return PE_BOOL;
+    default: return ct;
+    }
+}
+
+/* A kernel: n inputs of dtype ct (CONTIG), op, one output. */
+static inline kir_kernel map_kernel(pe_op op, pe_dtype ct, int arity)
+{
+    kir_kernel k = {0};
+    k.rank = 1;
+    k.shape[0] = 1000;
+    for (int j = 0; j < arity; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
+    }
+    pe_dtype rt = result_of(op, ct);
+    uint16_t value = (uint16_t)k.n_body, out = (uint16_t)k.n_params;
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = op, .dtype = rt, .ctype = ct, .n = (uint8_t)arity, .a = {0, 1, 2}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = rt};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {out, value}};
+    return k;
+}
+
+typedef struct {
+    kir_kernel *k;
+    size_t n, cap;
+} kernel_list;
+
+static inline void add(kernel_list *l, kir_kernel k)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->k = realloc(l->k, l->cap * sizeof *l->k);
+        assert_non_null(l->k);
+    }
+    /* a kernel twice (same IR) would define its function twice */
+    for (size_t i = 0; i < l->n; i++)
+        if (kir_equal(&l->k[i], &k)) return;
+    l->k[l->n++] = k;
+}
+
+/* The CUDA C of every kernel of the list (one source). */
+static inline char *emit_all(const kernel_list *l)
+{
+    const kir_kernel **ptrs = malloc(l->n * sizeof *ptrs);
+    assert_non_null(ptrs);
+    for (size_t i = 0; i < l->n; i++) ptrs[i] = &l->k[i];
+    char *src = pe_cuda_emit(ptrs, l->n);
+    assert_non_null(src);
+    free(ptrs);
+    return src;
+}
+
+/* One kernel per element-wise op and compute type the generators take, and
+ * casts between every pair of types. */
+static inline kernel_list map_kernels(void)
+{
+    kernel_list l = {0};
+    for (int op = 0; op < PE_OP__COUNT; op++) {
+        if (pe_op_table[op].kind != PE_KIND_MAP || op == PE_OP_cast) continue;
+        for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+            pe_dtype ct = dtypes[d];
+            if (!pe_gccjit_can_emit((pe_op)op, ct, result_of((pe_op)op, ct), ct)) continue;
+            add(&l, map_kernel((pe_op)op, ct, pe_op_table[op].arity));
+        }
+    }
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 4; b++) {
+            kir_kernel k = map_kernel(PE_OP_cast, dtypes[a], 1);
+            k.body[1].dtype = dtypes[b];
+            k.params[1].dtype = dtypes[b];
+            add(&l, k);
+        }
+    return l;
+}
+
+static const pe_op reductions[] = {PE_OP_sum,        PE_OP_mean,       PE_OP_dot,    PE_OP_norm1,
+                                   PE_OP_norm2,      PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
+
+/* Operands x (dot: x, y) of type ct; exp(x) stored on the way (a visible
+ * producer); the reduction of exp(x) (dot: of exp(x) * y) into partials. */
+static inline kir_kernel reduction_kernel(pe_op op, pe_dtype ct)
+{
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = 100000;
+    int arity = op == PE_OP_dot ? 2 : 1;
+    for (int j = 0; j < arity; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
+    }
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = ct, .ctype = ct, .n = 1, .a = {0}};
+    int produced = k.n_body - 1;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = ct};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = op, .dtype = PE_F64, .ctype = ct, .n = (uint8_t)(1 + arity),
+                                    .a = {(uint16_t)(k.n_params - 1), (uint16_t)produced, 1}};
+    return k;
+}
+
+/* Every reduction in every compute type the generators take it in. */
+static inline kernel_list reduction_kernels(void)
+{
+    kernel_list l = {0};
+    for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
+        for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
+            if (pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
+    return l;
+}
+
+/* x -> cdf_norm(-x), cdf_norm(x), cdf_norm(exp(x)), all f32. */
+static inline kir_kernel cdf_pair_kernel(void)
+{
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = 1000;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};                          /* v0 x */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_neg, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}}; /* v1 -x */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cdf_norm, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cdf_norm, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cdf_norm, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {4}};
+    for (int v = 2; v <= 5; v++) {
+        if (v == 4) continue;
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), (uint16_t)v}};
+    }
+    return k;
+}
+
+#endif

@@ -1,0 +1,365 @@
+/* test_cuda_on_host.c — the CUDA emitter's kernels run on the host, no GPU
+ * and no NVRTC needed: the host's C++ compiler builds the emitted source
+ * with tests/cuda_on_host.hpp standing in for CUDA (device library = libm;
+ * element-wise kernels thread after thread, reductions with each block's
+ * threads running together), and every value is checked against the
+ * reference math (exec/refmath.c), a C loop or long double. */
+#include "cuda_test_kernels.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "exec/executor.h"
+#include "exec/refmath.h"
+
+/* ------------------------------------------------ kernels run on the host */
+
+/* The kernels of src built as a shared library by the host's C++ compiler
+ * (alignment checked: a misaligned vector access traps as on a GPU). */
+static void *host_build(const char *src)
+{
+    char dir[] = "/tmp/pe-cuda-host-XXXXXX", path[128], cmd[1024];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/k.cpp", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#include \"%s/cuda_on_host.hpp\"\n%s\nPE_EMUL_ENTRY\n", PE_TESTS_DIR, src);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "c++ -std=c++20 -O1 -pthread -shared -fPIC -ffp-contract=off -fsanitize=alignment "
+             "-fsanitize-undefined-trap-on-error -w -o %s/k.so %s",
+             dir, path);
+    int rc = system(cmd);
+    if (rc != 0) fprintf(stderr, "%s: exit %d\n", cmd, rc);
+    assert_int_equal(rc, 0);
+    snprintf(path, sizeof path, "%s/k.so", dir);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) fprintf(stderr, "dlopen: %s\n", dlerror());
+    assert_non_null(lib);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir); /* the mapping stays */
+    assert_int_equal(system(cmd), 0);
+    return lib;
+}
+
+typedef void (*kernel_fn)(long long n, pe_cuda_args a);
+typedef void (*thread_fn)(unsigned block, unsigned thread, unsigned grid, unsigned block_size);
+
+/* A launch of grid x block emulated threads, one after the other (an
+ * element-wise kernel's threads are independent). */
+static void host_launch(void *lib, const kir_kernel *k, long long n, pe_cuda_args *a, unsigned grid, unsigned block)
+{
+    char name[48];
+    pe_gccjit_kernel_name(k, name, sizeof name);
+    kernel_fn fn = (kernel_fn)dlsym(lib, name);
+    thread_fn at = (thread_fn)dlsym(lib, "pe_emul_thread");
+    assert_non_null(fn);
+    assert_non_null(at);
+    for (unsigned b = 0; b < grid; b++)
+        for (unsigned t = 0; t < block; t++) at(b, t, grid, block), fn(n, *a);
+}
+
+static size_t dtype_size(pe_dtype t) { return t == PE_F64 ? 8 : t == PE_BOOL ? 1 : 4; }
+
+static double get(const void *p, pe_dtype t, int64_t i)
+{
+    switch (t) {
+    case PE_F32: return ((const float *)p)[i];
+    case PE_F64: return ((const double *)p)[i];
+    case PE_I32: return ((const int32_t *)p)[i];
+    default: return ((const uint8_t *)p)[i];
+    }
+}
+
+static void set(void *p, pe_dtype t, int64_t i, double v)
+{
+    switch (t) {
+    case PE_F32: ((float *)p)[i] = (float)v; break;
+    case PE_F64: ((double *)p)[i] = v; break;
+    case PE_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    default: ((uint8_t *)p)[i] = v != 0; break;
+    }
+}
+
+/* Operand j's value i: in the domain most ops accept, some negatives. */
+static double operand_value(pe_dtype t, int j, int64_t i)
+{
+    unsigned h = (unsigned)(i * 2654435761u + (unsigned)j * 40503u);
+    double u = (double)(h % 100000) / 100000.0;
+    if (t == PE_BOOL) return (h >> 7) & 1;
+    if (t == PE_I32) return (double)((int)(h % 101) - 50);
+    double x = j == 0 ? 0.05 + 0.9 * u : 0.5 + 1.5 * u;
+    return i % 7 == 3 ? -x : x;
+}
+
+/* Distance of got from want in ulps of type t (0 when both are NaN or equal). */
+static double distance(double got, double want, pe_dtype t)
+{
+    if (got == want || (got != got && want != want)) return 0;
+    if (t == PE_I32 || t == PE_BOOL || got != got || want != want || isinf(got) || isinf(want)) return INFINITY;
+    int e;
+    frexp(want, &e);
+    int mant = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -125 : -1021;
+    return fabs(got - want) / ldexp(1.0, (e < emin ? emin : e) - mant);
+}
+
+/* Runs map kernel k (inputs CONTIG params 0..arity-1, output the last) on
+ * the host and compares each value with the reference; returns the largest
+ * distance seen in ulps (exact types: 0 or infinity). */
+static double run_map_on_host(void *lib, const kir_kernel *k, int64_t n, unsigned grid, unsigned block)
+{
+    const kir_inst *op = &k->body[k->n_body - 2];
+    pe_dtype ct = (pe_dtype)op->ctype, rt = (pe_dtype)op->dtype;
+    int arity = k->n_params - 1;
+    void *buf[4];
+    pe_cuda_args args = {0};
+    for (int j = 0; j <= arity; j++) {
+        pe_dtype t = (pe_dtype)k->params[j].dtype;
+        buf[j] = calloc((size_t)n, dtype_size(t));
+        assert_non_null(buf[j]);
+        for (int64_t i = 0; j < arity && i < n; i++) set(buf[j], t, i, operand_value(t, j, i));
+        args.p[j].ptr = (unsigned long long)(uintptr_t)buf[j];
+    }
+    host_launch(lib, k, n, &args, grid, block);
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x[3] = {0, 0, 0};
+        for (int j = 0; j < arity; j++) x[j] = get(buf[j], ct, i);
+        double want;
+        if (op->op == PE_OP_cast) want = pe_ref_round_to(rt, x[0]);
+        else if (ct == PE_I32 && pe_ref_is_integer_op((pe_op)op->op))
+            want = pe_ref_round_to(rt, pe_ref_map_i32((pe_op)op->op, (int32_t)x[0], (int32_t)x[1], (int32_t)x[2]));
+        else want = pe_ref_round_to(rt, pe_ref_map((pe_op)op->op, x[0], x[1], x[2]));
+        double d = distance(get(buf[arity], rt, i), want, rt);
+        if (d > worst) worst = d;
+    }
+    for (int j = 0; j <= arity; j++) free(buf[j]);
+    return worst;
+}
+
+static void test_every_map_op_runs_on_the_host(void **state)
+{
+    (void)state;
+    kernel_list l = map_kernels();
+    char *src = emit_all(&l);
+    void *lib = host_build(src);
+    double worst[4] = {0};
+    int failed = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const kir_inst *op = &l.k[i].body[l.k[i].n_body - 2];
+        pe_dtype rt = (pe_dtype)op->dtype;
+        /* 1003 elements over 3 blocks of 32 threads: each thread strides */
+        double d = run_map_on_host(lib, &l.k[i], 1003, 3, 32);
+        double allowed = rt == PE_F32 ? 4 : rt == PE_F64 ? 8 : 0;
+        if (d > allowed) {
+            fprintf(stderr, "%s: ctype %d -> %d: %g ulp from the reference\n", pe_op_table[op->op].name, op->ctype, rt, d);
+            failed++;
+        }
+        if (d > worst[rt]) worst[rt] = d;
+    }
+    printf("%zu element-wise kernels run on the host: at most %g ulp (f32), %g ulp (f64), i32 and bool %s\n", l.n,
+           worst[PE_F32], worst[PE_F64], worst[PE_I32] + worst[PE_BOOL] == 0 ? "exact" : "NOT EXACT");
+    assert_int_equal(failed, 0);
+    dlclose(lib);
+    free(src), free(l.k);
+}
+
+/* The shared tail's values: the pair kernel run on the host against the
+ * reference on [-15, 15]. */
+static void test_cdf_norm_pair_runs_on_the_host(void **state)
+{
+    (void)state;
+    kir_kernel k = cdf_pair_kernel();
+    const kir_kernel *ks[] = {&k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    void *lib = host_build(src);
+    const int64_t n = 30001;
+    float *x = malloc(n * sizeof *x), *out[3];
+    pe_cuda_args args = {0};
+    args.p[0].ptr = (unsigned long long)(uintptr_t)x;
+    for (int j = 0; j < 3; j++) {
+        out[j] = malloc(n * sizeof(float));
+        args.p[1 + j].ptr = (unsigned long long)(uintptr_t)out[j];
+    }
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(-15.0 + 30.0 * (double)i / (double)(n - 1));
+    host_launch(lib, &k, n, &args, 5, 64);
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double arg[3] = {-(double)x[i], x[i], (double)expf(x[i])};
+        for (int j = 0; j < 3; j++) {
+            double want = pe_ref_round_to(PE_F32, pe_ref_map(PE_OP_cdf_norm, arg[j], 0, 0));
+            worst = fmax(worst, distance(out[j][i], want, PE_F32));
+        }
+    }
+    printf("cdf_norm of -x, x, exp(x) in one kernel, on the host: at most %g ulp\n", worst);
+    assert_true(worst <= 1);
+    dlclose(lib);
+    for (int j = 0; j < 3; j++) free(out[j]);
+    free(x), free(src);
+}
+
+/* The vector loop (4 elements a step where every array is 16-byte aligned)
+ * and the scalar loop after it: arrays of every type, a scalar, the index
+ * generator; aligned and misaligned arrays (a view's offset), lengths around
+ * multiples of 4, more threads than groups.  Each value against a C loop. */
+static void test_vector_loop_runs_on_the_host(void **state)
+{
+    (void)state;
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = 1 << 20; /* pe_index is i % shape: larger than every n here */
+    static const pe_dtype in_types[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};
+    for (int p = 0; p < 4; p++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = in_types[p]};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = in_types[p], .n = 1, .a = {(uint16_t)p}}; /* v0..v3 */
+    }
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_SCALAR, .dtype = PE_F64};                         /* p4 */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F64, .n = 1, .a = {4}};                    /* v4 s */
+#define OP(o, t, c, n_, x, y, z) (kir_inst){.kind = KIR_OP, .op = PE_OP_##o, .dtype = t, .ctype = c, .n = n_, .a = {x, y, z}}
+    k.body[k.n_body++] = OP(mul, PE_F64, PE_F64, 2, 0, 1, 0);      /* v5 = x * y */
+    k.body[k.n_body++] = OP(add, PE_F64, PE_F64, 2, 5, 4, 0);      /* v6 = x * y + s */
+    k.body[k.n_body++] = OP(lt, PE_BOOL, PE_F64, 2, 0, 1, 0);      /* v7 = x < y */
+    k.body[k.n_body++] = OP(index, PE_I32, PE_I32, 0, 0, 0, 0);    /* v8 = i */
+    k.body[k.n_body++] = OP(add, PE_I32, PE_I32, 2, 2, 8, 0);      /* v9 = j + i */
+    k.body[k.n_body++] = OP(neg, PE_F32, PE_F32, 1, 0, 0, 0);      /* v10 = -x */
+    k.body[k.n_body++] = OP(cond, PE_F32, PE_F32, 3, 3, 0, 10);    /* v11 = b ? x : -x */
+#undef OP
+    static const pe_dtype out_types[] = {PE_F64, PE_BOOL, PE_I32, PE_F32};
+    static const uint16_t out_values[] = {6, 7, 9, 11};
+    for (int o = 0; o < 4; o++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = out_types[o]}; /* p5..p8 */
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), out_values[o]}};
+    }
+    assert_true(kir_valid(&k));
+    const kir_kernel *ks[] = {&k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    assert_non_null(strstr(src, "float4")); /* the vector loop is there */
+    void *lib = host_build(src);
+    static const int64_t lengths[] = {0, 1, 3, 4, 5, 8, 1003};
+    int runs = 0;
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        for (int misaligned = 0; misaligned < 2; misaligned++) {
+            int64_t n = lengths[li];
+            float *x = malloc((size_t)(n + 1) * 4);
+            double *y = malloc((size_t)(n + 1) * 8), *o6 = malloc((size_t)(n + 1) * 8);
+            int32_t *j = malloc((size_t)(n + 1) * 4), *o9 = malloc((size_t)(n + 1) * 4);
+            uint8_t *b = malloc((size_t)(n + 1)), *o7 = malloc((size_t)(n + 1));
+            float *o11 = malloc((size_t)(n + 1) * 4);
+            int m = misaligned; /* one element in: a view's offset */
+            for (int64_t i = 0; i < n; i++) {
+                x[m + i] = (float)operand_value(PE_F32, 0, i);
+                y[m + i] = operand_value(PE_F64, 1, i);
+                j[m + i] = (int32_t)operand_value(PE_I32, 2, i);
+                b[m + i] = (uint8_t)operand_value(PE_BOOL, 3, i);
+            }
+            pe_cuda_args args = {0};
+            void *ptrs[9] = {x + m, y + m, j + m, b + m, NULL, o6 + m, o7 + m, o9 + m, o11 + m};
+            for (int p = 0; p < 9; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+            args.p[4].value = 0.25;
+            host_launch(lib, &k, n, &args, 2, 64); /* 128 threads: more than 1003 / 4 / 2 groups each */
+            for (int64_t i = 0; i < n; i++) {
+                double xd = x[m + i], yd = y[m + i];
+                assert_true(o6[m + i] == xd * yd + 0.25);
+                assert_int_equal(o7[m + i], xd < yd);
+                assert_int_equal(o9[m + i], j[m + i] + (int32_t)i);
+                assert_true(o11[m + i] == (b[m + i] ? x[m + i] : -x[m + i]));
+            }
+            free(x), free(y), free(o6), free(j), free(o9), free(b), free(o7), free(o11);
+            runs++;
+        }
+    printf("vector loop: %d lengths x alignments, every value as a C loop gives it\n", runs);
+    dlclose(lib);
+    free(src);
+}
+
+typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
+
+/* Reduction kernels on the host, each block's threads running together
+ * (shared memory, barriers, warp shuffles): every reduction in f32 and f64
+ * over three chunks and a part, the partials combined as the executor
+ * combines them, against long double; with and without a NaN (it sticks),
+ * through the vector loop and the scalar loop (a misaligned array); the same
+ * partials twice (the combination order does not depend on how threads are
+ * scheduled). */
+static void test_reductions_run_on_the_host(void **state)
+{
+    (void)state;
+    kernel_list l = reduction_kernels();
+    char *src = emit_all(&l);
+    void *lib = host_build(src);
+    blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
+    assert_non_null(launch);
+    const int64_t n = KIR_REDUCE_CHUNK + 1001, chunks = 2;
+    for (size_t i = 0; i < l.n; i++) {
+        const kir_kernel *k = &l.k[i];
+        const kir_inst *red = &k->body[k->n_body - 1];
+        pe_op op = (pe_op)red->op;
+        pe_dtype ct = (pe_dtype)red->ctype;
+        int arity = op == PE_OP_dot ? 2 : 1;
+        for (int variant = 0; variant < 4; variant++) {
+            bool with_nan = variant & 1, misaligned = variant & 2; /* misaligned: the scalar loop */
+            char *stored_at = calloc((size_t)n + 1, dtype_size(ct));
+            void *in[2] = {NULL, NULL}, *stored = stored_at + (misaligned ? dtype_size(ct) : 0);
+            double *partials[2] = {calloc(2 * (size_t)chunks, sizeof(double)), calloc(2 * (size_t)chunks, sizeof(double))};
+            pe_cuda_args args = {0};
+            for (int j = 0; j < arity; j++) {
+                in[j] = malloc((size_t)n * dtype_size(ct));
+                for (int64_t e = 0; e < n; e++) set(in[j], ct, e, operand_value(ct, j, e));
+                if (with_nan && j == 0) set(in[j], ct, KIR_REDUCE_CHUNK + 77, NAN);
+                args.p[j].ptr = (unsigned long long)(uintptr_t)in[j];
+            }
+            args.p[arity].ptr = (unsigned long long)(uintptr_t)stored;
+            char name[48];
+            pe_gccjit_kernel_name(k, name, sizeof name);
+            void *fn = dlsym(lib, name);
+            assert_non_null(fn);
+            for (int run = 0; run < 2; run++) {
+                args.p[arity + 1].ptr = (unsigned long long)(uintptr_t)partials[run];
+                launch(fn, n, &args, (unsigned)chunks, PE_CUDA_REDUCE_THREADS);
+            }
+            assert_memory_equal(partials[0], partials[1], 2 * (size_t)chunks * sizeof(double));
+            /* the reference: the same terms in long double */
+            long double acc = op == PE_OP_max_reduce ? -INFINITY : op == PE_OP_min_reduce ? INFINITY : 0, size = 0;
+            bool nan = false;
+            for (int64_t e = 0; e < n; e++) {
+                double x = get(in[0], ct, e);
+                double ex = get(stored, ct, e); /* the value the reduction takes: within 2 ulp of exp */
+                assert_true(distance(ex, pe_ref_round_to(ct, exp(x)), ct) <= 2);
+                long double term = arity == 2 ? (long double)ex * get(in[1], ct, e) : ex;
+                nan |= term != term;
+                if (op == PE_OP_norm1 || op == PE_OP_norminf) term = fabsl(term);
+                if (op == PE_OP_norm2) term = term * term;
+                if (op == PE_OP_max_reduce || op == PE_OP_norminf) acc = term > acc ? term : acc;
+                else if (op == PE_OP_min_reduce) acc = term < acc ? term : acc;
+                else acc += term;
+                size += fabsl(term);
+            }
+            if (op == PE_OP_mean) acc /= n, size /= n;
+            if (op == PE_OP_norm2) acc = sqrtl(acc), size = sqrtl(size);
+            double got = pe_combine_partials(op, partials[0], chunks, n);
+            if (nan) {
+                assert_true(got != got);
+            } else if (fabsl((long double)got - acc) > 1e-12L * size) {
+                fprintf(stderr, "%s %s: %.17g, long double %.17Lg\n", pe_op_table[op].name, ct == PE_F32 ? "f32" : "f64", got, acc);
+                fail();
+            }
+            free(in[0]), free(in[1]), free(stored_at), free(partials[0]), free(partials[1]);
+        }
+    }
+    printf("%zu reduction kernels run on the host (%lld elements, %lld blocks of %d threads), with and without a NaN, "
+           "aligned and not: as long double gives them\n",
+           l.n, (long long)n, (long long)chunks, PE_CUDA_REDUCE_THREADS);
+    dlclose(lib);
+    free(src), free(l.k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_map_op_runs_on_the_host),
+        cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
+        cmocka_unit_test(test_vector_loop_runs_on_the_host),
+        cmocka_unit_test(test_reductions_run_on_the_host),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
