@@ -394,31 +394,32 @@ static bool vectorised(const kir_kernel *k)
 
 static bool is_array(const kir_param *q) { return q->kind == KIR_IN_CONTIG || q->kind == KIR_OUT; }
 
-/* 4 elements of array p as 16-byte (f64: two 16-byte, bool: 4-byte) loads
- * into the lane array in<p>, or the lane array out<p> stored alike. */
-static void vector_access(text *t, const kir_param *q, int p, bool load)
+/* CUDA's type of 4 elements of an f32, i32 or bool array (f64: two double2). */
+static const char *vector_type(pe_dtype t) { return t == PE_F32 ? "float4" : t == PE_I32 ? "int4" : "uchar4"; }
+
+/* Group g of input array p (16-byte loads; f64: two, bool: one 4-byte
+ * load) into the lane array in<p>. */
+static void vector_load(text *t, const kir_param *q, int p)
 {
-    const char *T = ctype_name((pe_dtype)q->dtype);
-    if (!load) {
-        put(t, "      %s out%d[4];\n", T, p);
-        return;
+    if (q->dtype == PE_F64) {
+        put(t, "      const double2 q%da = ((const double2 *)a.p[%d].ptr)[2 * g], q%db = ((const double2 *)a.p[%d].ptr)[2 * g + 1];\n",
+            p, p, p, p);
+        put(t, "      const double in%d[4] = {q%da.x, q%da.y, q%db.x, q%db.y};\n", p, p, p, p, p);
+    } else {
+        const char *V = vector_type((pe_dtype)q->dtype);
+        put(t, "      const %s q%d = ((const %s *)a.p[%d].ptr)[g];\n", V, p, V, p);
+        put(t, "      const %s in%d[4] = {q%d.x, q%d.y, q%d.z, q%d.w};\n", ctype_name((pe_dtype)q->dtype), p, p, p, p, p);
     }
-    if (q->dtype == PE_F64)
-        put(t, "      const double2 q%da = ((const double2 *)a.p[%d].ptr)[2 * g], q%db = ((const double2 *)a.p[%d].ptr)[2 * g + 1];\n"
-               "      const double in%d[4] = {q%da.x, q%da.y, q%db.x, q%db.y};\n", p, p, p, p, p, p, p, p, p);
-    else
-        put(t, "      const %s4 q%d = ((const %s4 *)a.p[%d].ptr)[g];\n      const %s in%d[4] = {q%d.x, q%d.y, q%d.z, q%d.w};\n",
-            q->dtype == PE_F32 ? "float" : q->dtype == PE_I32 ? "int" : "uchar", p, q->dtype == PE_F32 ? "float" : q->dtype == PE_I32 ? "int" : "uchar",
-            p, T, p, p, p, p, p);
 }
 
+/* The lane array out<p> into group g of output array p, alike. */
 static void vector_store(text *t, const kir_param *q, int p)
 {
     if (q->dtype == PE_F64) {
         put(t, "      { double2 s; s.x = out%d[0]; s.y = out%d[1]; ((double2 *)a.p[%d].ptr)[2 * g] = s;\n", p, p, p);
         put(t, "        s.x = out%d[2]; s.y = out%d[3]; ((double2 *)a.p[%d].ptr)[2 * g + 1] = s; }\n", p, p, p);
     } else {
-        const char *V = q->dtype == PE_F32 ? "float4" : q->dtype == PE_I32 ? "int4" : "uchar4";
+        const char *V = vector_type((pe_dtype)q->dtype);
         put(t, "      { %s s; s.x = out%d[0]; s.y = out%d[1]; s.z = out%d[2]; s.w = out%d[3]; ((%s *)a.p[%d].ptr)[g] = s; }\n", V,
             p, p, p, p, V, p);
     }
@@ -438,8 +439,10 @@ static void emit_vector_loop(emitter *e, const char *from, const char *to, const
     put(t, ") & 15ULL) == 0) {\n");
     put(t, "    const long long groups = %s;\n", to);
     put(t, "    for (long long g = %s; g < groups; g += %s) {\n", from, step);
-    for (int p = 0; p < k->n_params; p++)
-        if (is_array(&k->params[p])) vector_access(t, &k->params[p], p, k->params[p].kind != KIR_OUT);
+    for (int p = 0; p < k->n_params; p++) {
+        if (k->params[p].kind == KIR_IN_CONTIG) vector_load(t, &k->params[p], p);
+        if (k->params[p].kind == KIR_OUT) put(t, "      %s out%d[4];\n", ctype_name((pe_dtype)k->params[p].dtype), p);
+    }
     put(t, "#pragma unroll\n      for (int L = 0; L < 4; L++) {\n      const long long i = 4 * g + L; (void)i;\n");
     e->lanes = true;
     emit_body(e);
