@@ -350,7 +350,7 @@ static void emit_body(emitter *e)
                 }
             } else if (q->kind == KIR_IN_SCALAR) {
                 put(e->t, "    %s v%d = (%s)a.p[%d].value;\n", T, v, T, in->a[0]);
-            } else if (e->lanes) {
+            } else if (e->lanes && q->kind == KIR_IN_CONTIG) {
                 put(e->t, "    %s v%d = (%s)in%d[L];\n", T, v, T, in->a[0]);
             } else {
                 char idx[512];
@@ -370,8 +370,9 @@ static void emit_body(emitter *e)
     }
 }
 
-/* Whether an element-wise kernel gets the vector loop: every array operand
- * contiguous, and little arithmetic per element, where memory instructions
+/* Whether an element-wise kernel gets the vector loop (its contiguous
+ * arrays 4 elements at a time; broadcast operands are read lane by lane at
+ * their strided index): little arithmetic per element, where memory instructions
  * and index arithmetic are a large part of the work (a kernel with
  * transcendental ops is bound by them, and four lanes of it would only
  * raise register pressure). */
@@ -380,8 +381,7 @@ static bool vectorised(const kir_kernel *k)
     int cost = 0, arrays = 0;
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
-        if (q->kind == KIR_IN_BROADCAST) return false;
-        if (q->kind != KIR_IN_CONTIG && q->kind != KIR_OUT) continue;
+        if (q->kind != KIR_IN_CONTIG && q->kind != KIR_OUT) continue; /* broadcast operands: loaded lane by lane */
         if (q->dtype != PE_F32 && q->dtype != PE_F64 && q->dtype != PE_I32 && q->dtype != PE_BOOL) return false;
         arrays++;
     }

@@ -24,8 +24,9 @@
 
 #define PE_CUDA_REDUCE_THREADS 256
 /* Element-wise kernels whose ops cost at most this much per element (the op
- * catalog's cost: add 1, div 4, exp 20) over contiguous arrays read and
- * write 4 elements at a time where the arrays are 16-byte aligned. */
+ * catalog's cost: add 1, div 4, exp 20) read and write their contiguous
+ * arrays 4 elements at a time where those are 16-byte aligned (broadcast
+ * operands are read element by element). */
 #define PE_CUDA_VECTOR_MAX_COST 64
 #define PE_CUDA_VECTOR_MAX_ARRAYS 12 /* inputs and outputs */
 

@@ -272,6 +272,56 @@ static void test_vector_loop_runs_on_the_host(void **state)
     free(src);
 }
 
+/* Broadcast operands in the vector loop: read lane by lane at their strided
+ * index while the contiguous arrays go 4 at a time.  A 37 x 5 iteration
+ * space (185 elements: a scalar tail), x + row (f32) and then + column
+ * (f64), against a C loop; aligned and misaligned. */
+static void test_vector_loop_with_broadcast_operands(void **state)
+{
+    (void)state;
+    enum { ROWS = 37, COLS = 5, N = ROWS * COLS };
+    kir_kernel k = {0};
+    k.rank = 2, k.shape[0] = ROWS, k.shape[1] = COLS;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};                    /* p0 x */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, 1}}; /* p1 row */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F64, .stride = {1, 0}}; /* p2 column */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F64, .n = 1, .a = {2}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_F64, .ctype = PE_F64, .n = 2, .a = {3, 2}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32}; /* p3 x + row */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {3, 3}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F64}; /* p4 x + row + column */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {4, 4}};
+    assert_true(kir_valid(&k));
+    const kir_kernel *ks[] = {&k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    assert_non_null(strstr(src, "float4")); /* the vector loop is there */
+    void *lib = host_build(src);
+    for (int m = 0; m < 2; m++) { /* m = 1: arrays one element off alignment */
+        float *x = malloc((N + 1) * sizeof *x), *row = malloc(COLS * sizeof *row), *o3 = malloc((N + 1) * sizeof *o3);
+        double *col = malloc(ROWS * sizeof *col), *o4 = malloc((N + 1) * sizeof *o4);
+        for (int i = 0; i < N; i++) x[m + i] = (float)operand_value(PE_F32, 0, i);
+        for (int c = 0; c < COLS; c++) row[c] = (float)operand_value(PE_F32, 1, c);
+        for (int r = 0; r < ROWS; r++) col[r] = operand_value(PE_F64, 2, r);
+        pe_cuda_args args = {0};
+        void *ptrs[5] = {x + m, row, col, o3 + m, o4 + m};
+        for (int p = 0; p < 5; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+        host_launch(lib, &k, N, &args, 2, 32);
+        for (int r = 0; r < ROWS; r++)
+            for (int c = 0; c < COLS; c++) {
+                float sum = x[m + r * COLS + c] + row[c];
+                assert_true(o3[m + r * COLS + c] == sum);
+                assert_true(o4[m + r * COLS + c] == (double)sum + col[r]);
+            }
+        free(x), free(row), free(o3), free(col), free(o4);
+    }
+    dlclose(lib);
+    free(src);
+}
+
 typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
 
 /* Reduction kernels on the host, each block's threads running together
@@ -359,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_every_map_op_runs_on_the_host),
         cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_runs_on_the_host),
+        cmocka_unit_test(test_vector_loop_with_broadcast_operands),
         cmocka_unit_test(test_reductions_run_on_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
