@@ -198,6 +198,19 @@ static void test_cdf_norm_pair_runs_on_the_host(void **state)
     free(x), free(src);
 }
 
+/* Kernel k, which must have the vector loop, built on the host. */
+static void *host_build_vectorised(const kir_kernel *k)
+{
+    assert_true(kir_valid(k));
+    const kir_kernel *ks[] = {k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    assert_non_null(strstr(src, "float4")); /* the vector loop is there */
+    void *lib = host_build(src);
+    free(src);
+    return lib;
+}
+
 /* The vector loop (4 elements a step where every array is 16-byte aligned)
  * and the scalar loop after it: arrays of every type, a scalar, the index
  * generator; aligned and misaligned arrays (a view's offset), lengths around
@@ -229,12 +242,7 @@ static void test_vector_loop_runs_on_the_host(void **state)
         k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = out_types[o]}; /* p5..p8 */
         k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {(uint16_t)(k.n_params - 1), out_values[o]}};
     }
-    assert_true(kir_valid(&k));
-    const kir_kernel *ks[] = {&k};
-    char *src = pe_cuda_emit(ks, 1);
-    assert_non_null(src);
-    assert_non_null(strstr(src, "float4")); /* the vector loop is there */
-    void *lib = host_build(src);
+    void *lib = host_build_vectorised(&k);
     static const int64_t lengths[] = {0, 1, 3, 4, 5, 8, 1003};
     int runs = 0;
     for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
@@ -269,7 +277,6 @@ static void test_vector_loop_runs_on_the_host(void **state)
         }
     printf("vector loop: %d lengths x alignments, every value as a C loop gives it\n", runs);
     dlclose(lib);
-    free(src);
 }
 
 /* Broadcast operands in the vector loop: read lane by lane at their strided
@@ -294,12 +301,7 @@ static void test_vector_loop_with_broadcast_operands(void **state)
     k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {3, 3}};
     k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F64}; /* p4 x + row + column */
     k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {4, 4}};
-    assert_true(kir_valid(&k));
-    const kir_kernel *ks[] = {&k};
-    char *src = pe_cuda_emit(ks, 1);
-    assert_non_null(src);
-    assert_non_null(strstr(src, "float4")); /* the vector loop is there */
-    void *lib = host_build(src);
+    void *lib = host_build_vectorised(&k);
     for (int m = 0; m < 2; m++) { /* m = 1: arrays one element off alignment */
         float *x = malloc((N + 1) * sizeof *x), *row = malloc(COLS * sizeof *row), *o3 = malloc((N + 1) * sizeof *o3);
         double *col = malloc(ROWS * sizeof *col), *o4 = malloc((N + 1) * sizeof *o4);
@@ -319,7 +321,6 @@ static void test_vector_loop_with_broadcast_operands(void **state)
         free(x), free(row), free(o3), free(col), free(o4);
     }
     dlclose(lib);
-    free(src);
 }
 
 typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
