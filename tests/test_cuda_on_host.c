@@ -404,6 +404,53 @@ static void test_reductions_run_on_the_host(void **state)
     free(src), free(l.k);
 }
 
+/* A reduction over a 2-D space with a broadcast row: sum(x * row) over
+ * 70 x 300 (two chunks and a part), the row read lane by lane in the vector
+ * loop; against a C loop in long double, aligned and misaligned. */
+static void test_reduction_with_a_broadcast_operand(void **state)
+{
+    (void)state;
+    enum { ROWS = 70, COLS = 300, N = ROWS * COLS };
+    kir_kernel k = {0};
+    k.rank = 2, k.shape[0] = ROWS, k.shape[1] = COLS;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, 1}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_mul, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = PE_F64, .ctype = PE_F32, .n = 2, .a = {2, 2}};
+    void *lib = host_build_vectorised(&k);
+    blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
+    char name[48];
+    pe_gccjit_kernel_name(&k, name, sizeof name);
+    void *fn = dlsym(lib, name);
+    assert_non_null(launch);
+    assert_non_null(fn);
+    const int64_t chunks = (N + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
+    for (int m = 0; m < 2; m++) { /* m = 1: x one element off alignment */
+        float *x = malloc((N + 1) * sizeof *x), *row = malloc(COLS * sizeof *row);
+        double *partials = calloc(2 * (size_t)chunks, sizeof *partials);
+        for (int i = 0; i < N; i++) x[m + i] = (float)operand_value(PE_F32, 0, i);
+        for (int c = 0; c < COLS; c++) row[c] = (float)operand_value(PE_F32, 1, c);
+        pe_cuda_args args = {0};
+        args.p[0].ptr = (unsigned long long)(uintptr_t)(x + m);
+        args.p[1].ptr = (unsigned long long)(uintptr_t)row;
+        args.p[2].ptr = (unsigned long long)(uintptr_t)partials;
+        launch(fn, N, &args, (unsigned)chunks, PE_CUDA_REDUCE_THREADS);
+        long double want = 0, size = 0;
+        for (int r = 0; r < ROWS; r++)
+            for (int c = 0; c < COLS; c++) {
+                float term = x[m + r * COLS + c] * row[c];
+                want += term, size += fabsf(term);
+            }
+        double got = pe_combine_partials(PE_OP_sum, partials, chunks, N);
+        assert_true(fabsl((long double)got - want) <= 1e-12L * size);
+        free(x), free(row), free(partials);
+    }
+    dlclose(lib);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_vector_loop_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_with_broadcast_operands),
         cmocka_unit_test(test_reductions_run_on_the_host),
+        cmocka_unit_test(test_reduction_with_a_broadcast_operand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
