@@ -323,6 +323,51 @@ static void test_vector_loop_with_broadcast_operands(void **state)
     dlclose(lib);
 }
 
+/* Rank 4 (3 x 5 x 7 x 11): an f32 operand broadcast over axes 0 and 2, an
+ * i32 one over axes 1 and 3, pe_index of axis 2, in the vector loop and the
+ * scalar loop; against a C loop over the coordinates. */
+static void test_vector_loop_at_rank_4(void **state)
+{
+    (void)state;
+    enum { D0 = 3, D1 = 5, D2 = 7, D3 = 11, N = D0 * D1 * D2 * D3 };
+    kir_kernel k = {0};
+    k.rank = 4, k.shape[0] = D0, k.shape[1] = D1, k.shape[2] = D2, k.shape[3] = D3;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};                               /* p0 x */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, D3, 0, 1}};   /* p1 b[j][l] */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_I32, .stride = {D2, 0, 1, 0}};   /* p2 c[i][k] */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};                          /* v0 */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};                          /* v1 */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_I32, .n = 1, .a = {2}};                          /* v2 */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_index, .dtype = PE_I32, .ctype = PE_I32, .a = {2}}; /* v3 k */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_I32, .ctype = PE_I32, .n = 2, .a = {2, 3}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_mul, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_I32}; /* p3 c + k */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {3, 4}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32}; /* p4 x * b */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {4, 5}};
+    void *lib = host_build_vectorised(&k);
+    for (int m = 0; m < 2; m++) { /* m = 1: x and the outputs one element off alignment */
+        float *x = malloc((N + 1) * sizeof *x), *b = malloc(D1 * D3 * sizeof *b), *o4 = malloc((N + 1) * sizeof *o4);
+        int32_t *c = malloc(D0 * D2 * sizeof *c), *o3 = malloc((N + 1) * sizeof *o3);
+        for (int e = 0; e < N; e++) x[m + e] = (float)operand_value(PE_F32, 0, e);
+        for (int e = 0; e < D1 * D3; e++) b[e] = (float)operand_value(PE_F32, 1, e);
+        for (int e = 0; e < D0 * D2; e++) c[e] = (int32_t)operand_value(PE_I32, 2, e);
+        pe_cuda_args args = {0};
+        void *ptrs[5] = {x + m, b, c, o3 + m, o4 + m};
+        for (int p = 0; p < 5; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+        host_launch(lib, &k, N, &args, 3, 32);
+        for (int i = 0, e = 0; i < D0; i++)
+            for (int j = 0; j < D1; j++)
+                for (int kk = 0; kk < D2; kk++)
+                    for (int l = 0; l < D3; l++, e++) {
+                        assert_int_equal(o3[m + e], c[i * D2 + kk] + kk);
+                        assert_true(o4[m + e] == x[m + e] * b[j * D3 + l]);
+                    }
+        free(x), free(b), free(o4), free(c), free(o3);
+    }
+    dlclose(lib);
+}
+
 typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
 
 /* Reduction kernels on the host, each block's threads running together
@@ -458,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_with_broadcast_operands),
+        cmocka_unit_test(test_vector_loop_at_rank_4),
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
     };
