@@ -376,12 +376,14 @@ static void emit_body(emitter *e)
  * and index arithmetic are a large part of the work (a kernel with
  * transcendental ops is bound by them, and four lanes of it would only
  * raise register pressure). */
+static bool is_array(const kir_param *q) { return q->kind == KIR_IN_CONTIG || q->kind == KIR_OUT; }
+
 static bool vectorised(const kir_kernel *k)
 {
     int cost = 0, arrays = 0;
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
-        if (q->kind != KIR_IN_CONTIG && q->kind != KIR_OUT) continue; /* broadcast operands: loaded lane by lane */
+        if (!is_array(q)) continue; /* broadcast operands: loaded lane by lane */
         if (q->dtype != PE_F32 && q->dtype != PE_F64 && q->dtype != PE_I32 && q->dtype != PE_BOOL) return false;
         arrays++;
     }
@@ -391,8 +393,6 @@ static bool vectorised(const kir_kernel *k)
         if (k->body[v].kind == KIR_OP) cost += pe_op_table[k->body[v].op].cost;
     return cost <= PE_CUDA_VECTOR_MAX_COST;
 }
-
-static bool is_array(const kir_param *q) { return q->kind == KIR_IN_CONTIG || q->kind == KIR_OUT; }
 
 /* CUDA's type of 4 elements of an f32, i32 or bool array (f64: two double2). */
 static const char *vector_type(pe_dtype t) { return t == PE_F32 ? "float4" : t == PE_I32 ? "int4" : "uchar4"; }
@@ -504,10 +504,9 @@ static void emit_kernel(text *t, const kir_kernel *k)
                                                                                 : "__longlong_as_double(0xfff0000000000000LL)");
     put(t, "  long long start = begin;\n");
     if (vectorised(k)) { /* the chunk's groups of 4 (a chunk starts at a multiple of 4) */
-        char from[64], step[16];
-        snprintf(from, sizeof from, "begin / 4 + threadIdx.x");
+        char step[16];
         snprintf(step, sizeof step, "%d", PE_CUDA_REDUCE_THREADS);
-        emit_vector_loop(&e, from, "end / 4", step);
+        emit_vector_loop(&e, "begin / 4 + threadIdx.x", "end / 4", step);
     }
     put(t, "  for (long long i = start + threadIdx.x; i < end; i += %d) {\n", PE_CUDA_REDUCE_THREADS);
     emit_body(&e);

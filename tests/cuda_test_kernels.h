@@ -58,6 +58,15 @@ static inline void add(kernel_list *l, kir_kernel k)
     l->k[l->n++] = k;
 }
 
+/* The CUDA C of kernel k alone. */
+static inline char *emit_one(const kir_kernel *k)
+{
+    const kir_kernel *ks[] = {k};
+    char *src = pe_cuda_emit(ks, 1);
+    assert_non_null(src);
+    return src;
+}
+
 /* The CUDA C of every kernel of the list (one source). */
 static inline char *emit_all(const kernel_list *l)
 {

@@ -84,9 +84,7 @@ static void test_cdf_norm_of_x_and_minus_x_share_the_tail(void **state)
 {
     (void)state;
     kir_kernel k = cdf_pair_kernel();
-    const kir_kernel *ks[] = {&k};
-    char *src = pe_cuda_emit(ks, 1);
-    assert_non_null(src);
+    char *src = emit_one(&k);
     assert_int_equal(occurrences(src, "= pe_cdf_tail_f32("), 2); /* |x| once, exp(x) once */
     void *image = NULL;
     size_t size = 0;

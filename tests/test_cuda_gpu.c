@@ -89,19 +89,6 @@ static double *run_case(const map_entry *m, pe_dtype t, int64_t n, double *const
     return out;
 }
 
-/* Distance in units in the last place of want (in the result's type). */
-static double ulps(double got, double want, pe_dtype t)
-{
-    if (isnan(want)) return isnan(got) ? 0 : INFINITY;
-    if (isinf(want) || isinf(got)) return got == want ? 0 : INFINITY;
-    double w = fabs(want);
-    int e;
-    frexp(w > 0 ? w : (t == PE_F32 ? 0x1p-126 : 0x1p-1022), &e);
-    int mant = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -125 : -1021;
-    double ulp = ldexp(1.0, (e < emin ? emin : e) - mant);
-    return fabs(got - want) / ulp;
-}
-
 /* CUDA's device functions are within 4 ulp of the correctly rounded f32
  * result (its documentation: tanf, powf, acoshf at most 4); f64 within 8
  * (normcdf 5), ops composed of two roundings included. */
@@ -131,7 +118,7 @@ static void test_every_map_op_matches_the_interpreter(void **state)
                 double *got = run_case(&maps[o], t, n, x);
                 assert_true((got == NULL) == (want[o] == NULL));
                 for (int64_t i = 0; got && i < n; i++) {
-                    double u = ulps(got[i], want[o][i], t);
+                    double u = tu_ulps_at(got[i], want[o][i], t);
                     if (u > worst[ti][maps[o].op]) worst[ti][maps[o].op] = u;
                     if (u <= allowed_ulps(t)) continue;
                     if (mismatches++ < 20)
@@ -178,7 +165,7 @@ static void test_cdf_norm_tails(void **state)
         got = run_case(&cdf, t, n, xs);
         pe_shutdown();
         double worst = 0;
-        for (int64_t i = 0; i < n; i++) worst = fmax(worst, ulps(got[i], want[i], t));
+        for (int64_t i = 0; i < n; i++) worst = fmax(worst, tu_ulps_at(got[i], want[i], t));
         printf("cdf_norm %s on [-15, 15]: at most %g ulp\n", ti ? "f64" : "f32", worst);
         assert_true(worst <= allowed_ulps(t));
         free(want), free(got);
@@ -217,7 +204,7 @@ static void test_cdf_norm_of_x_and_minus_x_in_one_kernel(void **state)
     assert_true(s1.gpu_batches > s0.gpu_batches);
     double worst = 0;
     for (int k = 0; k < 2; k++)
-        for (int64_t i = 0; i < n; i++) worst = fmax(worst, ulps(got[k][i], want[k][i], PE_F32));
+        for (int64_t i = 0; i < n; i++) worst = fmax(worst, tu_ulps_at(got[k][i], want[k][i], PE_F32));
     printf("cdf_norm f32 of x and -x in one kernel: at most %g ulp\n", worst);
     assert_true(worst <= 1.0);
     for (int k = 0; k < 2; k++) free(want[k]), free(got[k]);

@@ -11,6 +11,7 @@
 
 #include "exec/executor.h"
 #include "exec/refmath.h"
+#include "jit/runtime.h"
 
 /* ------------------------------------------------ kernels run on the host */
 
@@ -58,8 +59,6 @@ static void host_launch(void *lib, const kir_kernel *k, long long n, pe_cuda_arg
         for (unsigned t = 0; t < block; t++) at(b, t, grid, block), fn(n, *a);
 }
 
-static size_t dtype_size(pe_dtype t) { return t == PE_F64 ? 8 : t == PE_BOOL ? 1 : 4; }
-
 static double get(const void *p, pe_dtype t, int64_t i)
 {
     switch (t) {
@@ -91,15 +90,11 @@ static double operand_value(pe_dtype t, int j, int64_t i)
     return i % 7 == 3 ? -x : x;
 }
 
-/* Distance of got from want in ulps of type t (0 when both are NaN or equal). */
+/* Distance of got from want in ulps of type t; exact types: 0 or infinite. */
 static double distance(double got, double want, pe_dtype t)
 {
-    if (got == want || (got != got && want != want)) return 0;
-    if (t == PE_I32 || t == PE_BOOL || got != got || want != want || isinf(got) || isinf(want)) return INFINITY;
-    int e;
-    frexp(want, &e);
-    int mant = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -125 : -1021;
-    return fabs(got - want) / ldexp(1.0, (e < emin ? emin : e) - mant);
+    if (t == PE_I32 || t == PE_BOOL) return got == want ? 0 : INFINITY;
+    return tu_ulps_at(got, want, t);
 }
 
 /* Runs map kernel k (inputs CONTIG params 0..arity-1, output the last) on
@@ -114,7 +109,7 @@ static double run_map_on_host(void *lib, const kir_kernel *k, int64_t n, unsigne
     pe_cuda_args args = {0};
     for (int j = 0; j <= arity; j++) {
         pe_dtype t = (pe_dtype)k->params[j].dtype;
-        buf[j] = calloc((size_t)n, dtype_size(t));
+        buf[j] = calloc((size_t)n, pe_dtype_size(t));
         assert_non_null(buf[j]);
         for (int64_t i = 0; j < arity && i < n; i++) set(buf[j], t, i, operand_value(t, j, i));
         args.p[j].ptr = (unsigned long long)(uintptr_t)buf[j];
@@ -169,9 +164,7 @@ static void test_cdf_norm_pair_runs_on_the_host(void **state)
 {
     (void)state;
     kir_kernel k = cdf_pair_kernel();
-    const kir_kernel *ks[] = {&k};
-    char *src = pe_cuda_emit(ks, 1);
-    assert_non_null(src);
+    char *src = emit_one(&k);
     void *lib = host_build(src);
     const int64_t n = 30001;
     float *x = malloc(n * sizeof *x), *out[3];
@@ -202,9 +195,7 @@ static void test_cdf_norm_pair_runs_on_the_host(void **state)
 static void *host_build_vectorised(const kir_kernel *k)
 {
     assert_true(kir_valid(k));
-    const kir_kernel *ks[] = {k};
-    char *src = pe_cuda_emit(ks, 1);
-    assert_non_null(src);
+    char *src = emit_one(k);
     assert_non_null(strstr(src, "float4")); /* the vector loop is there */
     void *lib = host_build(src);
     free(src);
@@ -394,12 +385,12 @@ static void test_reductions_run_on_the_host(void **state)
         int arity = op == PE_OP_dot ? 2 : 1;
         for (int variant = 0; variant < 4; variant++) {
             bool with_nan = variant & 1, misaligned = variant & 2; /* misaligned: the scalar loop */
-            char *stored_at = calloc((size_t)n + 1, dtype_size(ct));
-            void *in[2] = {NULL, NULL}, *stored = stored_at + (misaligned ? dtype_size(ct) : 0);
+            char *stored_at = calloc((size_t)n + 1, pe_dtype_size(ct));
+            void *in[2] = {NULL, NULL}, *stored = stored_at + (misaligned ? pe_dtype_size(ct) : 0);
             double *partials[2] = {calloc(2 * (size_t)chunks, sizeof(double)), calloc(2 * (size_t)chunks, sizeof(double))};
             pe_cuda_args args = {0};
             for (int j = 0; j < arity; j++) {
-                in[j] = malloc((size_t)n * dtype_size(ct));
+                in[j] = malloc((size_t)n * pe_dtype_size(ct));
                 for (int64_t e = 0; e < n; e++) set(in[j], ct, e, operand_value(ct, j, e));
                 if (with_nan && j == 0) set(in[j], ct, KIR_REDUCE_CHUNK + 77, NAN);
                 args.p[j].ptr = (unsigned long long)(uintptr_t)in[j];

@@ -141,4 +141,18 @@ static inline double tu_ulps_f64(double got, double want)
     return fabs((double)ig - (double)iw);
 }
 
+/* Distance of got from want in units in the last place of type t (f32, f64)
+ * at want (subnormal spacing below the normal range): 0 when both are the
+ * same NaN-or-value, infinite when only one is NaN or an infinity differs. */
+static inline double tu_ulps_at(double got, double want, pe_dtype t)
+{
+    if (isnan(want) || isnan(got)) return isnan(want) && isnan(got) ? 0 : INFINITY;
+    if (isinf(want) || isinf(got)) return got == want ? 0 : INFINITY;
+    double w = fabs(want);
+    int e;
+    frexp(w > 0 ? w : (t == PE_F32 ? 0x1p-126 : 0x1p-1022), &e);
+    int mant = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -125 : -1021;
+    return fabs(got - want) / ldexp(1.0, (e < emin ? emin : e) - mant);
+}
+
 #endif
