@@ -775,7 +775,6 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     pe_program_seq seq;
     bool hit;
     if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, NULL, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
-    pe_rt.stats.gpu_batches++;
     CUfunction *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     launch_record *recs = calloc(seq.n ? seq.n : 1, sizeof *recs);
     if (!fns || !recs || !prepare(&seq, fns)) {
@@ -825,6 +824,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     pe_api_resume(depth);
     if (r == PE_CUDA_SUCCESS) gpu.busy = 0;
     if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
+    if (!gpu.disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
     if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(&seq, recs, prof_start, pe_prof_now());
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];

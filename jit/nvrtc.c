@@ -1,6 +1,7 @@
 /* nvrtc.c — NVRTC through dlopen: libnvrtc.so.13 (or libnvrtc.so, or the
- * toolkit's copy under $CUDA_HOME or /usr/local/cuda), entry points by
- * dlsym.  NVRTC needs no GPU: code generation is tested on every machine. */
+ * toolkit's copy under $CUDA_HOME or /usr/local/cuda; PE_NVRTC_LIBRARY names
+ * another, for tests), entry points by dlsym.  NVRTC needs no GPU: code
+ * generation is tested on every machine. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ static struct {
 
 static void *open_library(void)
 {
+    const char *chosen = getenv("PE_NVRTC_LIBRARY");
+    if (chosen && *chosen) return dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
     const char *names[] = {"libnvrtc.so.13", "libnvrtc.so"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -54,7 +57,9 @@ static void load_once(void)
     void *lib = open_library();
     if (!lib) {
         const char *e = dlerror();
-        snprintf(nv.reason, sizeof nv.reason, "no NVRTC (libnvrtc.so.13: %s)", e ? e : "not found");
+        const char *chosen = getenv("PE_NVRTC_LIBRARY");
+        snprintf(nv.reason, sizeof nv.reason, "no NVRTC (%s: %s)", chosen && *chosen ? chosen : "libnvrtc.so.13",
+                 e ? e : "not found");
         return;
     }
 #define SYM(field, name)                                                                      \

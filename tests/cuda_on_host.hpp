@@ -1,12 +1,13 @@
 // cuda_on_host.hpp — just enough of CUDA C for the host's C++ compiler to
-// build and run the CUDA emitter's kernels (tests/test_cuda_codegen.c): the
-// built-in indices become thread-local variables set for each emulated
-// thread, the device library becomes libm, the bit moves become memcpy.
-// Element-wise kernels run thread after thread (the test's loop over
-// pe_emul_thread); kernels that cooperate within a block (__shared__,
-// __syncthreads, warp shuffles: the reductions) run each block's threads as
-// real threads, block after block (pe_emul_launch_blocks, which the test
-// appends to the source with PE_EMUL_ENTRY).
+// build and run the CUDA emitter's kernels: the built-in indices become
+// thread-local variables set for each emulated thread, the device library
+// becomes libm, the bit moves become memcpy.  tests/test_cuda_on_host.c runs
+// element-wise kernels thread after thread (its loop over pe_emul_thread);
+// pe_emul_launch_blocks, which PE_EMUL_ENTRY appends to the source, runs
+// each block's threads as real threads, block after block, as kernels that
+// cooperate within a block need (__shared__, __syncthreads, warp shuffles:
+// the reductions).  The emulated NVRTC (tests/emul) precompiles this header
+// and launches every kernel through pe_emul_launch_blocks.
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -49,7 +51,9 @@ static inline int __float_as_int(float f) { return pe_emul_bits<int>(f); }
 static inline double __longlong_as_double(long long i) { return pe_emul_bits<double>(i); }
 static inline long long __double_as_longlong(double d) { return pe_emul_bits<long long>(d); }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
-static inline double normcdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+// CUDA's normcdf is within 5 ulp; in double, -x / sqrt(2) would round and
+// the tails (erfc's relative error grows with x^2) be hundreds of ulp off
+static inline double normcdf(double x) { return (double)(0.5L * std::erfc(-(long double)x / std::sqrt(2.0L))); }
 
 // CUDA's vector types, aligned as on the GPU: the kernels are built with
 // -fsanitize=alignment (trapping), so a misaligned vector access stops the
@@ -79,7 +83,8 @@ struct pe_emul_block {
     std::unique_ptr<std::barrier<>> barrier;
     std::unique_ptr<pe_emul_warp[]> warps;
 };
-static pe_emul_block *pe_emul_current;
+// the block a thread works in (one block at a time runs: __shared__ is static)
+static thread_local pe_emul_block *pe_emul_current;
 
 static inline void __syncthreads() { pe_emul_current->barrier->arrive_and_wait(); }
 
@@ -101,28 +106,38 @@ template <typename T> static inline T __shfl_down_sync(unsigned mask, T v, unsig
     return r;
 }
 
+// grid x block threads: `block` real threads, each taking its place in
+// block after block; no thread starts block b + 1 before all have left b
+// (its shared memory is the next block's).  One launch at a time in the
+// process: the emulated driver's streams may launch concurrently.
 template <typename Args>
 static void pe_emul_blocks(void (*fn)(long long, Args), long long n, const Args &a, unsigned grid, unsigned block)
 {
+    static std::mutex one_launch_at_a_time;
+    std::lock_guard<std::mutex> lock(one_launch_at_a_time);
     if (block % 32 != 0) std::abort(); /* whole warps, as the emitter launches them */
-    for (unsigned b = 0; b < grid; b++) {
-        pe_emul_block blk;
+    std::vector<pe_emul_block> blocks(grid);
+    for (pe_emul_block &blk : blocks) {
         blk.barrier = std::make_unique<std::barrier<>>(block);
         blk.warps = std::make_unique<pe_emul_warp[]>(block / 32);
         for (unsigned w = 0; w < block / 32; w++) blk.warps[w].barrier = std::make_unique<std::barrier<>>(32);
-        pe_emul_current = &blk;
-        std::vector<std::thread> threads;
-        for (unsigned t = 0; t < block; t++)
-            threads.emplace_back([&, t] {
+    }
+    std::barrier<> between_blocks(block);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; t++)
+        threads.emplace_back([&, t] {
+            for (unsigned b = 0; b < grid; b++) {
+                pe_emul_block &blk = blocks[b];
+                pe_emul_current = &blk;
                 pe_emul_thread(b, t, grid, block);
                 fn(n, a);
                 blk.warps[t / 32].exited++;
                 blk.warps[t / 32].barrier->arrive_and_drop();
                 blk.barrier->arrive_and_drop();
-            });
-        for (std::thread &t : threads) t.join();
-        pe_emul_current = nullptr;
-    }
+                between_blocks.arrive_and_wait();
+            }
+        });
+    for (std::thread &t : threads) t.join();
 }
 
 // Appended after the kernels' source: the entry point for kernels whose
@@ -132,4 +147,5 @@ static void pe_emul_blocks(void (*fn)(long long, Args), long long n, const Args 
                                           unsigned block)                                                      \
     {                                                                                                          \
         pe_emul_blocks(reinterpret_cast<void (*)(long long, pe_cuda_args)>(fn), n, *a, grid, block);          \
-    }
+    }                                                                                                          \
+    extern "C" const unsigned long pe_emul_args_size = sizeof(pe_cuda_args);

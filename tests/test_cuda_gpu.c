@@ -68,25 +68,53 @@ static pe_array input(pe_dtype t, const double *x, int64_t n)
     return a;
 }
 
+/* The op's result as a pending f64 array (invalid if the op rejected the
+ * operands). */
+static pe_array record_case(const map_entry *m, const pe_array *in)
+{
+    pe_array r;
+    if (m->arity == 1) r = ((map1_fn)m->fn)(PE_HERE, in[0]);
+    else if (m->arity == 2) r = ((map2_fn)m->fn)(PE_HERE, in[0], in[1]);
+    else r = ((map3_fn)m->fn)(PE_HERE, in[0], in[1], in[2]);
+    pe_array d = pe_is_valid(r) ? pe_cast(r, PE_F64) : r;
+    if (pe_is_valid(r)) pe_release(r);
+    return d;
+}
+
+/* A recorded result as doubles (NULL if invalid); releases it. */
+static double *take(pe_array d, int64_t n)
+{
+    double *out = NULL;
+    if (pe_is_valid(d)) {
+        out = malloc((size_t)n * sizeof *out);
+        if (pe_read(d, out, (size_t)n * sizeof *out) != PE_OK) free(out), out = NULL;
+    }
+    pe_release(d);
+    return out;
+}
+
 /* The op's result as doubles (NULL if the op rejected the operands). */
 static double *run_case(const map_entry *m, pe_dtype t, int64_t n, double *const *x)
 {
     pe_array in[3] = {{0}};
     for (int j = 0; j < m->arity; j++) in[j] = input(t, x[j], n);
-    pe_array r;
-    if (m->arity == 1) r = ((map1_fn)m->fn)(PE_HERE, in[0]);
-    else if (m->arity == 2) r = ((map2_fn)m->fn)(PE_HERE, in[0], in[1]);
-    else r = ((map3_fn)m->fn)(PE_HERE, in[0], in[1], in[2]);
-    double *out = NULL;
-    if (pe_is_valid(r)) {
-        pe_array d = pe_cast(r, PE_F64);
-        out = malloc((size_t)n * sizeof *out);
-        if (pe_read(d, out, (size_t)n * sizeof *out) != PE_OK) free(out), out = NULL;
-        pe_release(d);
-    }
-    pe_release(r);
+    double *out = take(record_case(m, in), n);
     for (int j = 0; j < m->arity; j++) pe_release(in[j]);
     return out;
+}
+
+/* Every op of `maps` on the same operands, recorded before any is read: one
+ * batch, its kernels compiled together (one NVRTC program) and spread over
+ * the streams. */
+static void run_every_case(pe_dtype t, int64_t n, double *const *x, double **out)
+{
+    const size_t n_ops = sizeof maps / sizeof maps[0];
+    pe_array in[3], *r = malloc(n_ops * sizeof *r);
+    for (int j = 0; j < 3; j++) in[j] = input(t, x[j], n);
+    for (size_t o = 0; o < n_ops; o++) r[o] = record_case(&maps[o], in);
+    for (size_t o = 0; o < n_ops; o++) out[o] = take(r[o], n);
+    for (int j = 0; j < 3; j++) pe_release(in[j]);
+    free(r);
 }
 
 /* CUDA's device functions are within 4 ulp of the correctly rounded f32
@@ -107,15 +135,16 @@ static void test_every_map_op_matches_the_interpreter(void **state)
             int64_t n = sizes[si];
             double *x[3];
             for (int j = 0; j < 3; j++) x[j] = malloc((size_t)n * sizeof *x[j]), fill(x[j], n, j, (unsigned)si);
-            double **want = calloc(n_ops, sizeof *want);
+            double **want = calloc(n_ops, sizeof *want), **got_all = calloc(n_ops, sizeof *got_all);
             assert_int_equal(start("interp"), PE_OK);
-            for (size_t o = 0; o < n_ops; o++) want[o] = run_case(&maps[o], t, n, x);
+            run_every_case(t, n, x, want);
             pe_shutdown();
             assert_int_equal(start("cuda"), PE_OK);
             pe_stats before;
             pe_get_stats(&before);
+            run_every_case(t, n, x, got_all);
             for (size_t o = 0; o < n_ops; o++) {
-                double *got = run_case(&maps[o], t, n, x);
+                double *got = got_all[o];
                 assert_true((got == NULL) == (want[o] == NULL));
                 for (int64_t i = 0; got && i < n; i++) {
                     double u = tu_ulps_at(got[i], want[o][i], t);
@@ -134,7 +163,7 @@ static void test_every_map_op_matches_the_interpreter(void **state)
             pe_get_stats(&after);
             assert_true(after.gpu_batches > before.gpu_batches); /* it did run there */
             pe_shutdown();
-            free(want);
+            free(want), free(got_all);
             for (int j = 0; j < 3; j++) free(x[j]);
         }
     }

@@ -1,0 +1,192 @@
+/* test_cuda_emulated.c — the CUDA executor when CUDA fails, on the host
+ * emulation of the driver and NVRTC (tests/emul; ctest runs it as
+ * test_cuda_emulated_on_host, and it skips elsewhere): a launch that fails,
+ * a kernel that faults as it runs (the context is lost), device memory that
+ * runs out, NVRTC rejecting the code.  Each time the results are the plain C
+ * loop's — or, for a value that lived only in the lost context, a clear
+ * error naming its line — and one warning names the reason. */
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#define N (1 << 18)
+
+static float x[N];
+
+/* stderr into a temporary file while a scenario runs: the warnings */
+static int saved_stderr = -1;
+static char captured[4096];
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    saved_stderr = dup(2);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    dup2(fileno(f), 2);
+    fclose(f); /* fd 2 keeps it open */
+}
+
+static void capture_end(void)
+{
+    fflush(stderr);
+    off_t n = lseek(2, 0, SEEK_CUR);
+    lseek(2, 0, SEEK_SET);
+    ssize_t got = read(2, captured, n < (off_t)sizeof captured - 1 ? (size_t)n : sizeof captured - 1);
+    captured[got > 0 ? got : 0] = 0;
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    fputs(captured, stderr); /* shown with the test's output */
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+typedef struct {
+    pe_stats stats;
+    pe_status y_status, s_status;
+    float y[N];
+    double s;
+} outcome;
+
+/* Two batches: y = exp(x) * 2 + 1, then s = sum(y * 0.5), reading y after
+ * the second.  Under `fail` (PE_EMUL_CUDA_FAIL, or "nvrtc" for
+ * PE_EMUL_NVRTC_FAIL). */
+static void run(const char *fail, outcome *o)
+{
+    char dir[] = "/tmp/pe-test-emulated-XXXXXX", cmd[96];
+    assert_non_null(mkdtemp(dir)); /* no cubins from an earlier scenario */
+    if (fail && strcmp(fail, "nvrtc") == 0) setenv("PE_EMUL_NVRTC_FAIL", "1", 1);
+    else if (fail) setenv("PE_EMUL_CUDA_FAIL", fail, 1);
+    capture_begin();
+    assert_int_equal(pe_init(&(pe_config){.device = 2, .cache_dir = dir, .log_level = PE_LOG_WARN + 1}), PE_OK);
+    tu_errors_clear();
+    pe_array a = pe_f32_1d(x, N), e = pe_exp(a), y = pe_add(pe_mul(e, 2.0f), 1.0f);
+    pe_release(e);
+    pe_sync();
+    pe_array h = pe_mul(y, 0.5f), s = pe_sum(h);
+    pe_release(h);
+    o->s_status = pe_read_f64(s, &o->s);
+    o->y_status = pe_read(y, o->y, sizeof o->y);
+    pe_get_stats(&o->stats);
+    pe_release(a), pe_release(y), pe_release(s);
+    pe_shutdown();
+    capture_end();
+    unsetenv("PE_EMUL_CUDA_FAIL"), unsetenv("PE_EMUL_NVRTC_FAIL");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The values a plain C loop gives (exp within 2 ulp; the sum in double). */
+static void assert_right(const outcome *o, bool y_too)
+{
+    double sum = 0;
+    for (int i = 0; i < N; i++) {
+        float want = expf(x[i]) * 2.0f + 1.0f;
+        if (y_too) assert_true(fabsf(o->y[i] - want) <= 2.5e-7f * want);
+        sum += 0.5 * (double)want;
+    }
+    assert_int_equal(o->s_status, PE_OK);
+    assert_true(fabs(o->s - sum) <= 1e-6 * sum);
+}
+
+static void test_without_failures_the_gpu_computes(void **state)
+{
+    (void)state;
+    static outcome o;
+    run(NULL, &o);
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+    assert_int_equal(o.stats.gpu_batches, 2);
+    assert_int_equal(count(captured, "warning"), 0);
+}
+
+static void test_a_failed_launch_falls_back_to_the_cpu(void **state)
+{
+    (void)state;
+    static outcome o;
+    run("launch:1", &o);
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+    assert_int_equal(o.stats.gpu_batches, 0);
+    assert_int_equal(count(captured, "warning"), 1);
+    assert_non_null(strstr(captured, "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED"));
+}
+
+/* The first kernel faults as it runs: the batch's synchronisation reports
+ * it and the CPU recomputes the batch from inputs still alive. */
+static void test_a_kernel_fault_is_recomputed_on_the_cpu(void **state)
+{
+    (void)state;
+    static outcome o;
+    run("kernel:1", &o);
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+    assert_int_equal(o.stats.gpu_batches, 0);
+    assert_int_equal(count(captured, "warning"), 1);
+    assert_non_null(strstr(captured, "a kernel failed: CUDA_ERROR_LAUNCH_FAILED"));
+}
+
+/* The second batch's kernel faults.  y, the first batch's result, lived
+ * only in the lost context: reading it is an error naming y's line and the
+ * reason, and so is the sum computed from it — never a wrong value. */
+static void test_a_fault_loses_only_values_that_lived_on_the_gpu(void **state)
+{
+    (void)state;
+    static outcome o;
+    run("kernel:2", &o);
+    assert_int_equal(o.stats.gpu_batches, 1);
+    assert_int_equal(count(captured, "warning"), 1);
+    assert_non_null(strstr(captured, "a kernel failed"));
+    assert_int_equal(o.s_status, PE_E_INVALID);
+    assert_int_equal(o.y_status, PE_E_INVALID);
+    fprintf(stderr, "the read's error: %s\n", tu_errors.message);
+    assert_non_null(strstr(tu_errors.message, "test_cuda_emulated.c"));
+    assert_non_null(strstr(tu_errors.message, "the GPU result cannot be copied to the host"));
+}
+
+static void test_device_memory_running_out_leaves_the_work_to_the_cpu(void **state)
+{
+    (void)state;
+    static outcome o;
+    run("alloc:1", &o);
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+}
+
+static void test_nvrtc_failing_leaves_the_work_to_the_cpu(void **state)
+{
+    (void)state;
+    static outcome o;
+    run("nvrtc", &o);
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+    assert_int_equal(o.stats.gpu_batches, 0);
+    assert_non_null(strstr(captured, "NVRTC could not compile"));
+    assert_int_equal(count(captured, "is off for this run"), 1);
+}
+
+int main(void)
+{
+    const char *driver = getenv("PE_CUDA_DRIVER");
+    if (!driver || !strstr(driver, "cuda_driver_on_host")) {
+        fprintf(stderr, "skipped: runs on the emulated CUDA driver only (PE_CUDA_DRIVER)\n");
+        return 77;
+    }
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 1000) / 1000.0f - 0.5f;
+    pe_push_error_handler(tu_record_error, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_without_failures_the_gpu_computes),
+        cmocka_unit_test(test_a_failed_launch_falls_back_to_the_cpu),
+        cmocka_unit_test(test_a_kernel_fault_is_recomputed_on_the_cpu),
+        cmocka_unit_test(test_a_fault_loses_only_values_that_lived_on_the_gpu),
+        cmocka_unit_test(test_device_memory_running_out_leaves_the_work_to_the_cpu),
+        cmocka_unit_test(test_nvrtc_failing_leaves_the_work_to_the_cpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
