@@ -17,12 +17,26 @@
  *
  * Kernels of a batch go to up to STREAMS streams, with the event waits that
  * stream_sync.c plans from their dependencies (independent kernels overlap;
- * transfers to the GPU complete before any kernel uses them); the batch ends
- * with one synchronisation of every stream, before members' inputs are
- * dropped, so that a CUDA failure (launch error, out of memory) is known
- * while every input is still alive: the batch's remaining work then runs on
- * the CPU, the GPU is switched off with one warning naming the reason, and no
- * result is lost or wrong. */
+ * uploads go on a stream of their own and complete before any kernel uses
+ * them).  A batch without reductions ends without waiting for the GPU: its
+ * streams join into stream 0, which records the batch's event, and the next
+ * batch's streams wait for that event, so the GPU works on while the host
+ * plans and launches the next batch (up to IN_FLIGHT batches ahead).  The
+ * device memory its kernels read may go back to the pool at once (members'
+ * inputs are dropped), so a freed block is reused only once the batches that
+ * may still use it have finished (deferred frees, by batch serial).  The
+ * host waits where it reads: a copy to the host drains every stream.
+ *
+ * A batch with reductions (their partials are combined on the host) or run
+ * under the profiler (kernel time is measured per batch) ends with one
+ * synchronisation of every stream, before members' inputs are dropped.
+ *
+ * Failures: a launch that fails, or a failure a synchronisation reports
+ * while the batch's inputs are alive, sends the batch's remaining work to
+ * the CPU; the GPU is switched off with one warning naming the reason.  A
+ * kernel that faults after its batch ended without waiting loses the
+ * context, and with it the values that lived only on the GPU: reading one
+ * is an error naming its line and the reason, never a wrong value. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +61,9 @@
 #define STREAMS 4
 #define EVENTS 16
 #define POOL_CLASSES 48
+/* batches that may run on the GPU while the host goes on: the next waits
+ * for the oldest (flow control, and the ring of their events) */
+#define IN_FLIGHT 8
 
 typedef struct {
     kir_kernel *kir; /* a copy: the key */
@@ -56,6 +73,8 @@ typedef struct {
 
 typedef struct cached_block {
     CUdeviceptr ptr;
+    uint64_t freed_in; /* a deferred free: reusable once batch `freed_in` has finished */
+    int size_class;
     struct cached_block *next;
 } cached_block;
 
@@ -64,9 +83,16 @@ static struct {
     const pe_cuda_device *dev;
     int ordinal; /* index in pe_cuda_device_at */
     CUcontext ctx;
-    CUstream stream; /* streams[0]: transfers go there */
+    CUstream stream; /* streams[0]: copies to the host go there, and the batches' joins */
     CUstream streams[STREAMS];
+    CUstream uploads; /* copies to the GPU, waited for at once */
     CUevent events[EVENTS];
+    CUevent joins[STREAMS];   /* stream i done with the batch (i > 0), for stream 0 */
+    CUevent ended[IN_FLIGHT]; /* batch k done: ended[k % IN_FLIGHT], recorded on stream 0 */
+    uint64_t batches;         /* serial of the latest batch begun on the GPU (0: none yet) */
+    uint64_t in_flight;       /* serial of the latest batch that ended without waiting */
+    uint64_t finished;        /* every batch up to this serial has finished on the GPU */
+    bool overlap;             /* the streams and events for batches in flight exist */
     int n_streams;
     unsigned busy; /* streams given work since the last drain (bit per stream; 0 always counts) */
     bool up;       /* context and stream made */
@@ -79,8 +105,10 @@ static struct {
      * chunks, the copy of one chunk overlapping the transfer of the next
      * (pageable memory runs at a fraction of the bus's speed) */
     void *staging[2];
-    /* device memory pool: free blocks by power-of-two size class */
+    /* device memory pool: free blocks by power-of-two size class, and
+     * blocks freed while batches that may use them are still in flight */
     cached_block *pool[POOL_CLASSES];
+    cached_block *deferred;
     size_t bytes_in_use, bytes_cached, limit;
 } gpu;
 
@@ -94,8 +122,10 @@ static void disable(const char *what, CUresult r)
     if (gpu.disabled) return;
     char d[200] = "";
     if (r != PE_CUDA_SUCCESS) describe(r, d, sizeof d);
-    pe_log_message(PE_LOG_WARN, "the GPU (%s) is off for this run: %s%s%s; the CPU computes", gpu.dev->name, what,
-                   *d ? ": " : "", d);
+    /* CUDA reports a kernel's fault at a later call: name the suspects */
+    const char *late = gpu.finished < gpu.in_flight ? " (or a kernel of a batch still running then)" : "";
+    pe_log_message(PE_LOG_WARN, "the GPU (%s) is off for this run: %s%s%s%s; the CPU computes", gpu.dev->name, what,
+                   late, *d ? ": " : "", d);
     gpu.disabled = true;
 }
 
@@ -144,12 +174,43 @@ static bool evict(size_t bytes, const uint32_t *keep, int n_keep)
     return any;
 }
 
+/* Advances `finished` over the batches whose events have completed (every
+ * batch with `wait`), then gives their deferred frees to the pool. */
+static void reclaim(bool wait)
+{
+    /* the batches after `finished` ended in flight (one that ended with a
+     * synchronisation set `finished`), but for the one being launched */
+    while (gpu.finished < gpu.in_flight) {
+        CUevent e = gpu.ended[(gpu.finished + 1) % IN_FLIGHT];
+        CUresult r = wait ? gpu.cu->cuEventSynchronize(e) : gpu.cu->cuEventQuery(e);
+        if (r == PE_CUDA_ERROR_NOT_READY) break;
+        if (r != PE_CUDA_SUCCESS) {
+            disable("a kernel failed", r);
+            return; /* the blocks stay deferred: nothing reuses them */
+        }
+        gpu.finished++;
+    }
+    for (cached_block **at = &gpu.deferred; *at;) {
+        cached_block *b = *at;
+        if (b->freed_in > gpu.finished) {
+            at = &b->next;
+            continue;
+        }
+        *at = b->next; /* its bytes count as cached already */
+        b->next = gpu.pool[b->size_class];
+        gpu.pool[b->size_class] = b;
+    }
+}
+
 /* A device buffer of at least `bytes`, or 0 (out of device memory even
  * after trimming the pool and evicting values not in `keep` to the host). */
 static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
 {
     int c = size_class(bytes);
     size_t size = (size_t)1 << c;
+    if (gpu.deferred) reclaim(false);
+    if (!gpu.pool[c] && gpu.deferred && gpu.bytes_in_use + gpu.bytes_cached + size > gpu.limit)
+        reclaim(true); /* the memory is full of blocks that batches in flight may still read */
     if (gpu.pool[c]) {
         cached_block *b = gpu.pool[c];
         gpu.pool[c] = b->next;
@@ -182,6 +243,8 @@ static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
     return 0;
 }
 
+/* Back to the pool, or while batches that may read it are in flight to the
+ * deferred list (cuMemFree, the fallback, waits for the GPU itself). */
 static void device_free(CUdeviceptr ptr, size_t bytes)
 {
     int c = size_class(bytes);
@@ -191,7 +254,14 @@ static void device_free(CUdeviceptr ptr, size_t bytes)
         gpu.cu->cuMemFree(ptr);
         return;
     }
-    *b = (cached_block){ptr, gpu.pool[c]};
+    *b = (cached_block){ptr, gpu.batches, c, NULL};
+    if (gpu.finished < gpu.batches) {
+        b->next = gpu.deferred;
+        gpu.deferred = b;
+        gpu.bytes_cached += (size_t)1 << c; /* held, not in use: a full memory waits for them */
+        return;
+    }
+    b->next = gpu.pool[c];
     gpu.pool[c] = b;
     gpu.bytes_cached += (size_t)1 << c;
 }
@@ -224,7 +294,11 @@ static CUresult drain(void)
     CUresult r = PE_CUDA_SUCCESS;
     for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++)
         if (i == 0 || gpu.busy & (1u << i)) r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
-    if (r == PE_CUDA_SUCCESS) gpu.busy = 0;
+    if (r == PE_CUDA_SUCCESS) {
+        gpu.busy = 0;
+        gpu.finished = gpu.batches;
+        if (gpu.deferred) reclaim(false);
+    }
     return r;
 }
 
@@ -324,8 +398,9 @@ static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
     /* complete before any stream's kernel reads it (and before the host
      * buffer may go) */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    CUresult r = gpu.cu->cuMemcpyHtoDAsync(d, q->buf, bytes, gpu.stream);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(gpu.stream);
+    CUstream stream = gpu.overlap ? gpu.uploads : gpu.stream; /* not behind the batches in flight */
+    CUresult r = gpu.cu->cuMemcpyHtoDAsync(d, q->buf, bytes, stream);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(stream);
     if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track("copies"));
     if (r != PE_CUDA_SUCCESS) {
         device_free(d, bytes);
@@ -764,6 +839,52 @@ static void profile_gpu_kernels(const pe_program_seq *seq, const launch_record *
     free(work);
 }
 
+/* Begins a batch on the GPU: its serial, and its streams wait for the
+ * previous batch to finish (its event on stream 0, which they do not follow
+ * otherwise): its results are this batch's inputs, and the planner's events
+ * are reused. */
+static bool begin_batch(void)
+{
+    gpu.batches++;
+    if (gpu.finished + 1 >= gpu.batches) return true;
+    CUevent previous = gpu.ended[(gpu.batches - 1) % IN_FLIGHT]; /* it ended in flight */
+    CUresult r = PE_CUDA_SUCCESS;
+    for (int i = 1; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++) r = gpu.cu->cuStreamWaitEvent(gpu.streams[i], previous, 0);
+    if (r != PE_CUDA_SUCCESS) disable("cuStreamWaitEvent failed", r);
+    return r == PE_CUDA_SUCCESS;
+}
+
+/* Ends a batch without waiting for it: the streams it used join into
+ * stream 0, which records the batch's event; at most IN_FLIGHT batches are
+ * in flight (the oldest is waited for).  False on a CUDA failure. */
+static bool end_batch_in_flight(void)
+{
+    uint64_t serial = gpu.batches;
+    if (gpu.finished + IN_FLIGHT < serial) { /* its event's slot is the oldest batch's, IN_FLIGHT ago */
+        int depth = pe_api_suspend(); /* the application records on meanwhile */
+        CUresult r = gpu.cu->cuEventSynchronize(gpu.ended[serial % IN_FLIGHT]);
+        pe_api_resume(depth);
+        if (r != PE_CUDA_SUCCESS) {
+            disable("a kernel failed", r);
+            return false;
+        }
+        gpu.finished = serial - IN_FLIGHT;
+    }
+    CUresult r = PE_CUDA_SUCCESS;
+    for (int i = 1; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++) {
+        if (!(gpu.busy & (1u << i))) continue;
+        r = gpu.cu->cuEventRecord(gpu.joins[i], gpu.streams[i]);
+        if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamWaitEvent(gpu.stream, gpu.joins[i], 0);
+    }
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuEventRecord(gpu.ended[serial % IN_FLIGHT], gpu.stream);
+    if (r != PE_CUDA_SUCCESS) {
+        disable("cuEventRecord failed", r);
+        return false;
+    }
+    gpu.in_flight = serial;
+    return true;
+}
+
 static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 {
     (void)ex;
@@ -792,6 +913,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     size_t computed = 0;
     int kernel_no = 0;
     double t1 = t0 ? seconds() : 0;
+    begin_batch();
     uint64_t prof_start = pe_prof_on ? pe_prof_now() : 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
@@ -815,14 +937,35 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         }
     }
     pe_sync_plan_free(&plan);
-    /* the application records on while the GPU works */
     double t2 = t0 ? seconds() : 0;
+    bool reductions = false;
+    for (size_t i = 0; i < seq.n; i++) reductions |= recs[i].partials != 0;
+    if (gpu.overlap && !reductions && !pe_prof_on && !gpu.disabled && end_batch_in_flight()) {
+        for (size_t i = 0; i < seq.n; i++) {
+            const pe_program *p = &seq.progs[i];
+            if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;
+            computed += (size_t)p->n_members;
+            for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
+        }
+        pe_rt.stats.gpu_batches++;
+        size_t n_programs = seq.n;
+        free(fns), free(recs);
+        pe_program_seq_free(&seq);
+        if (t0)
+            pe_log_message(PE_LOG_DEBUG, "GPU batch of %zu programs: plan+compile %.1f us, launch %.1f us, in flight",
+                           n_programs, (t1 - t0) * 1e6, (t2 - t1) * 1e6);
+        return computed;
+    }
+    /* the application records on while the GPU works */
     int depth = pe_api_suspend();
     CUresult r = PE_CUDA_SUCCESS; /* every stream: `busy` belongs to the lock holder */
     for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++)
         r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
     pe_api_resume(depth);
-    if (r == PE_CUDA_SUCCESS) gpu.busy = 0;
+    if (r == PE_CUDA_SUCCESS) {
+        gpu.busy = 0;
+        gpu.finished = gpu.batches; /* every batch before it too */
+    }
     if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
     if (!gpu.disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
     if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(&seq, recs, prof_start, pe_prof_now());
@@ -850,6 +993,13 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 }
 
 pe_executor pe_cuda_executor = {"cuda", cuda_run};
+
+void pe_cuda_executor_wait(void)
+{
+    if (!gpu.up || gpu.disabled || gpu.finished == gpu.batches || !current()) return;
+    CUresult r = drain();
+    if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
+}
 
 bool pe_cuda_executor_serves(int ordinal) { return gpu.up && !gpu.disabled && gpu.ordinal == ordinal; }
 
@@ -883,6 +1033,11 @@ bool pe_cuda_executor_start(int ordinal)
         extra = gpu.cu->cuStreamCreate(&gpu.streams[i], 1) == PE_CUDA_SUCCESS;
         if (extra) gpu.n_streams = i + 1;
     }
+    /* batches in flight: without these, every batch waits for its end */
+    bool overlap = r == PE_CUDA_SUCCESS && gpu.cu->cuStreamCreate(&gpu.uploads, 1) == PE_CUDA_SUCCESS;
+    for (int i = 1; i < gpu.n_streams && overlap; i++) overlap = gpu.cu->cuEventCreate(&gpu.joins[i], 2) == PE_CUDA_SUCCESS;
+    for (int k = 0; k < IN_FLIGHT && overlap; k++) overlap = gpu.cu->cuEventCreate(&gpu.ended[k], 2) == PE_CUDA_SUCCESS;
+    gpu.overlap = overlap;
     if (r != PE_CUDA_SUCCESS) {
         char d[200];
         describe(r, d, sizeof d);
@@ -920,6 +1075,12 @@ void pe_cuda_executor_stop(void)
     gpu.cu->cuCtxSetCurrent(gpu.ctx);
     drain();
     pool_trim();
+    while (gpu.deferred) { /* left when the GPU failed: no kernel runs any more */
+        cached_block *b = gpu.deferred;
+        gpu.deferred = b->next;
+        gpu.cu->cuMemFree(b->ptr);
+        free(b);
+    }
     for (size_t i = 0; i < gpu.n_kernels; i++) free(gpu.kernels[i].kir);
     free(gpu.kernels);
     for (size_t i = 0; i < gpu.n_modules; i++) gpu.cu->cuModuleUnload(gpu.modules[i]);
@@ -927,8 +1088,13 @@ void pe_cuda_executor_stop(void)
     for (int i = 0; i < 2; i++)
         if (gpu.staging[i]) gpu.cu->cuMemFreeHost(gpu.staging[i]);
     for (int i = 0; i < gpu.n_streams; i++) gpu.cu->cuStreamDestroy(gpu.streams[i]);
+    if (gpu.uploads) gpu.cu->cuStreamDestroy(gpu.uploads);
     for (int e = 0; e < EVENTS; e++)
         if (gpu.events[e]) gpu.cu->cuEventDestroy(gpu.events[e]);
+    for (int i = 0; i < STREAMS; i++)
+        if (gpu.joins[i]) gpu.cu->cuEventDestroy(gpu.joins[i]);
+    for (int k = 0; k < IN_FLIGHT; k++)
+        if (gpu.ended[k]) gpu.cu->cuEventDestroy(gpu.ended[k]);
     gpu.cu->cuDevicePrimaryCtxRelease(gpu.dev->handle);
     const pe_cuda_api *cu = gpu.cu;
     memset(&gpu, 0, sizeof gpu);

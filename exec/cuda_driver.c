@@ -111,6 +111,7 @@ static void load_once(void)
     RESOLVE(cuMemcpyHtoDAsync) RESOLVE(cuMemcpyDtoHAsync) RESOLVE(cuMemcpyDtoDAsync) RESOLVE(cuMemHostAlloc) RESOLVE(cuMemFreeHost) RESOLVE(cuMemsetD8Async) RESOLVE(cuStreamCreate)
     RESOLVE(cuStreamDestroy) RESOLVE(cuStreamSynchronize) RESOLVE(cuStreamWaitEvent)
     RESOLVE(cuEventCreate) RESOLVE(cuEventRecord) RESOLVE(cuEventDestroy)
+    RESOLVE(cuEventQuery) RESOLVE(cuEventSynchronize)
 #undef RESOLVE
     const pe_cuda_api *cu = &drv.api;
     r = cu->cuInit(0);

@@ -24,6 +24,7 @@ typedef struct CUevent_st *CUevent;
 #define PE_CUDA_ERROR_INSUFFICIENT_DRIVER 35
 #define PE_CUDA_ERROR_STUB_LIBRARY 34
 #define PE_CUDA_ERROR_NO_DEVICE 100
+#define PE_CUDA_ERROR_NOT_READY 600
 #define PE_CUDA_ERROR_NO_BINARY_FOR_GPU 209
 
 /* Entry points, resolved for the CUDA 12.0 ABI (the _v2 variants where cuda.h
@@ -60,6 +61,8 @@ typedef struct {
     CUresult (*cuEventCreate)(CUevent *event, unsigned flags);
     CUresult (*cuEventRecord)(CUevent event, CUstream stream);
     CUresult (*cuEventDestroy)(CUevent event);
+    CUresult (*cuEventQuery)(CUevent event);
+    CUresult (*cuEventSynchronize)(CUevent event);
     CUresult (*cuGetErrorName)(CUresult error, const char **name);
     CUresult (*cuGetErrorString)(CUresult error, const char **text);
 } pe_cuda_api;

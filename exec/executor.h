@@ -46,6 +46,8 @@ bool pe_cuda_executor_start(int ordinal);
 void pe_cuda_executor_stop(void);
 /* True if the executor runs work on CUDA device `ordinal`. */
 bool pe_cuda_executor_serves(int ordinal);
+/* Waits for the GPU's batches still in flight (pe_sync: all work done). */
+void pe_cuda_executor_wait(void);
 /* Makes p's host copy (a value computed on the GPU is copied down on first
  * use); false when it cannot, p is then INVALID with the reason. */
 bool pe_port_host(pe_port *p);

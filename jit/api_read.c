@@ -302,4 +302,5 @@ void pe_sync_at(const pe_site *s)
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_sync")) return;
     pe_queue_wait_idle();
+    pe_cuda_executor_wait(); /* batches end on the GPU without waiting for it */
 }

@@ -398,6 +398,40 @@ static void test_batch_across_streams_and_reductions(void **state)
     free(x1), free(x2), free(out), free(tv);
 }
 
+/* Batches end without waiting for the GPU: forty of them in a row, each
+ * reading the last one's result and a new input uploaded for it, then
+ * dropping both, so that their device memory goes back to the pool while
+ * the kernel reading it may still run; the next upload (on a stream of its
+ * own, not behind that kernel) must not get such a block before the kernel
+ * ends.  Every value is the C loop's, exactly. */
+static void test_batches_in_flight_keep_their_values(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    const int64_t n = 1 << 18;
+    const int rounds = 40;
+    float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    for (int64_t i = 0; i < n; i++) want[i] = (float)(i % 1021);
+    pe_stats s0, s1;
+    pe_get_stats(&s0);
+    pe_array y = pe_f32_1d(want, n);
+    for (int k = 0; k < rounds; k++) {
+        for (int64_t i = 0; i < n; i++) x[i] = (float)((i + 7 * k) % 509);
+        pe_array u = pe_f32_1d(x, n), next = pe_add(pe_mul(y, 0.5f), u);
+        pe_release(y), pe_release(u);
+        y = next;
+        pe_flush();
+        for (int64_t i = 0; i < n; i++) want[i] = want[i] * 0.5f + x[i];
+    }
+    assert_int_equal(pe_read(y, got, n * sizeof *got), PE_OK);
+    pe_get_stats(&s1);
+    assert_memory_equal(got, want, n * sizeof *got);
+    assert_true(s1.gpu_batches - s0.gpu_batches >= (uint64_t)rounds / 2); /* flushes may meet in one batch */
+    pe_release(y);
+    pe_shutdown();
+    free(x), free(want), free(got);
+}
+
 static void test_devices_are_listed(void **state)
 {
     (void)state;
@@ -432,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_eviction_under_a_memory_cap),
         cmocka_unit_test(test_second_runtime_takes_cubins_from_disk),
         cmocka_unit_test(test_batch_across_streams_and_reductions),
+        cmocka_unit_test(test_batches_in_flight_keep_their_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

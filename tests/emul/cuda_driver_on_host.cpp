@@ -55,6 +55,7 @@ enum : CUresult {
     INVALID_IMAGE = 200,
     INVALID_HANDLE = 400,
     NOT_FOUND = 500,
+    NOT_READY = 600,
     LAUNCH_FAILED = 719,
 };
 
@@ -359,6 +360,23 @@ CUresult cuEventRecord(void *event, void *stream)
     return SUCCESS;
 }
 
+CUresult cuEventQuery(void *event)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    Event *e = (Event *)event;
+    if (sticky) return sticky;
+    return e->done >= e->recorded ? SUCCESS : NOT_READY;
+}
+
+CUresult cuEventSynchronize(void *event)
+{
+    std::unique_lock<std::mutex> lock(mu);
+    Event *e = (Event *)event;
+    unsigned long long generation = e->recorded;
+    changed.wait(lock, [&] { return e->done >= generation || sticky; });
+    return sticky;
+}
+
 CUresult cuStreamWaitEvent(void *stream, void *event, unsigned)
 {
     std::lock_guard<std::mutex> lock(mu);
@@ -460,6 +478,7 @@ const char *error_name(CUresult r)
     case INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
     case INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
     case NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
+    case NOT_READY: return "CUDA_ERROR_NOT_READY";
     case LAUNCH_FAILED: return "CUDA_ERROR_LAUNCH_FAILED";
     default: return nullptr;
     }
@@ -492,6 +511,7 @@ const Entry entry_points[] = {
     E(cuMemFree), E(cuMemGetInfo), E(cuMemcpyHtoDAsync), E(cuMemcpyDtoHAsync), E(cuMemcpyDtoDAsync),
     E(cuMemHostAlloc), E(cuMemFreeHost), E(cuMemsetD8Async), E(cuStreamCreate), E(cuStreamDestroy),
     E(cuStreamSynchronize), E(cuStreamWaitEvent), E(cuEventCreate), E(cuEventRecord), E(cuEventDestroy),
+    E(cuEventQuery), E(cuEventSynchronize),
     E(cuGetErrorName), E(cuGetErrorString),
 };
 #undef E
