@@ -18,7 +18,9 @@
  * Kernels of a batch go to up to STREAMS streams, with the event waits that
  * stream_sync.c plans from their dependencies (independent kernels overlap;
  * uploads go on a stream of their own and complete before any kernel uses
- * them).  A batch without reductions ends without waiting for the GPU: its
+ * them).  A reduction's partials are combined on the GPU too, by the
+ * combiner launched after it (cuda_emit.h), so its value stays there like any
+ * other result.  A batch ends without waiting for the GPU: its
  * streams join into stream 0, which records the batch's event, and the next
  * batch's streams wait for that event, so the GPU works on while the host
  * plans and launches the next batch (up to IN_FLIGHT batches ahead).  The
@@ -27,9 +29,9 @@
  * may still use it have finished (deferred frees, by batch serial).  The
  * host waits where it reads: a copy to the host drains every stream.
  *
- * A batch with reductions (their partials are combined on the host) or run
- * under the profiler (kernel time is measured per batch) ends with one
- * synchronisation of every stream, before members' inputs are dropped.
+ * A batch run under the profiler (kernel time is measured per batch) ends
+ * with one synchronisation of every stream, before members' inputs are
+ * dropped.
  *
  * Failures: a launch that fails, or a failure a synchronisation reports
  * while the batch's inputs are alive, sends the batch's remaining work to
@@ -69,6 +71,7 @@ typedef struct {
     kir_kernel *kir; /* a copy: the key */
     uint64_t hash;
     CUfunction fn;
+    CUfunction combine; /* a reduction's: its module's combiner (cuda_emit.h) */
 } compiled;
 
 typedef struct cached_block {
@@ -109,7 +112,10 @@ static struct {
      * blocks freed while batches that may use them are still in flight */
     cached_block *pool[POOL_CLASSES];
     cached_block *deferred;
-    size_t bytes_in_use, bytes_cached, limit;
+    size_t bytes_in_use, bytes_cached;
+    size_t limit; /* what PE may hold: see refresh_limit */
+    size_t cap;   /* PE_CUDA_MEM_LIMIT, else no bound of its own */
+    bool told_full; /* the warning that the memory is full went out */
 } gpu;
 
 /* ------------------------------------------------------------- failures */
@@ -158,10 +164,10 @@ static void pool_trim(void)
 }
 
 /* Copies READY device-only values down and frees their device copies
- * (except those in `keep`), until `bytes` could fit; true if any went. */
-static bool evict(size_t bytes, const uint32_t *keep, int n_keep)
+ * (except those in `keep`), until `bytes` could fit.  The copies wait for
+ * the GPU, so the blocks go straight to the pool. */
+static void evict(size_t bytes, const uint32_t *keep, int n_keep)
 {
-    bool any = false;
     for (uint32_t i = 0; i < pe_rt.n_slots && gpu.bytes_in_use + bytes > gpu.limit; i++) {
         pe_port *p = pe_port_at(i);
         if (p->state != PE_PORT_READY || !p->dev_buf) continue;
@@ -169,9 +175,7 @@ static bool evict(size_t bytes, const uint32_t *keep, int n_keep)
         for (int k = 0; k < n_keep && !kept; k++) kept = keep[k] == i;
         if (kept || !pe_port_host(p)) continue;
         pe_cuda_port_free(p);
-        any = true;
     }
-    return any;
 }
 
 /* Advances `finished` over the batches whose events have completed (every
@@ -202,6 +206,41 @@ static void reclaim(bool wait)
     }
 }
 
+/* What PE may hold on the device: what it holds plus what the device has
+ * free now, less an eighth of that (modules, other users), at most the cap.
+ * Asked again whenever memory runs out, so the bound follows other users of
+ * the device both ways. */
+static void refresh_limit(void)
+{
+    size_t free_bytes = 0, total = 0;
+    if (gpu.cu->cuMemGetInfo(&free_bytes, &total) != PE_CUDA_SUCCESS) free_bytes = 0;
+    size_t limit = gpu.bytes_in_use + gpu.bytes_cached + free_bytes - free_bytes / 8;
+    gpu.limit = limit < gpu.cap ? limit : gpu.cap;
+}
+
+/* Whether `size` more bytes fit under the limit, after each of these in
+ * turn, cheapest first: giving the pool's free blocks back, asking the
+ * device again, waiting for the batches in flight that hold deferred
+ * blocks, evicting values not in `keep` to the host. */
+static bool make_room(size_t size, const uint32_t *keep, int n_keep)
+{
+    for (int step = 0; gpu.bytes_in_use + gpu.bytes_cached + size > gpu.limit; step++) {
+        switch (step) {
+        case 0: pool_trim(); break;
+        case 1: refresh_limit(); break;
+        case 2: if (gpu.deferred) reclaim(true), pool_trim(); break;
+        case 3: evict(size, keep, n_keep), pool_trim(); break;
+        default:
+            if (!gpu.told_full)
+                pe_log_message(PE_LOG_WARN, "the GPU's memory is full (%zu MiB held by live values, limit %zu MiB): "
+                               "kernels whose buffers do not fit run on the CPU", gpu.bytes_in_use >> 20, gpu.limit >> 20);
+            gpu.told_full = true;
+            return false;
+        }
+    }
+    return true;
+}
+
 /* A device buffer of at least `bytes`, or 0 (out of device memory even
  * after trimming the pool and evicting values not in `keep` to the host). */
 static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
@@ -209,8 +248,6 @@ static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
     int c = size_class(bytes);
     size_t size = (size_t)1 << c;
     if (gpu.deferred) reclaim(false);
-    if (!gpu.pool[c] && gpu.deferred && gpu.bytes_in_use + gpu.bytes_cached + size > gpu.limit)
-        reclaim(true); /* the memory is full of blocks that batches in flight may still read */
     if (gpu.pool[c]) {
         cached_block *b = gpu.pool[c];
         gpu.pool[c] = b->next;
@@ -221,9 +258,7 @@ static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
         return ptr;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
-        if (gpu.bytes_in_use + gpu.bytes_cached + size > gpu.limit) pool_trim();
-        if (gpu.bytes_in_use + size > gpu.limit && !evict(size, keep, n_keep)) return 0;
-        if (gpu.bytes_in_use + size > gpu.limit) continue;
+        if (!make_room(size, keep, n_keep)) return 0;
         CUdeviceptr ptr = 0;
         CUresult r = gpu.cu->cuMemAlloc(&ptr, size);
         if (r == PE_CUDA_SUCCESS) {
@@ -234,11 +269,10 @@ static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
             disable("cuMemAlloc failed", r);
             return 0;
         }
-        /* the device is fuller than our count says (other users): what we
-         * hold is all we get, from now on */
+        /* the device is fuller than our count says (other users,
+         * fragmentation): its free memory now bounds us */
         pool_trim();
-        gpu.limit = gpu.bytes_in_use;
-        if (!evict(size, keep, n_keep)) return 0;
+        refresh_limit(); /* the next attempt evicts if that is now too little */
     }
     return 0;
 }
@@ -414,15 +448,26 @@ static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
 
 /* ------------------------------------------------------------ kernels */
 
-static CUfunction lookup(const kir_kernel *k)
+static const compiled *lookup(const kir_kernel *k)
 {
     uint64_t h = kir_hash(k);
     for (size_t i = 0; i < gpu.n_kernels; i++)
-        if (gpu.kernels[i].hash == h && kir_equal(gpu.kernels[i].kir, k)) return gpu.kernels[i].fn;
+        if (gpu.kernels[i].hash == h && kir_equal(gpu.kernels[i].kir, k)) return &gpu.kernels[i];
     return NULL;
 }
 
-static bool remember(const kir_kernel *k, CUfunction fn)
+/* Kernel k's function in a module (and its combiner, for a reduction). */
+static CUresult functions_of(CUmodule module, const kir_kernel *k, compiled *c)
+{
+    char name[48];
+    pe_gccjit_kernel_name(k, name, sizeof name);
+    c->combine = NULL;
+    CUresult r = gpu.cu->cuModuleGetFunction(&c->fn, module, name);
+    if (r == PE_CUDA_SUCCESS && pe_cuda_is_reduction(k)) r = gpu.cu->cuModuleGetFunction(&c->combine, module, PE_CUDA_COMBINER);
+    return r;
+}
+
+static bool remember(const kir_kernel *k, compiled c)
 {
     if (gpu.n_kernels == gpu.cap_kernels) {
         size_t cap = gpu.cap_kernels ? 2 * gpu.cap_kernels : 64;
@@ -433,7 +478,8 @@ static bool remember(const kir_kernel *k, CUfunction fn)
     kir_kernel *copy = malloc(sizeof *copy);
     if (!copy) return false;
     *copy = *k;
-    gpu.kernels[gpu.n_kernels++] = (compiled){copy, kir_hash(k), fn};
+    c.kir = copy, c.hash = kir_hash(k);
+    gpu.kernels[gpu.n_kernels++] = c;
     return true;
 }
 
@@ -456,44 +502,46 @@ static bool keep_module(CUmodule module)
 }
 
 /* A kernel compiled by an earlier process: its cubin from the disk cache. */
-static CUfunction from_disk(const kir_kernel *k)
+static bool from_disk(const kir_kernel *k, compiled *c)
 {
-    char tag[64], name[48];
+    char tag[64];
     size_t size = 0;
     cubin_tag(tag, sizeof tag);
     void *cubin = pe_diskcache_load_blob(k, tag, &size);
-    if (!cubin) return NULL;
+    if (!cubin) return false;
     CUmodule module = NULL;
-    CUfunction fn = NULL;
-    pe_gccjit_kernel_name(k, name, sizeof name);
     CUresult r = gpu.cu->cuModuleLoadData(&module, cubin);
     free(cubin);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuModuleGetFunction(&fn, module, name);
-    if (r != PE_CUDA_SUCCESS || !keep_module(module) || !remember(k, fn)) {
+    if (r == PE_CUDA_SUCCESS) r = functions_of(module, k, c);
+    if (r != PE_CUDA_SUCCESS || !keep_module(module) || !remember(k, *c)) {
+        char name[48];
+        pe_gccjit_kernel_name(k, name, sizeof name);
         if (module) gpu.cu->cuModuleUnload(module);
         pe_log_message(PE_LOG_WARN, "a cached cubin for %s does not load: the kernel is recompiled", name);
-        return NULL;
+        return false;
     }
     pe_rt.stats.disk_cache_hits++;
-    return fn;
+    return true;
 }
 
 /* Compiles every kernel of the sequence not compiled yet, in one NVRTC
  * program and one module; false (the GPU is then off) on any failure. */
-static bool prepare(const pe_program_seq *seq, CUfunction *fns)
+static bool prepare(const pe_program_seq *seq, compiled *fns)
 {
     const kir_kernel **missing = malloc(sizeof *missing * (seq->n ? seq->n : 1));
     if (!missing) return false;
     size_t n_missing = 0;
     for (size_t i = 0; i < seq->n; i++) {
         const pe_program *p = &seq->progs[i];
-        fns[i] = NULL;
+        fns[i] = (compiled){0};
         if (p->kind != PE_PROG_KERNEL) continue;
-        if ((fns[i] = lookup(p->kir))) {
+        const compiled *known = lookup(p->kir);
+        if (known) {
+            fns[i] = *known;
             seq->progs[i].served = p->served == PE_SERVED_trace ? PE_SERVED_trace : PE_SERVED_memory;
             continue;
         }
-        if ((fns[i] = from_disk(p->kir))) {
+        if (from_disk(p->kir, &fns[i])) {
             seq->progs[i].served = PE_SERVED_disk;
             continue;
         }
@@ -533,13 +581,11 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
         if (ok) {
             keep_module(module);
             for (size_t m = 0; m < n_missing && ok; m++) {
-                char name[48];
-                CUfunction fn = NULL;
-                pe_gccjit_kernel_name(missing[m], name, sizeof name);
-                if ((r = gpu.cu->cuModuleGetFunction(&fn, module, name)) != PE_CUDA_SUCCESS) {
+                compiled c;
+                if ((r = functions_of(module, missing[m], &c)) != PE_CUDA_SUCCESS) {
                     disable("cuModuleGetFunction failed", r);
                     ok = false;
-                } else if (!remember(missing[m], fn)) {
+                } else if (!remember(missing[m], c)) {
                     ok = false;
                 }
             }
@@ -548,33 +594,34 @@ static bool prepare(const pe_program_seq *seq, CUfunction *fns)
         if (pe_prof_on) pe_prof_compile(ok ? (int)n_missing : 0, t0, pe_prof_now());
     }
     free(missing);
-    for (size_t i = 0; ok && i < seq->n; i++)
-        if (seq->progs[i].kind == PE_PROG_KERNEL && !fns[i]) ok = (fns[i] = lookup(seq->progs[i].kir)) != NULL;
+    for (size_t i = 0; ok && i < seq->n; i++) {
+        if (seq->progs[i].kind != PE_PROG_KERNEL || fns[i].fn) continue;
+        const compiled *known = lookup(seq->progs[i].kir);
+        if ((ok = known != NULL)) fns[i] = *known;
+    }
     return ok;
 }
 
-typedef struct {
-    CUdeviceptr partials; /* reduction kernels */
-    size_t partial_bytes;
-    int64_t n_chunks;
-    bool launched;
-} launch_record;
-
 /* Launches one fused kernel: inputs to the device, outputs allocated there.
- * Members are READY at once (later work is ordered after them on the stream);
- * their inputs are dropped only after the batch's synchronisation.  False
- * when it could not launch: the caller computes the members on the CPU. */
-static bool launch(const pe_program *p, CUfunction fn, launch_record *rec, const pe_sync_op *sync, const int *waits)
+ * A reduction kernel leaves per-chunk partials, which its module's combiner
+ * (cuda_emit.h) turns into the result right after it on the same stream, so
+ * the value stays on the GPU until the host asks for it.  Members are READY
+ * at once (later work is ordered after them on the GPU); their inputs are
+ * dropped at the batch's end.  *launched: whether a kernel went to the GPU
+ * (not when every member is invalid already).  False when it could not
+ * launch: the caller computes the members on the CPU. */
+static bool launch(const pe_program *p, const compiled *fn, bool *launched, const pe_sync_op *sync, const int *waits)
 {
     const kir_kernel *k = p->kir;
-    pe_cuda_args args;
+    pe_cuda_args args, combine_args;
     uint32_t keep[KIR_MAX_PARAMS];
     memset(&args, 0, sizeof args);
-    *rec = (launch_record){0};
+    memset(&combine_args, 0, sizeof combine_args);
+    *launched = false;
     for (int i = 0; i < k->n_params; i++) keep[i] = p->bind[i];
     for (int i = 0; i < k->n_params; i++) {
         pe_port *q = pe_port_at(p->bind[i]);
-        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_INVALID) {
+        if (k->params[i].kind != KIR_OUT && k->params[i].kind != KIR_OUT_PARTIAL && q->state == PE_PORT_INVALID) {
             for (int m = 0; m < p->n_members; m++) {
                 pe_port_inherit_invalid(pe_port_at(p->members[m]), q);
                 pe_port_drop_inputs(pe_port_at(p->members[m]));
@@ -582,7 +629,7 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec, const
             return true; /* nothing to compute: every member is invalid */
         }
     }
-    rec->n_chunks = (p->numel + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
+    int result = -1; /* a reduction's parameter */
     for (int i = 0; i < k->n_params; i++) {
         pe_port *q = pe_port_at(p->bind[i]);
         switch (k->params[i].kind) {
@@ -595,52 +642,62 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec, const
             if (!to_device(q, keep, k->n_params)) return false;
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
             break;
-        case KIR_OUT: {
+        case KIR_OUT: case KIR_OUT_PARTIAL: {
             CUdeviceptr d = device_alloc(port_bytes(q), keep, k->n_params);
             if (!d) return false;
             q->dev_buf = (void *)(uintptr_t)d;
             args.p[i].ptr = d;
+            if (k->params[i].kind == KIR_OUT_PARTIAL) result = i;
             break;
         }
-        case KIR_OUT_PARTIAL:
-            rec->partial_bytes = sizeof(double) * 2 * (size_t)(rec->n_chunks ? rec->n_chunks : 1);
-            rec->partials = device_alloc(rec->partial_bytes, keep, k->n_params);
-            if (!rec->partials) return false;
-            args.p[i].ptr = rec->partials;
-            break;
         }
     }
-    long long n = p->numel;
-    void *params[] = {&n, &args};
+    long long n = p->numel, n_chunks = (n + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
+    size_t partial_bytes = sizeof(double) * 2 * (size_t)(n_chunks ? n_chunks : 1);
+    CUdeviceptr partials = 0;
+    if (result >= 0) {
+        const pe_port *r = pe_port_at(p->bind[result]);
+        if (!fn->combine || !(partials = device_alloc(partial_bytes, keep, k->n_params))) return false;
+        combine_args.p[0].ptr = partials;
+        combine_args.p[1].ptr = args.p[result].ptr;
+        combine_args.p[2].value = (double)n;
+        combine_args.p[3].value = r->op;
+        combine_args.p[4].value = r->dtype == PE_F32;
+        args.p[result].ptr = partials; /* the kernel writes the partials */
+    }
+    void *params[] = {&n, &args}, *combine_params[] = {&n_chunks, &combine_args};
     CUstream stream = gpu.streams[sync->stream];
     gpu.busy |= 1u << sync->stream;
     CUresult r = PE_CUDA_SUCCESS;
     for (int w = 0; w < sync->n_waits && r == PE_CUDA_SUCCESS; w++)
         r = gpu.cu->cuStreamWaitEvent(stream, gpu.events[waits[sync->wait_begin + w]], 0);
     if (r != PE_CUDA_SUCCESS) {
-    } else if (rec->partials) {
-        if (rec->n_chunks > 0)
-            r = gpu.cu->cuLaunchKernel(fn, (unsigned)rec->n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream,
-                                       params, NULL);
+    } else if (partials) {
+        if (n_chunks > 0)
+            r = gpu.cu->cuLaunchKernel(fn->fn, (unsigned)n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream, params,
+                                       NULL);
+        if (r == PE_CUDA_SUCCESS)
+            r = gpu.cu->cuLaunchKernel(fn->combine, 1, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream, combine_params, NULL);
     } else if (n > 0) {
         /* at most 32 blocks per SM, each thread striding over several
          * elements: measured on an H100, one element per thread made the
          * triad 68% and the chain 50% of the copy bandwidth instead of 79
          * and 68% */
         long long blocks = (n + BLOCK - 1) / BLOCK, most = (long long)gpu.dev->sms * 32;
-        r = gpu.cu->cuLaunchKernel(fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, stream,
+        r = gpu.cu->cuLaunchKernel(fn->fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, stream,
                                    params, NULL);
     }
+    if (partials) device_free(partials, partial_bytes); /* deferred: reused once this batch has finished */
     /* the record goes even when nothing launched (n = 0): a later wait needs it */
     if (r == PE_CUDA_SUCCESS && sync->record_event >= 0) r = gpu.cu->cuEventRecord(gpu.events[sync->record_event], stream);
     if (r != PE_CUDA_SUCCESS) {
         disable("cuLaunchKernel failed", r);
         return false;
     }
-    rec->launched = true;
+    *launched = true;
     pe_rt.stats.kernels_launched++;
     for (int i = 0; i < k->n_params; i++)
-        if (k->params[i].kind == KIR_OUT) pe_port_at(p->bind[i])->host_stale = true;
+        if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) pe_port_at(p->bind[i])->host_stale = true;
     for (int m = 0; m < p->n_members; m++) {
         pe_port *q = pe_port_at(p->members[m]);
         if (q->state == PE_PORT_PENDING) q->state = PE_PORT_READY;
@@ -650,11 +707,12 @@ static bool launch(const pe_program *p, CUfunction fn, launch_record *rec, const
 
 /* Undoes a launch that did not happen (or whose results are lost): device
  * buffers go, members are pending again for the CPU. */
-static void unlaunch(const pe_program *p, launch_record *rec)
+static void unlaunch(const pe_program *p)
 {
     for (int i = 0; i < p->kir->n_params; i++) {
         pe_port *q = pe_port_at(p->bind[i]);
-        if (p->kir->params[i].kind == KIR_OUT && q->state != PE_PORT_INVALID) {
+        kir_param_kind kind = p->kir->params[i].kind;
+        if ((kind == KIR_OUT || kind == KIR_OUT_PARTIAL) && q->state != PE_PORT_INVALID) {
             if (!gpu.disabled) pe_cuda_port_free(q);
             if (q->buf) pe_mem_free(q->buf, port_bytes(q)); /* a host copy made mid-batch */
             q->buf = NULL;
@@ -663,66 +721,9 @@ static void unlaunch(const pe_program *p, launch_record *rec)
             q->state = PE_PORT_PENDING;
         }
     }
-    if (rec->partials && !gpu.disabled) device_free(rec->partials, rec->partial_bytes);
-    rec->partials = 0;
-    rec->launched = false;
-}
-
-/* After the synchronisation: reductions combine their partials on the host. */
-static bool finish_reduction(const pe_program *p, launch_record *rec)
-{
-    int rp = -1;
-    for (int i = 0; i < p->kir->n_params; i++)
-        if (p->kir->params[i].kind == KIR_OUT_PARTIAL) rp = i;
-    if (rp < 0 || !rec->partials) return true; /* none, or finished already */
-    pe_port *r = pe_port_at(p->bind[rp]);
-    double *partials = malloc(rec->partial_bytes);
-    r->buf = pe_mem_alloc(port_bytes(r));
-    CUresult e = PE_CUDA_SUCCESS;
-    if (partials && r->buf && rec->n_chunks > 0) {
-        e = gpu.cu->cuMemcpyDtoHAsync(partials, rec->partials, sizeof(double) * 2 * (size_t)rec->n_chunks, gpu.stream);
-        if (e == PE_CUDA_SUCCESS) e = gpu.cu->cuStreamSynchronize(gpu.stream);
-    }
-    device_free(rec->partials, rec->partial_bytes);
-    rec->partials = 0;
-    if (!partials || !r->buf || e != PE_CUDA_SUCCESS) {
-        free(partials);
-        if (r->buf) pe_mem_free(r->buf, port_bytes(r));
-        r->buf = NULL;
-        fail_port(r, e != PE_CUDA_SUCCESS ? "the GPU reduction's partials cannot be read" : "out of memory", e);
-        if (e != PE_CUDA_SUCCESS) disable("a copy to the host failed", e);
-        return false;
-    }
-    pe_store_scalar(r, pe_combine_partials((pe_op)r->op, partials, rec->n_chunks, p->numel));
-    free(partials);
-    return true;
 }
 
 /* ------------------------------------------------------------- batches */
-
-/* A reduction's value from this batch is known only once its partials are
- * combined on the host: before program i uses one, that happens. */
-static void settle_inputs(const pe_program_seq *seq, launch_record *recs, size_t i)
-{
-    const pe_program *p = &seq->progs[i];
-    uint32_t in[KIR_MAX_PARAMS];
-    int n = 0;
-    if (p->kind == PE_PROG_KERNEL) {
-        for (int a = 0; a < p->kir->n_params; a++)
-            if (p->kir->params[a].kind != KIR_OUT && p->kir->params[a].kind != KIR_OUT_PARTIAL) in[n++] = p->bind[a];
-    } else {
-        const pe_port *port = pe_port_at(p->port);
-        for (int k = 0; k < port->n_in; k++) in[n++] = port->in[k];
-    }
-    for (size_t j = 0; j < i; j++) {
-        const pe_program *q = &seq->progs[j];
-        if (q->kind != PE_PROG_KERNEL || !recs[j].partials) continue;
-        for (int m = 0; m < q->n_members; m++)
-            for (int k = 0; k < n; k++)
-                if (q->members[m] == in[k] && recs[j].partials && drain() == PE_CUDA_SUCCESS) finish_reduction(q, &recs[j]);
-    }
-}
-
 
 /* Streams and events for the batch's kernels: kernel k depends on an earlier
  * kernel that computes one of its inputs. */
@@ -809,14 +810,14 @@ static double seconds(void)
  * end of the synchronisation): each launched kernel gets the share of that
  * time its estimated work (elements x catalog cost of its ops) has, so the
  * records are estimates. */
-static void profile_gpu_kernels(const pe_program_seq *seq, const launch_record *recs, uint64_t start, uint64_t end)
+static void profile_gpu_kernels(const pe_program_seq *seq, const bool *launched, uint64_t start, uint64_t end)
 {
     double total = 0;
     double *work = calloc(seq->n ? seq->n : 1, sizeof *work);
     if (!work) return;
     for (size_t i = 0; i < seq->n; i++) {
         const pe_program *p = &seq->progs[i];
-        if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;
+        if (p->kind != PE_PROG_KERNEL || !launched[i]) continue;
         double cost = 0;
         for (int m = 0; m < p->n_members; m++) cost += pe_op_table[pe_port_at(p->members[m])->op].cost + 1;
         total += work[i] = cost * (double)(p->numel > 0 ? p->numel : 1);
@@ -896,20 +897,15 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     pe_program_seq seq;
     bool hit;
     if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, NULL, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
-    CUfunction *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
-    launch_record *recs = calloc(seq.n ? seq.n : 1, sizeof *recs);
-    if (!fns || !recs || !prepare(&seq, fns)) {
-        free(fns), free(recs);
+    compiled *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
+    bool *launched = calloc(seq.n ? seq.n : 1, sizeof *launched);
+    pe_sync_plan plan = {0};
+    if (!fns || !launched || !prepare(&seq, fns) || !plan_streams(&seq, &plan)) {
+        free(fns), free(launched);
         pe_program_seq_free(&seq);
         return pe_cpu_executor.run(&pe_cpu_executor, b);
     }
     if (!hit) pe_trace_store(b->key, b->entries, b->n, b->epoch, &seq); /* code stays NULL: not the CPU's */
-    pe_sync_plan plan = {0};
-    if (!plan_streams(&seq, &plan)) {
-        free(fns), free(recs);
-        pe_program_seq_free(&seq);
-        return pe_cpu_executor.run(&pe_cpu_executor, b);
-    }
     size_t computed = 0;
     int kernel_no = 0;
     double t1 = t0 ? seconds() : 0;
@@ -918,18 +914,17 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
         pe_port *port = pe_port_at(p->port);
-        settle_inputs(&seq, recs, i);
         switch (p->kind) {
         case PE_PROG_SKIP:
             pe_port_drop_inputs(port);
             port->state = PE_PORT_READY;
             break;
-        case PE_PROG_INTERP:
+        case PE_PROG_INTERP: /* its inputs from the GPU come down first */
             computed += interpret(port);
             break;
         case PE_PROG_KERNEL:
-            if (gpu.disabled || !launch(p, fns[i], &recs[i], &plan.ops[kernel_no], plan.waits)) {
-                unlaunch(p, &recs[i]);
+            if (gpu.disabled || !launch(p, &fns[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
+                unlaunch(p);
                 for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
             }
             kernel_no++;
@@ -938,57 +933,42 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     }
     pe_sync_plan_free(&plan);
     double t2 = t0 ? seconds() : 0;
-    bool reductions = false;
-    for (size_t i = 0; i < seq.n; i++) reductions |= recs[i].partials != 0;
-    if (gpu.overlap && !reductions && !pe_prof_on && !gpu.disabled && end_batch_in_flight()) {
-        for (size_t i = 0; i < seq.n; i++) {
-            const pe_program *p = &seq.progs[i];
-            if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;
-            computed += (size_t)p->n_members;
-            for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
+    /* The batch ends in flight, unless the profiler times it (per batch) or
+     * that fails: then every stream is waited for, the application
+     * recording on meanwhile. */
+    bool in_flight = gpu.overlap && !pe_prof_on && !gpu.disabled && end_batch_in_flight();
+    CUresult r = PE_CUDA_SUCCESS;
+    if (!in_flight) {
+        int depth = pe_api_suspend();
+        for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++) /* every stream: `busy` is the lock holder's */
+            r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
+        pe_api_resume(depth);
+        if (r == PE_CUDA_SUCCESS) {
+            gpu.busy = 0;
+            gpu.finished = gpu.batches; /* every batch before it too */
+        } else {
+            disable("a kernel failed", r);
         }
-        pe_rt.stats.gpu_batches++;
-        size_t n_programs = seq.n;
-        free(fns), free(recs);
-        pe_program_seq_free(&seq);
-        if (t0)
-            pe_log_message(PE_LOG_DEBUG, "GPU batch of %zu programs: plan+compile %.1f us, launch %.1f us, in flight",
-                           n_programs, (t1 - t0) * 1e6, (t2 - t1) * 1e6);
-        return computed;
+        if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(&seq, launched, prof_start, pe_prof_now());
     }
-    /* the application records on while the GPU works */
-    int depth = pe_api_suspend();
-    CUresult r = PE_CUDA_SUCCESS; /* every stream: `busy` belongs to the lock holder */
-    for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++)
-        r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
-    pe_api_resume(depth);
-    if (r == PE_CUDA_SUCCESS) {
-        gpu.busy = 0;
-        gpu.finished = gpu.batches; /* every batch before it too */
-    }
-    if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
     if (!gpu.disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
-    if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(&seq, recs, prof_start, pe_prof_now());
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
-        if (p->kind != PE_PROG_KERNEL || !recs[i].launched) continue;
+        if (p->kind != PE_PROG_KERNEL || !launched[i]) continue;
         if (r != PE_CUDA_SUCCESS) { /* results lost with the context: the CPU computes them */
-            unlaunch(p, &recs[i]);
+            unlaunch(p);
             for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
             continue;
         }
-        finish_reduction(p, &recs[i]);
         computed += (size_t)p->n_members;
         for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
     }
-    size_t n_programs = seq.n;
-    free(fns), free(recs);
+    if (t0)
+        pe_log_message(PE_LOG_DEBUG, "GPU batch of %zu programs: plan+compile %.1f us, launch %.1f us, %s %.1f us", seq.n,
+                       (t1 - t0) * 1e6, (t2 - t1) * 1e6, in_flight ? "in flight after" : "wait+finish",
+                       (seconds() - t2) * 1e6);
+    free(fns), free(launched);
     pe_program_seq_free(&seq);
-    if (t0) {
-        double t3 = seconds();
-        pe_log_message(PE_LOG_DEBUG, "GPU batch of %zu programs: plan+compile %.1f us, launch %.1f us, wait+finish %.1f us",
-                       n_programs, (t1 - t0) * 1e6, (t2 - t1) * 1e6, (t3 - t2) * 1e6);
-    }
     return computed;
 }
 
@@ -1044,16 +1024,15 @@ bool pe_cuda_executor_start(int ordinal)
         pe_log_message(PE_LOG_WARN, "the GPU %s cannot be used (%s): the CPU computes", gpu.dev->name, d);
         return false;
     }
-    size_t free_bytes = 0, total = 0;
-    gpu.cu->cuMemGetInfo(&free_bytes, &total);
-    gpu.limit = free_bytes - free_bytes / 8; /* leave room for modules and other users */
+    gpu.cap = SIZE_MAX;
     const char *limit = getenv("PE_CUDA_MEM_LIMIT");
     if (limit && *limit) {
         char *end;
         unsigned long long v = strtoull(limit, &end, 10);
         if (*end || v == 0) pe_log_message(PE_LOG_WARN, "PE_CUDA_MEM_LIMIT=%s is not a byte count; ignored", limit);
-        else if (v < gpu.limit) gpu.limit = (size_t)v;
+        else gpu.cap = (size_t)v;
     }
+    refresh_limit();
     for (int i = 0; i < 2; i++) /* optional: without them copies go directly */
         if (gpu.cu->cuMemHostAlloc(&gpu.staging[i], STAGING_BYTES, 0) != PE_CUDA_SUCCESS) gpu.staging[i] = NULL;
     if (!gpu.staging[0] || !gpu.staging[1]) {

@@ -525,6 +525,54 @@ static void emit_kernel(text *t, const kir_kernel *k)
     put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = comp;\n  }\n}\n", r->a[0]);
 }
 
+/* The combiner (cuda_emit.h): thread t takes the t-th contiguous run of
+ * the values in order (the chunks' high and low parts for sums, their highs
+ * for extremes), then neighbouring runs are combined pairwise, left before
+ * right (lane l takes lane l + d for d = 1, 2, ..., within each warp, then
+ * across the warps): a fixed order, so the result is the same on every GPU
+ * and every run, and ties and NaNs go to the earliest chunk as on the host. */
+static void emit_combiner(text *t)
+{
+    int warps = PE_CUDA_REDUCE_THREADS / 32;
+    put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
+        PE_CUDA_REDUCE_THREADS, PE_CUDA_COMBINER);
+    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
+    put(t, "  const double *part = (const double *)a.p[0].ptr;\n"
+           "  const int op = (int)a.p[3].value;\n");
+    put(t, "  const bool is_min = op == %d, extreme = is_min || op == %d || op == %d;\n", PE_OP_min_reduce,
+        PE_OP_max_reduce, PE_OP_norminf);
+    put(t, "  const double none = op == %d ? __longlong_as_double(0xfff0000000000000LL)\n"
+           "                    : is_min ? __longlong_as_double(0x7ff0000000000000LL) : 0.0;\n",
+        PE_OP_max_reduce);
+    put(t, "  const long long count = extreme ? n : 2 * n, per = (count + %d) / %d;\n", PE_CUDA_REDUCE_THREADS - 1,
+        PE_CUDA_REDUCE_THREADS);
+    put(t, "  const long long from = threadIdx.x * per, to = count < from + per ? count : from + per;\n"
+           "  double acc = none, comp = 0.0;\n"
+           "  for (long long i = from; i < to; i++) {\n"
+           "    if (!extreme) pe_two_sum(acc, comp, part[i]);\n"
+           "    else if (pe_takes(acc, part[2 * i], is_min)) acc = part[2 * i];\n"
+           "  }\n");
+    const char *tree = "  for (int d = 1; d < %d; d <<= 1) {\n"
+                       "    const double o = __shfl_down_sync(0xffffffffu, acc, d), oc = __shfl_down_sync(0xffffffffu, comp, d);\n"
+                       "    if ((threadIdx.x & (2 * d - 1)) != 0) continue;\n"
+                       "    if (!extreme) pe_two_sum(acc, comp, o), comp += oc;\n"
+                       "    else if (pe_takes(acc, o, is_min)) acc = o;\n"
+                       "  }\n";
+    put(t, tree, 32);
+    put(t, "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = acc, sh_lo[threadIdx.x >> 5] = comp;\n"
+           "  __syncthreads();\n"
+           "  if (threadIdx.x >= 32) return;\n");
+    put(t, "  acc = threadIdx.x < %d ? sh_hi[threadIdx.x] : none, comp = threadIdx.x < %d ? sh_lo[threadIdx.x] : 0.0;\n",
+        warps, warps);
+    put(t, tree, warps);
+    put(t, "  if (threadIdx.x != 0) return;\n"
+           "  double v = extreme ? acc : acc + comp;\n");
+    put(t, "  if (op == %d) v = v / a.p[2].value;\n", PE_OP_mean);
+    put(t, "  if (op == %d) v = sqrt(v);\n", PE_OP_norm2);
+    put(t, "  if (a.p[4].value != 0.0) *(float *)a.p[1].ptr = (float)v;\n"
+           "  else *(double *)a.p[1].ptr = v;\n}\n");
+}
+
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
 {
     text t = {.s = malloc(16384), .cap = 16384};
@@ -533,7 +581,12 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
     put(&t, "typedef union { unsigned long long ptr; double value; } pe_cuda_arg;\n");
     put(&t, "typedef struct { pe_cuda_arg p[%d]; } pe_cuda_args;\n", KIR_MAX_PARAMS);
     put(&t, "%s%s%s", prelude, cdf_includer, pe_cuda_cdf_source);
-    for (size_t i = 0; i < n; i++) emit_kernel(&t, kernels[i]);
+    bool reductions = false;
+    for (size_t i = 0; i < n; i++) {
+        emit_kernel(&t, kernels[i]);
+        reductions |= reduction_of(kernels[i]) != NULL;
+    }
+    if (reductions) emit_combiner(&t);
     if (t.oom) {
         free(t.s);
         return NULL;

@@ -13,7 +13,17 @@
  * in a fixed combination order, so the result does not depend on the GPU
  * (the order within a chunk depends on whether its arrays are 16-byte
  * aligned, i.e. on the vector loop: a view at an odd offset may differ from
- * a copy of it in the last bits). */
+ * a copy of it in the last bits).
+ *
+ * A program with reduction kernels also holds their combiner, launched after
+ * each of them on the same stream with one block of PE_CUDA_REDUCE_THREADS
+ * threads, n = the reduction's number of chunks:
+ *     extern "C" __global__ void pe_combine(long long n, pe_cuda_args a)
+ * a.p[0]: the partials, a.p[1]: the result (one element), a.p[2]: the number
+ * of elements reduced (for the mean), a.p[3]: the reduction's pe_op, a.p[4]:
+ * nonzero for an f32 result (else f64).  It combines the partials in a fixed
+ * order, compensated as the chunks are, so a reduction's value never leaves
+ * the GPU unless the host asks for it. */
 #ifndef PE_JIT_CUDA_EMIT_H
 #define PE_JIT_CUDA_EMIT_H
 
@@ -23,6 +33,7 @@
 #include "kir.h"
 
 #define PE_CUDA_REDUCE_THREADS 256
+#define PE_CUDA_COMBINER "pe_combine"
 /* Element-wise kernels whose ops cost at most this much per element (the op
  * catalog's cost: add 1, div 4, exp 20) read and write their contiguous
  * arrays 4 elements at a time where those are 16-byte aligned (broadcast

@@ -101,9 +101,9 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* ------------------------------------------------------------ lifecycle */
 
-void pe_prof_start(const char *device_name, int threads)
+void pe_prof_start(const char *device_name, int threads, const char *setting)
 {
-    const char *v = getenv("PE_PROFILE");
+    const char *v = setting ? setting : getenv("PE_PROFILE");
     pe_prof_on = false;
     if (!v || !*v || strcmp(v, "0") == 0) return;
     if (strcmp(v, "1") == 0) {

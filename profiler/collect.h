@@ -29,9 +29,10 @@ typedef enum {
 
 extern bool pe_prof_on;
 
-/* Starts collecting if PE_PROFILE asks for it (`1`: pe-profile.<program>.<pid>.pep
- * in the working directory; another non-empty value other than `0`: that path). */
-void pe_prof_start(const char *device_name, int threads);
+/* Starts collecting if `setting` (pe_config.profile), else PE_PROFILE, asks
+ * for it (`1`: pe-profile.<program>.<pid>.pep in the working directory;
+ * another non-empty value other than `0`: that path). */
+void pe_prof_start(const char *device_name, int threads, const char *setting);
 /* Writes the database, prints the summary, frees everything. */
 void pe_prof_finish(void);
 

@@ -54,19 +54,22 @@ typedef struct {
     double s;
 } outcome;
 
-/* Two batches: y = exp(x) * 2 + 1 (it ends in flight: no reduction), then
- * s = sum(y * 0.5) (it ends with a synchronisation: a reduction), reading y
- * after the second; with `sum_first`, the sum's batch comes first (from x,
- * whose copy is on the host).  Under `fail` (PE_EMUL_CUDA_FAIL, or "nvrtc"
- * for PE_EMUL_NVRTC_FAIL). */
-static void run_program(const char *fail, bool sum_first, outcome *o)
+/* Two batches: y = exp(x) * 2 + 1, then s = sum(y * 0.5) (both end in
+ * flight: s is combined on the GPU), reading s, then y; with `sum_first`,
+ * one batch does it all (from x, whose copy is on the host); `profiled`
+ * makes batches end with a synchronisation (the profiler times each).  Under
+ * `fail` (PE_EMUL_CUDA_FAIL, or "nvrtc" for PE_EMUL_NVRTC_FAIL). */
+static void run_program(const char *fail, bool sum_first, bool profiled, outcome *o)
 {
-    char dir[] = "/tmp/pe-test-emulated-XXXXXX", cmd[96];
+    char dir[] = "/tmp/pe-test-emulated-XXXXXX", cmd[96], profile[64];
     assert_non_null(mkdtemp(dir)); /* no cubins from an earlier scenario */
     if (fail && strcmp(fail, "nvrtc") == 0) setenv("PE_EMUL_NVRTC_FAIL", "1", 1);
     else if (fail) setenv("PE_EMUL_CUDA_FAIL", fail, 1);
+    snprintf(profile, sizeof profile, "%s/run.pep", dir);
     capture_begin();
-    assert_int_equal(pe_init(&(pe_config){.device = 2, .cache_dir = dir, .log_level = PE_LOG_WARN + 1}), PE_OK);
+    assert_int_equal(pe_init(&(pe_config){.device = 2, .cache_dir = dir, .log_level = PE_LOG_WARN + 1,
+                                          .profile = profiled ? profile : NULL}),
+                     PE_OK);
     tu_errors_clear();
     pe_array a = pe_f32_1d(x, N), e = pe_exp(a), y = pe_add(pe_mul(e, 2.0f), 1.0f);
     pe_release(e);
@@ -84,7 +87,7 @@ static void run_program(const char *fail, bool sum_first, outcome *o)
     assert_int_equal(system(cmd), 0);
 }
 
-static void run(const char *fail, outcome *o) { run_program(fail, false, o); }
+static void run(const char *fail, outcome *o) { run_program(fail, false, false, o); }
 
 /* The values a plain C loop gives (exp within 2 ulp; the sum in double). */
 static void assert_right(const outcome *o, bool y_too)
@@ -122,13 +125,13 @@ static void test_a_failed_launch_falls_back_to_the_cpu(void **state)
     assert_non_null(strstr(captured, "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED"));
 }
 
-/* A batch with a reduction ends with a synchronisation: its kernel's fault
- * is known while its inputs are alive, and the CPU computes it again. */
+/* A profiled batch ends with a synchronisation: its kernel's fault is known
+ * while its inputs are alive, and the CPU computes it again. */
 static void test_a_kernel_fault_is_recomputed_on_the_cpu(void **state)
 {
     (void)state;
     static outcome o;
-    run_program("kernel:1", true, &o);
+    run_program("kernel:1", true, true, &o);
     assert_int_equal(o.y_status, PE_OK);
     assert_right(&o, true);
     assert_int_equal(o.stats.gpu_batches, 0);
@@ -139,15 +142,14 @@ static void test_a_kernel_fault_is_recomputed_on_the_cpu(void **state)
 /* The first batch ended in flight and its kernel faults: y lived only in
  * the lost context.  Reading it is an error naming y's line and the reason,
  * and so is the sum computed from it — never a wrong value.  The same when
- * the second batch's kernel faults: y is on the GPU only, the sum's batch
- * cannot be computed again. */
+ * the second batch's reduction kernel faults: y and s are on the GPU only. */
 static void test_a_fault_loses_only_values_that_lived_on_the_gpu(void **state)
 {
     (void)state;
     static outcome o;
     for (int k = 1; k <= 2; k++) {
         run(k == 1 ? "kernel:1" : "kernel:2", &o);
-        assert_int_equal(o.stats.gpu_batches, 1);
+        assert_int_equal(o.stats.gpu_batches, k); /* the second batch launched (k = 2) or not */
         assert_int_equal(count(captured, "warning"), 1);
         assert_non_null(strstr(captured, "CUDA_ERROR_LAUNCH_FAILED"));
         assert_int_equal(o.s_status, PE_E_INVALID);
@@ -158,13 +160,34 @@ static void test_a_fault_loses_only_values_that_lived_on_the_gpu(void **state)
     }
 }
 
-static void test_device_memory_running_out_leaves_the_work_to_the_cpu(void **state)
+/* cuMemAlloc says out of memory once: the device is asked what it has free
+ * (another user may have taken some), and the allocation tried again. */
+static void test_a_failed_allocation_is_tried_again(void **state)
 {
     (void)state;
     static outcome o;
     run("alloc:1", &o);
     assert_int_equal(o.y_status, PE_OK);
     assert_right(&o, true);
+    assert_int_equal(o.stats.gpu_batches, 2);
+    assert_int_equal(count(captured, "warning"), 0);
+}
+
+/* Less device memory than a kernel's buffers need (PE_CUDA_MEM_LIMIT: 1.5
+ * arrays): that kernel runs on the CPU, with one warning. */
+static void test_device_memory_running_out_leaves_the_work_to_the_cpu(void **state)
+{
+    (void)state;
+    static outcome o;
+    char limit[32];
+    snprintf(limit, sizeof limit, "%zu", N * sizeof(float) * 3 / 2);
+    setenv("PE_CUDA_MEM_LIMIT", limit, 1);
+    run(NULL, &o);
+    unsetenv("PE_CUDA_MEM_LIMIT");
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+    assert_int_equal(count(captured, "warning"), 1);
+    assert_non_null(strstr(captured, "the GPU's memory is full"));
 }
 
 static void test_nvrtc_failing_leaves_the_work_to_the_cpu(void **state)
@@ -193,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_a_failed_launch_falls_back_to_the_cpu),
         cmocka_unit_test(test_a_kernel_fault_is_recomputed_on_the_cpu),
         cmocka_unit_test(test_a_fault_loses_only_values_that_lived_on_the_gpu),
+        cmocka_unit_test(test_a_failed_allocation_is_tried_again),
         cmocka_unit_test(test_device_memory_running_out_leaves_the_work_to_the_cpu),
         cmocka_unit_test(test_nvrtc_failing_leaves_the_work_to_the_cpu),
     };

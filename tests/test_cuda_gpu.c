@@ -432,6 +432,50 @@ static void test_batches_in_flight_keep_their_values(void **state)
     free(x), free(want), free(got);
 }
 
+/* A reduction does not stop a batch: its combiner leaves the value on the
+ * GPU, where the next kernels read it.  Twenty batches in a row, each
+ * centring the last one's result on its mean (y - mean(y)) * 0.5 + u, with
+ * u's mean 100 higher each round, so that a mean read before its combiner
+ * ran, or from an earlier round, is far off.  Against the C loop with the
+ * mean summed in double. */
+static void test_reductions_in_flight_feed_later_batches(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    const int64_t n = 1 << 18;
+    const int rounds = 20;
+    float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    for (int64_t i = 0; i < n; i++) want[i] = (float)(i % 1021);
+    pe_stats s0, s1;
+    pe_get_stats(&s0);
+    pe_array y = pe_f32_1d(want, n), mean = pe_scalar(PE_F32, 0);
+    float want_mean = 0;
+    for (int k = 0; k < rounds; k++) {
+        for (int64_t i = 0; i < n; i++) x[i] = (float)((i + 7 * k) % 509 + 100 * k);
+        pe_array u = pe_f32_1d(x, n);
+        pe_release(mean);
+        mean = pe_mean(y);
+        pe_array next = pe_add(pe_mul(pe_sub(y, mean), 0.5f), u);
+        pe_release(y), pe_release(u);
+        y = next;
+        pe_flush();
+        double sum = 0;
+        for (int64_t i = 0; i < n; i++) sum += want[i];
+        want_mean = (float)(sum / (double)n);
+        for (int64_t i = 0; i < n; i++) want[i] = (want[i] - want_mean) * 0.5f + x[i];
+    }
+    double got_mean = 0;
+    assert_int_equal(pe_read(y, got, n * sizeof *got), PE_OK);
+    assert_int_equal(pe_read_f64(mean, &got_mean), PE_OK);
+    pe_get_stats(&s1);
+    assert_true(fabs(got_mean - want_mean) <= 1e-6 * fabs(want_mean));
+    for (int64_t i = 0; i < n; i++) assert_true(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]) + 1e-3f);
+    assert_true(s1.gpu_batches > s0.gpu_batches);
+    pe_release(y), pe_release(mean);
+    pe_shutdown();
+    free(x), free(want), free(got);
+}
+
 static void test_devices_are_listed(void **state)
 {
     (void)state;
@@ -467,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_second_runtime_takes_cubins_from_disk),
         cmocka_unit_test(test_batch_across_streams_and_reductions),
         cmocka_unit_test(test_batches_in_flight_keep_their_values),
+        cmocka_unit_test(test_reductions_in_flight_feed_later_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

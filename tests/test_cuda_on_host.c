@@ -361,6 +361,30 @@ static void test_vector_loop_at_rank_4(void **state)
 
 typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
 
+/* The combiner of lib (emitted with its reduction kernels) over the
+ * partials of `chunks` chunks of a reduction `op` of `numel` elements, with
+ * an f64 result and with an f32 one, which must be the f64 one rounded. */
+static double combine_on_host(void *lib, pe_op op, const double *partials, int64_t chunks, int64_t numel)
+{
+    blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
+    void *fn = dlsym(lib, PE_CUDA_COMBINER);
+    assert_non_null(launch);
+    assert_non_null(fn);
+    double f64 = 0;
+    float f32 = 0;
+    pe_cuda_args a = {0};
+    a.p[0].ptr = (unsigned long long)(uintptr_t)partials;
+    a.p[2].value = (double)numel;
+    a.p[3].value = op;
+    for (int as_f32 = 0; as_f32 < 2; as_f32++) {
+        a.p[1].ptr = (unsigned long long)(uintptr_t)(as_f32 ? (void *)&f32 : (void *)&f64);
+        a.p[4].value = as_f32;
+        launch(fn, chunks, &a, 1, PE_CUDA_REDUCE_THREADS);
+    }
+    assert_true(memcmp(&(float){(float)f64}, &f32, sizeof f32) == 0);
+    return f64;
+}
+
 /* Reduction kernels on the host, each block's threads running together
  * (shared memory, barriers, warp shuffles): every reduction in f32 and f64
  * over three chunks and a part, the partials combined as the executor
@@ -423,12 +447,16 @@ static void test_reductions_run_on_the_host(void **state)
             }
             if (op == PE_OP_mean) acc /= n, size /= n;
             if (op == PE_OP_norm2) acc = sqrtl(acc), size = sqrtl(size);
-            double got = pe_combine_partials(op, partials[0], chunks, n);
-            if (nan) {
-                assert_true(got != got);
-            } else if (fabsl((long double)got - acc) > 1e-12L * size) {
-                fprintf(stderr, "%s %s: %.17g, long double %.17Lg\n", pe_op_table[op].name, ct == PE_F32 ? "f32" : "f64", got, acc);
-                fail();
+            /* combined on the host (the CPU executor's way) and by the combiner */
+            double got[2] = {pe_combine_partials(op, partials[0], chunks, n), combine_on_host(lib, op, partials[0], chunks, n)};
+            for (int c = 0; c < 2; c++) {
+                if (nan) {
+                    assert_true(got[c] != got[c]);
+                } else if (fabsl((long double)got[c] - acc) > 1e-12L * size) {
+                    fprintf(stderr, "%s %s (%s): %.17g, long double %.17Lg\n", pe_op_table[op].name,
+                            ct == PE_F32 ? "f32" : "f64", c ? "combiner" : "host", got[c], acc);
+                    fail();
+                }
             }
             free(in[0]), free(in[1]), free(stored_at), free(partials[0]), free(partials[1]);
         }
@@ -436,6 +464,65 @@ static void test_reductions_run_on_the_host(void **state)
     printf("%zu reduction kernels run on the host (%lld elements, %lld blocks of %d threads), with and without a NaN, "
            "aligned and not: as long double gives them\n",
            l.n, (long long)n, (long long)chunks, PE_CUDA_REDUCE_THREADS);
+    dlclose(lib);
+    free(src), free(l.k);
+}
+
+/* A partial m * 2^e, m in [-2^30, 2^30], e in [0, 40]: sums of thousands
+ * of them are exact in __int128 (the oracle), and cancel heavily. */
+static double integer_partial(uint64_t *state, __int128 *exact)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    int64_t m = (int64_t)((*state >> 20) & ((1ull << 31) - 1)) - (1ll << 30);
+    int e = (int)(*state >> 58) % 41;
+    *exact += (__int128)m << e;
+    return ldexp((double)m, e);
+}
+
+/* The combiner alone, over 0 to 3000 chunks (fewer chunks than threads,
+ * as many, more, not a multiple): sums compensated to the correctly rounded
+ * result of the exact sum (within an ulp), extremes equal to the host's
+ * combination (the first NaN wins), mean and norm2 from the same sum. */
+static void test_combiner_runs_on_the_host(void **state)
+{
+    (void)state;
+    kernel_list l = reduction_kernels();
+    kernel_list one = {.k = l.k, .n = 1};
+    char *src = emit_all(&one);
+    assert_non_null(strstr(src, PE_CUDA_COMBINER));
+    void *lib = host_build(src);
+    const int64_t sizes[] = {0, 1, 7, 255, 256, 257, 3000};
+    uint64_t seed = 42;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        int64_t chunks = sizes[z], numel = chunks * KIR_REDUCE_CHUNK - (chunks ? 5 : 0);
+        double *partials = calloc(2 * (size_t)chunks + 1, sizeof *partials);
+        __int128 exact = 0;
+        for (int64_t c = 0; c < 2 * chunks; c++) partials[c] = integer_partial(&seed, &exact);
+        double want = (double)exact; /* rounded to nearest (libgcc's __floattidf) */
+        for (int op = 0; op < 2; op++) { /* sum, and the host's combination alike */
+            double got = op ? pe_combine_partials(PE_OP_sum, partials, chunks, numel)
+                            : combine_on_host(lib, PE_OP_sum, partials, chunks, numel);
+            assert_true(fabs(got - want) <= (want == 0 ? 0 : nextafter(fabs(want), INFINITY) - fabs(want)));
+        }
+        double mean = combine_on_host(lib, PE_OP_mean, partials, chunks, numel);
+        if (chunks == 0) assert_true(mean != mean); /* 0 / 0 */
+        else assert_true(fabs(mean - want / (double)numel) <= 2e-16 * fabs(want / (double)numel) + 1e-300);
+        for (int64_t c = 0; c < 2 * chunks; c++) partials[c] = fabs(partials[c]); /* squares for norm2 */
+        double norm2 = combine_on_host(lib, PE_OP_norm2, partials, chunks, numel), sq = 0;
+        for (int64_t c = 0; c < 2 * chunks; c++) sq += partials[c];
+        assert_true(fabs(norm2 - sqrt(sq)) <= 1e-12 * sqrt(sq));
+        const pe_op extremes[] = {PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
+        for (int nan = 0; nan < 2; nan++) {
+            if (nan && chunks > 3) partials[2 * (chunks / 2)] = NAN, partials[2 * (chunks - 1)] = -NAN;
+            for (size_t x = 0; x < 3; x++) {
+                double host = pe_combine_partials(extremes[x], partials, chunks, numel);
+                double dev = combine_on_host(lib, extremes[x], partials, chunks, numel);
+                assert_memory_equal(&host, &dev, sizeof host); /* the same NaN too */
+            }
+        }
+        free(partials);
+    }
+    printf("the combiner over 0 to 3000 chunks: sums within an ulp of the exact one, extremes as the host's\n");
     dlclose(lib);
     free(src), free(l.k);
 }
@@ -497,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_vector_loop_at_rank_4),
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
+        cmocka_unit_test(test_combiner_runs_on_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
