@@ -48,6 +48,7 @@
 #include "executor.h"
 #include "memory.h"
 #include "../profiler/collect.h"
+#include "../jit/aot.h"
 #include "../jit/cpu_gccjit.h"
 #include "../jit/cuda_emit.h"
 #include "../jit/diskcache.h"
@@ -448,6 +449,8 @@ static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
 
 /* ------------------------------------------------------------ kernels */
 
+static void cubin_tag(char *out, size_t n);
+
 static const compiled *lookup(const kir_kernel *k)
 {
     uint64_t h = kir_hash(k);
@@ -536,9 +539,12 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
         fns[i] = (compiled){0};
         if (p->kind != PE_PROG_KERNEL) continue;
         const compiled *known = lookup(p->kir);
+        /* the compile ahead (jit/aot.c) may have it in hand: wait for it */
+        if (!known && pe_aot_await(p->kir)) known = lookup(p->kir);
         if (known) {
             fns[i] = *known;
             seq->progs[i].served = p->served == PE_SERVED_trace ? PE_SERVED_trace : PE_SERVED_memory;
+            pe_aot_note_served(p->kir);
             continue;
         }
         if (from_disk(p->kir, &fns[i])) {
@@ -599,6 +605,71 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
         const compiled *known = lookup(seq->progs[i].kir);
         if ((ok = known != NULL)) fns[i] = *known;
     }
+    return ok;
+}
+
+/* ------------------------------------------------------ compile ahead */
+
+bool pe_cuda_executor_has(const kir_kernel *k)
+{
+    if (!gpu.up || gpu.disabled) return true; /* nothing to compile for */
+    char tag[64];
+    cubin_tag(tag, sizeof tag);
+    return lookup(k) || pe_diskcache_has_blob(k, tag);
+}
+
+/* A cubin compiled ahead: loaded into the context, its kernels remembered
+ * (those a batch has not compiled meanwhile) and filed on disk, as prepare()
+ * does with a batch's.  Under the runtime lock. */
+static bool adopt(const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, char *err, size_t n_err)
+{
+    PE_API_GUARD;
+    CUmodule module = NULL;
+    CUresult r = !gpu.up || gpu.disabled ? PE_CUDA_ERROR_NO_DEVICE : gpu.cu->cuCtxSetCurrent(gpu.ctx);
+    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuModuleLoadData(&module, cubin);
+    if (r != PE_CUDA_SUCCESS) {
+        describe(r, err, n_err);
+        return false;
+    }
+    if (!keep_module(module)) {
+        gpu.cu->cuModuleUnload(module);
+        snprintf(err, n_err, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        compiled c;
+        if (lookup(kernels[i])) continue;
+        if ((r = functions_of(module, kernels[i], &c)) != PE_CUDA_SUCCESS || !remember(kernels[i], c)) {
+            if (r != PE_CUDA_SUCCESS) describe(r, err, n_err);
+            else snprintf(err, n_err, "out of memory");
+            return false;
+        }
+    }
+    char tag[64];
+    cubin_tag(tag, sizeof tag);
+    pe_diskcache_store_blob(kernels, n, tag, cubin, size);
+    pe_rt.stats.aot_kernels_compiled += n;
+    return true;
+}
+
+bool pe_cuda_compile_ahead(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err)
+{
+    int sm;
+    {
+        PE_API_GUARD;
+        if (!gpu.up || gpu.disabled) {
+            snprintf(err, n_err, "the GPU is off");
+            return false;
+        }
+        sm = gpu.dev->cc_major * 10 + gpu.dev->cc_minor;
+    }
+    char *source = pe_cuda_emit(kernels, n); /* pure: no lock */
+    void *cubin = NULL;
+    size_t size = 0;
+    bool ok = source && pe_nvrtc_compile(source, "pe_kernels_ahead.cu", sm, false, &cubin, &size, err, n_err);
+    if (!source) snprintf(err, n_err, "out of memory for the CUDA source");
+    if (ok) ok = adopt(kernels, n, cubin, size, err, n_err);
+    free(source), free(cubin);
     return ok;
 }
 

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "../jit/kir.h"
 #include "../jit/runtime.h"
 
 struct pe_executor {
@@ -48,6 +49,14 @@ void pe_cuda_executor_stop(void);
 bool pe_cuda_executor_serves(int ordinal);
 /* Waits for the GPU's batches still in flight (pe_sync: all work done). */
 void pe_cuda_executor_wait(void);
+/* For the compile ahead (jit/aot.c).  Has: the GPU has kernel k compiled, in
+ * memory or in the disk cache, or there is no GPU to compile for (runtime
+ * lock held).  Compile ahead: NVRTC compiles the kernels for the GPU in one
+ * program without the runtime lock, then, under it, the cubin is loaded
+ * and the kernels filed where batches look (memory, disk); false with the
+ * reason in err. */
+bool pe_cuda_executor_has(const kir_kernel *k);
+bool pe_cuda_compile_ahead(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err);
 /* Makes p's host copy (a value computed on the GPU is copied down on first
  * use); false when it cannot, p is then INVALID with the reason. */
 bool pe_port_host(pe_port *p);

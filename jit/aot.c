@@ -1,11 +1,14 @@
 /* aot.c — the background compile of the kernels that the static IR's closed
  * regions will ask for (issue 4, item e).  At pe_init the speculation
  * (aot_speculate.c) turns each region's op list into kernel IR under the
- * runtime lock (microseconds); a thread then compiles every kernel that
- * neither cache holds in one libgccjit context, as the executor compiles a
- * batch, and files the result in the program cache and the disk cache, so
- * that the first batch finds its kernels compiled while the application
- * was still making its input data.
+ * runtime lock (microseconds); a thread then compiles every kernel that no
+ * cache holds, all at once as the executor compiles a batch, and files the
+ * result where the executor looks, so that the first batch finds its
+ * kernels compiled while the application was still making its input data.
+ * The target is the executor's: the CPU JIT (one libgccjit context, filed in
+ * the program cache and the disk cache), or the CUDA executor (one NVRTC
+ * program, loaded into the GPU's context and filed in the disk cache:
+ * exec/cuda.c, pe_cuda_compile_ahead).
  *
  * A real batch that needs a kernel the thread has in hand waits for it
  * (pe_aot_await) instead of compiling it a second time; otherwise nothing
@@ -27,6 +30,16 @@
 #include "progcache.h"
 #include "runtime.h"
 #include "../exec/executor.h"
+
+/* What the compile ahead compiles for. */
+typedef struct {
+    const char *name;
+    pe_reduction_fusible_fn fusible; /* the executor's fusion rule, as its batches use it */
+    bool (*has)(const kir_kernel *k); /* a cache holds k already (runtime lock held) */
+    /* compiles and files n kernels (without the runtime lock; it takes it to
+     * file them); false with a reason in err */
+    bool (*compile)(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err);
+} aot_target;
 
 typedef enum {
     JOB_QUEUED,   /* waiting for the thread */
@@ -52,6 +65,7 @@ static struct {
     bool thread_done;    /* it found no queued job and is leaving */
     bool stopping;
     bool enabled;
+    const aot_target *target;
     int units_seen; /* static-IR units speculated over */
 } aot = {.mutex = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
@@ -69,7 +83,7 @@ static void add_job(const kir_kernel *k, void *ctx)
     (void)ctx;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
-    if (!find_job(hash, k) && !pe_progcache_lookup(k)) {
+    if (!find_job(hash, k) && !aot.target->has(k)) {
         if (aot.n_jobs == aot.cap) {
             size_t cap = aot.cap ? aot.cap * 2 : 16;
             job *jobs = realloc(aot.jobs, cap * sizeof *jobs);
@@ -91,9 +105,9 @@ static void set_state(job_state from, job_state to, size_t *count)
         if (aot.jobs[i].state == from) aot.jobs[i].state = to, (*count)++;
 }
 
-/* Takes the queued jobs that neither cache holds (runtime lock, then the
- * job mutex); the others are dropped.  Fills kernels with copies. */
-static size_t take_jobs(kir_kernel **kernels, char *so_path, size_t so_len, bool *to_disk)
+/* Takes the queued jobs that no cache holds (runtime lock, then the job
+ * mutex); the others are dropped.  Fills kernels with copies. */
+static size_t take_jobs(kir_kernel **kernels)
 {
     PE_API_GUARD;
     pthread_mutex_lock(&aot.mutex);
@@ -104,7 +118,7 @@ static size_t take_jobs(kir_kernel **kernels, char *so_path, size_t so_len, bool
         for (size_t i = 0; *kernels && i < aot.n_jobs; i++) {
             job *j = &aot.jobs[i];
             if (j->state != JOB_QUEUED) continue;
-            if (pe_progcache_lookup(&j->kir) || pe_diskcache_has(&j->kir)) {
+            if (aot.target->has(&j->kir)) {
                 j->state = JOB_DROPPED;
                 continue;
             }
@@ -119,69 +133,72 @@ static size_t take_jobs(kir_kernel **kernels, char *so_path, size_t so_len, bool
     }
     pthread_cond_broadcast(&aot.changed);
     pthread_mutex_unlock(&aot.mutex);
-    *to_disk = n > 0 && pe_diskcache_temp_path(so_path, so_len);
     return n;
 }
 
-/* Files compiled kernels as exec/cpu.c does: the program cache (runtime
- * lock), then the disk cache (files only). */
-static void file_kernels(const kir_kernel *kernels, size_t n, pe_kernel_fn *fns, pe_gccjit_unit *unit,
-                         const char *so_path, bool to_disk)
+/* ------------------------------------------------------ the CPU target */
+
+static bool cpu_has(const kir_kernel *k) { return pe_progcache_lookup(k) || pe_diskcache_has(k); }
+
+/* One libgccjit context, filed as exec/cpu.c files a batch's: the program
+ * cache (runtime lock), then the disk cache (files only). */
+static bool cpu_compile(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err)
 {
-    const kir_kernel **list = malloc(sizeof *list * n);
+    char so_path[4200];
+    bool to_disk;
+    {
+        PE_API_GUARD; /* the disk cache's temporary names */
+        to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
+    }
+    pe_kernel_fn *fns = malloc(sizeof *fns * n);
+    pe_gccjit_unit *unit = NULL;
     bool filed = false;
-    if (list) { /* the runtime lock for this block only */
-        for (size_t i = 0; i < n; i++) list[i] = &kernels[i];
-        PE_API_GUARD;
-        filed = pe_progcache_insert(list, fns, n, unit);
-        if (filed) pe_rt.stats.aot_kernels_compiled += n;
+    snprintf(err, n_err, "out of memory");
+    if (fns && pe_gccjit_compile(kernels, n, pe_cpu_isa(), to_disk ? so_path : NULL, fns, &unit, err, n_err)) {
+        { /* the runtime lock for this block only */
+            PE_API_GUARD;
+            filed = pe_progcache_insert(kernels, fns, n, unit);
+            if (filed) pe_rt.stats.aot_kernels_compiled += n;
+        }
+        if (!filed) {
+            pe_gccjit_unit_free(unit);
+            snprintf(err, n_err, "out of memory filing them");
+        }
     }
-    if (!filed) {
-        pe_gccjit_unit_free(unit);
-        pe_log_message(PE_LOG_DEBUG, "aot: out of memory filing %zu kernels", n);
-    }
-    if (to_disk && filed) pe_diskcache_store(so_path, list, n);
+    if (to_disk && filed) pe_diskcache_store(so_path, kernels, n);
     else if (to_disk) unlink(so_path);
-    free(list);
-    pthread_mutex_lock(&aot.mutex);
-    size_t count = 0;
-    set_state(JOB_COMPILING, filed ? JOB_FILED : JOB_DROPPED, &count);
-    pthread_cond_broadcast(&aot.changed);
-    pthread_mutex_unlock(&aot.mutex);
+    free(fns);
+    return filed;
 }
+
+static const aot_target cpu_target = {"the CPU", pe_gccjit_reduction_fusible, cpu_has, cpu_compile};
+static const aot_target cuda_target = {"the GPU", NULL, pe_cuda_executor_has, pe_cuda_compile_ahead};
+
+/* ------------------------------------------------------------ the thread */
 
 static void *compile_thread(void *arg)
 {
     (void)arg;
     for (;;) {
         kir_kernel *kernels;
-        char so_path[4200];
-        bool to_disk;
-        size_t n = take_jobs(&kernels, so_path, sizeof so_path, &to_disk);
+        size_t n = take_jobs(&kernels);
         if (n == 0) return NULL;
-        pe_kernel_fn *fns = malloc(sizeof *fns * n);
         const kir_kernel **list = malloc(sizeof *list * n);
         char err[512] = "out of memory";
-        pe_gccjit_unit *unit = NULL;
-        bool compiled = false;
-        if (fns && list) {
+        bool filed = false;
+        if (list) {
             for (size_t i = 0; i < n; i++) list[i] = &kernels[i];
-            compiled = pe_gccjit_compile(list, n, pe_cpu_isa(), to_disk ? so_path : NULL, fns, &unit, err, sizeof err);
+            filed = aot.target->compile(list, n, err, sizeof err);
         }
-        if (compiled) {
-            pe_log_message(PE_LOG_DEBUG, "aot: compiled %zu kernel%s ahead", n, n == 1 ? "" : "s");
-            file_kernels(kernels, n, fns, unit, so_path, to_disk);
-        } else {
-            /* the real batches compile what they need, and report what fails */
-            pe_log_message(PE_LOG_DEBUG, "aot: compiling %zu kernels ahead failed (%s)", n, err);
-            if (to_disk) unlink(so_path);
-            pthread_mutex_lock(&aot.mutex);
-            size_t count = 0;
-            set_state(JOB_COMPILING, JOB_DROPPED, &count);
-            pthread_cond_broadcast(&aot.changed);
-            pthread_mutex_unlock(&aot.mutex);
-        }
-        free(fns), free(list), free(kernels);
+        /* on failure the real batches compile what they need, and report what fails */
+        if (filed) pe_log_message(PE_LOG_DEBUG, "aot: compiled %zu kernel%s ahead", n, n == 1 ? "" : "s");
+        else pe_log_message(PE_LOG_DEBUG, "aot: compiling %zu kernels ahead failed (%s)", n, err);
+        pthread_mutex_lock(&aot.mutex);
+        size_t count = 0;
+        set_state(JOB_COMPILING, filed ? JOB_FILED : JOB_DROPPED, &count);
+        pthread_cond_broadcast(&aot.changed);
+        pthread_mutex_unlock(&aot.mutex);
+        free(list), free(kernels);
     }
 }
 
@@ -192,7 +209,7 @@ static void speculate_and_compile(void)
     int n_units = pe_ir_unit_count();
     for (; aot.units_seen < n_units; aot.units_seen++) {
         pe_ir_unit u;
-        if (pe_ir_unit_at(aot.units_seen, &u)) pe_aot_speculate_unit(&u, add_job, NULL);
+        if (pe_ir_unit_at(aot.units_seen, &u)) pe_aot_speculate_unit(&u, aot.target->fusible, add_job, NULL);
     }
     pthread_mutex_lock(&aot.mutex);
     size_t queued = 0;
@@ -205,7 +222,7 @@ static void speculate_and_compile(void)
     aot.thread_started = aot.thread_done = false;
     if (pthread_create(&aot.thread, NULL, compile_thread, NULL) == 0) {
         aot.thread_started = true;
-        pe_log_message(PE_LOG_DEBUG, "aot: compiling %zu kernels ahead for %s", queued, pe_cpu_isa());
+        pe_log_message(PE_LOG_DEBUG, "aot: compiling %zu kernels ahead for %s", queued, aot.target->name);
     } else {
         pthread_mutex_lock(&aot.mutex);
         size_t count = 0;
@@ -218,7 +235,12 @@ static void speculate_and_compile(void)
 void pe_aot_start(void)
 {
     const char *env = getenv("PE_AOT");
-    aot.enabled = !(env && strcmp(env, "0") == 0) && pe_rt.executor == &pe_cpu_executor && pe_cpu_jit_usable();
+    /* the GPU's kernels when there is one: the batches worth compiling
+     * ahead for are the large ones, which go there */
+    aot.target = pe_rt.executor == &pe_cuda_executor ? &cuda_target
+                 : pe_rt.executor == &pe_cpu_executor && pe_cpu_jit_usable() ? &cpu_target
+                                                                              : NULL;
+    aot.enabled = !(env && strcmp(env, "0") == 0) && aot.target;
     aot.stopping = false;
     aot.units_seen = 0;
     if (aot.enabled) speculate_and_compile();

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "kir.h"
+#include "proggen.h"
 #include "../irformat/static_ir.h"
 
 /* ------------------------------------------------------ aot_speculate.c */
@@ -17,9 +18,9 @@
 typedef void (*pe_aot_kernel_sink)(const kir_kernel *k, void *ctx);
 /* Builds a speculative batch for each closed region of the unit (loop
  * bodies, then closed function bodies), runs the program generator on it
- * and hands its kernels to sink; every stand-in port is gone again when it
- * returns.  Under the runtime lock; the executor is the CPU JIT's. */
-void pe_aot_speculate_unit(const pe_ir_unit *u, pe_aot_kernel_sink sink, void *ctx);
+ * with the executor's reduction fusion rule and hands its kernels to sink;
+ * every stand-in port is gone again when it returns.  Under the runtime lock. */
+void pe_aot_speculate_unit(const pe_ir_unit *u, pe_reduction_fusible_fn fusible, pe_aot_kernel_sink sink, void *ctx);
 
 /* ----------------------------------------------------------------- aot.c */
 

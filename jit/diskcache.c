@@ -174,6 +174,14 @@ bool pe_diskcache_has(const kir_kernel *k)
     return access(path, R_OK) == 0;
 }
 
+bool pe_diskcache_has_blob(const kir_kernel *k, const char *tag)
+{
+    if (!cache.enabled) return false;
+    char path[4200];
+    blob_path(k, tag, "bin", path, sizeof path);
+    return access(path, R_OK) == 0;
+}
+
 bool pe_diskcache_temp_path(char *out, size_t n)
 {
     if (!cache.enabled) return false;

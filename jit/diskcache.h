@@ -35,6 +35,7 @@ void pe_diskcache_store(const char *path, const kir_kernel *const *kernels, size
  * warning.  Store files one blob (holding all these kernels) under each
  * kernel's name. */
 void *pe_diskcache_load_blob(const kir_kernel *k, const char *tag, size_t *size);
+bool pe_diskcache_has_blob(const kir_kernel *k, const char *tag);
 void pe_diskcache_store_blob(const kir_kernel *const *kernels, size_t n, const char *tag, const void *data, size_t size);
 
 #endif
