@@ -111,7 +111,7 @@ static pe_kernel_fn cached_kernel(const kir_kernel *k, uint8_t *served)
         pe_rt.stats.program_cache_hits++;
         if (pe_prof_on) pe_prof_add(PE_PC_program_memory_hits, 1);
         *served = PE_SERVED_memory;
-        pe_aot_note_served(k);
+        pe_aot_note_served(k, &pe_cpu_executor);
         return fn;
     }
     pe_gccjit_unit *unit = NULL;
@@ -169,7 +169,7 @@ static void prepare_kernels(pe_program_seq *seq)
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         p->code = (void *)cached_kernel(p->kir, &p->served);
         /* compiled ahead (aot.c) or being compiled ahead: wait for it, not a second compile */
-        if (!p->code && pe_aot_await(p->kir)) p->code = (void *)cached_kernel(p->kir, &p->served);
+        if (!p->code && pe_aot_await(p->kir, &pe_cpu_executor)) p->code = (void *)cached_kernel(p->kir, &p->served);
         p->compile_ns = pe_prof_on ? pe_prof_now() - t0 : 0;
         if (p->code || was_rejected(p->kir)) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */

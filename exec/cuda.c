@@ -96,6 +96,7 @@ static struct {
     uint64_t batches;         /* serial of the latest batch begun on the GPU (0: none yet) */
     uint64_t in_flight;       /* serial of the latest batch that ended without waiting */
     uint64_t finished;        /* every batch up to this serial has finished on the GPU */
+    bool launching;           /* batch `batches` is being launched: not finished, whatever drains */
     bool overlap;             /* the streams and events for batches in flight exist */
     int n_streams;
     unsigned busy; /* streams given work since the last drain (bit per stream; 0 always counts) */
@@ -165,8 +166,7 @@ static void pool_trim(void)
 }
 
 /* Copies READY device-only values down and frees their device copies
- * (except those in `keep`), until `bytes` could fit.  The copies wait for
- * the GPU, so the blocks go straight to the pool. */
+ * (except those in `keep`), until `bytes` could fit. */
 static void evict(size_t bytes, const uint32_t *keep, int n_keep)
 {
     for (uint32_t i = 0; i < pe_rt.n_slots && gpu.bytes_in_use + bytes > gpu.limit; i++) {
@@ -178,6 +178,23 @@ static void evict(size_t bytes, const uint32_t *keep, int n_keep)
         pe_cuda_port_free(p);
     }
 }
+
+/* The deferred blocks freed in batches up to `serial` go to the pool. */
+static void deferred_to_pool(uint64_t serial)
+{
+    for (cached_block **at = &gpu.deferred; *at;) {
+        cached_block *b = *at;
+        if (b->freed_in > serial) {
+            at = &b->next;
+            continue;
+        }
+        *at = b->next; /* its bytes count as cached already */
+        b->next = gpu.pool[b->size_class];
+        gpu.pool[b->size_class] = b;
+    }
+}
+
+static CUresult drain(void);
 
 /* Advances `finished` over the batches whose events have completed (every
  * batch with `wait`), then gives their deferred frees to the pool. */
@@ -195,16 +212,7 @@ static void reclaim(bool wait)
         }
         gpu.finished++;
     }
-    for (cached_block **at = &gpu.deferred; *at;) {
-        cached_block *b = *at;
-        if (b->freed_in > gpu.finished) {
-            at = &b->next;
-            continue;
-        }
-        *at = b->next; /* its bytes count as cached already */
-        b->next = gpu.pool[b->size_class];
-        gpu.pool[b->size_class] = b;
-    }
+    deferred_to_pool(gpu.finished);
 }
 
 /* What PE may hold on the device: what it holds plus what the device has
@@ -230,7 +238,17 @@ static bool make_room(size_t size, const uint32_t *keep, int n_keep)
         case 0: pool_trim(); break;
         case 1: refresh_limit(); break;
         case 2: if (gpu.deferred) reclaim(true), pool_trim(); break;
-        case 3: evict(size, keep, n_keep), pool_trim(); break;
+        case 3: /* their blocks are deferred (kernels of this batch may read them) until all is done */
+            evict(size, keep, n_keep);
+            if (gpu.deferred) {
+                CUresult r = drain();
+                if (r != PE_CUDA_SUCCESS) {
+                    disable("a kernel failed", r);
+                    return false;
+                }
+            }
+            pool_trim();
+            break;
         default:
             if (!gpu.told_full)
                 pe_log_message(PE_LOG_WARN, "the GPU's memory is full (%zu MiB held by live values, limit %zu MiB): "
@@ -323,7 +341,10 @@ static void fail_port(pe_port *p, const char *what, CUresult r)
     p->err_msg = pe_format_error(p->site, api, "%s%s%s", what, *d ? ": " : "", d);
 }
 
-/* Waits for all the GPU's work (every stream). */
+/* Waits for all the GPU's work so far (every stream): every block freed
+ * until now is free to reuse.  In the middle of a batch's launches (an
+ * interpreted op or an eviction needs a value on the host) the batch is not
+ * finished: its later kernels may read what it frees from now on. */
 static CUresult drain(void)
 {
     CUresult r = PE_CUDA_SUCCESS;
@@ -331,8 +352,8 @@ static CUresult drain(void)
         if (i == 0 || gpu.busy & (1u << i)) r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
     if (r == PE_CUDA_SUCCESS) {
         gpu.busy = 0;
-        gpu.finished = gpu.batches;
-        if (gpu.deferred) reclaim(false);
+        gpu.finished = gpu.launching ? gpu.batches - 1 : gpu.batches;
+        deferred_to_pool(UINT64_MAX);
     }
     return r;
 }
@@ -516,10 +537,12 @@ static bool from_disk(const kir_kernel *k, compiled *c)
     CUresult r = gpu.cu->cuModuleLoadData(&module, cubin);
     free(cubin);
     if (r == PE_CUDA_SUCCESS) r = functions_of(module, k, c);
-    if (r != PE_CUDA_SUCCESS || !keep_module(module) || !remember(k, *c)) {
+    bool kept = r == PE_CUDA_SUCCESS && keep_module(module);
+    if (!kept || !remember(k, *c)) {
         char name[48];
+        *c = (compiled){0}; /* nothing from a module that goes */
         pe_gccjit_kernel_name(k, name, sizeof name);
-        if (module) gpu.cu->cuModuleUnload(module);
+        if (module && !kept) gpu.cu->cuModuleUnload(module);
         pe_log_message(PE_LOG_WARN, "a cached cubin for %s does not load: the kernel is recompiled", name);
         return false;
     }
@@ -540,11 +563,11 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
         if (p->kind != PE_PROG_KERNEL) continue;
         const compiled *known = lookup(p->kir);
         /* the compile ahead (jit/aot.c) may have it in hand: wait for it */
-        if (!known && pe_aot_await(p->kir)) known = lookup(p->kir);
+        if (!known && pe_aot_await(p->kir, &pe_cuda_executor)) known = lookup(p->kir);
         if (known) {
             fns[i] = *known;
             seq->progs[i].served = p->served == PE_SERVED_trace ? PE_SERVED_trace : PE_SERVED_memory;
-            pe_aot_note_served(p->kir);
+            pe_aot_note_served(p->kir, &pe_cuda_executor);
             continue;
         }
         if (from_disk(p->kir, &fns[i])) {
@@ -918,6 +941,7 @@ static void profile_gpu_kernels(const pe_program_seq *seq, const bool *launched,
 static bool begin_batch(void)
 {
     gpu.batches++;
+    gpu.launching = true;
     if (gpu.finished + 1 >= gpu.batches) return true;
     CUevent previous = gpu.ended[(gpu.batches - 1) % IN_FLIGHT]; /* it ended in flight */
     CUresult r = PE_CUDA_SUCCESS;
@@ -1003,6 +1027,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         }
     }
     pe_sync_plan_free(&plan);
+    gpu.launching = false;
     double t2 = t0 ? seconds() : 0;
     /* The batch ends in flight, unless the profiler times it (per batch) or
      * that fails: then every stream is waited for, the application

@@ -34,6 +34,7 @@
 /* What the compile ahead compiles for. */
 typedef struct {
     const char *name;
+    const pe_executor *executor; /* whose batches it compiles for */
     pe_reduction_fusible_fn fusible; /* the executor's fusion rule, as its batches use it */
     bool (*has)(const kir_kernel *k); /* a cache holds k already (runtime lock held) */
     /* compiles and files n kernels (without the runtime lock; it takes it to
@@ -171,8 +172,8 @@ static bool cpu_compile(const kir_kernel *const *kernels, size_t n, char *err, s
     return filed;
 }
 
-static const aot_target cpu_target = {"the CPU", pe_gccjit_reduction_fusible, cpu_has, cpu_compile};
-static const aot_target cuda_target = {"the GPU", NULL, pe_cuda_executor_has, pe_cuda_compile_ahead};
+static const aot_target cpu_target = {"the CPU", &pe_cpu_executor, pe_gccjit_reduction_fusible, cpu_has, cpu_compile};
+static const aot_target cuda_target = {"the GPU", &pe_cuda_executor, NULL, pe_cuda_executor_has, pe_cuda_compile_ahead};
 
 /* ------------------------------------------------------------ the thread */
 
@@ -271,9 +272,9 @@ void pe_aot_stop(void)
     aot.enabled = false;
 }
 
-bool pe_aot_await(const kir_kernel *k)
+bool pe_aot_await(const kir_kernel *k, const pe_executor *asker)
 {
-    if (!aot.enabled) return false;
+    if (!aot.enabled || aot.target->executor != asker) return false;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
     job *j = find_job(hash, k);
@@ -292,9 +293,9 @@ bool pe_aot_await(const kir_kernel *k)
     return true;
 }
 
-void pe_aot_note_served(const kir_kernel *k)
+void pe_aot_note_served(const kir_kernel *k, const pe_executor *asker)
 {
-    if (!aot.enabled) return;
+    if (!aot.enabled || aot.target->executor != asker) return;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
     job *j = find_job(hash, k);

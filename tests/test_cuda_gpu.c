@@ -476,6 +476,53 @@ static void test_reductions_in_flight_feed_later_batches(void **state)
     free(x), free(want), free(got);
 }
 
+/* An interpreted op in the middle of a batch (a per-axis sum of a GPU
+ * result) makes the host wait for the GPU there; the kernels launched after
+ * it (they read its result) still run asynchronously, so what they free (a
+ * reduction's partials, read by its combiner) must not go to a later kernel
+ * of the same batch before they finish.  Ten such batches; every value
+ * against the C loop. */
+static void test_a_wait_inside_a_batch_keeps_later_kernels_apart(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    enum { ROWS = 256, COLS = 1024, N = ROWS * COLS, SUMS = 4 };
+    float *m = malloc(N * sizeof *m), *v = malloc(N * sizeof *v), *axis = malloc(COLS * sizeof *axis);
+    for (int i = 0; i < N; i++) m[i] = (float)(i % 97), v[i] = (float)(i % 89) / 89.0f;
+    const int64_t shape[2] = {ROWS, COLS};
+    pe_array a = pe_from_host(PE_F32, 2, shape, m), b = pe_from_host(PE_F32, 2, shape, v);
+    pe_sync();
+    for (int c = 0; c < COLS; c++) {
+        float want = 0; /* the interpreter's order: rows in turn, in f32 */
+        for (int r = 0; r < ROWS; r++) want += 2.0f * m[r * COLS + c];
+        axis[c] = want;
+    }
+    for (int round = 0; round < 10; round++) {
+        pe_array twice = pe_mul(a, 2.0f), ax = pe_sum_axis(twice, 0); /* a kernel, then the interpreter */
+        pe_array sums[SUMS];
+        for (int k = 0; k < SUMS; k++) { /* independent kernels after it, on several streams */
+            pe_array scaled = pe_mul(b, (float)(k + round + 1)), weighted = pe_mul(scaled, ax);
+            sums[k] = pe_sum(weighted);
+            pe_release(scaled), pe_release(weighted);
+        }
+        pe_release(twice);
+        for (int k = 0; k < SUMS; k++) {
+            double got = 0, want = 0, size = 0;
+            assert_int_equal(pe_read_f64(sums[k], &got), PE_OK);
+            for (int i = 0; i < N; i++) {
+                double term = (double)(v[i] * (float)(k + round + 1) * axis[i % COLS]);
+                want += term, size += fabs(term);
+            }
+            assert_true(fabs(got - want) <= 1e-5 * size);
+            pe_release(sums[k]);
+        }
+        pe_release(ax);
+    }
+    pe_release(a), pe_release(b);
+    pe_shutdown();
+    free(m), free(v), free(axis);
+}
+
 static void test_devices_are_listed(void **state)
 {
     (void)state;
@@ -512,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_batch_across_streams_and_reductions),
         cmocka_unit_test(test_batches_in_flight_keep_their_values),
         cmocka_unit_test(test_reductions_in_flight_feed_later_batches),
+        cmocka_unit_test(test_a_wait_inside_a_batch_keeps_later_kernels_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

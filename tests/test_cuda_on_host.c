@@ -475,7 +475,7 @@ static double integer_partial(uint64_t *state, __int128 *exact)
     *state = *state * 6364136223846793005ull + 1442695040888963407ull;
     int64_t m = (int64_t)((*state >> 20) & ((1ull << 31) - 1)) - (1ll << 30);
     int e = (int)(*state >> 58) % 41;
-    *exact += (__int128)m << e;
+    *exact += (__int128)m * ((__int128)1 << e); /* a product: shifting a negative value is undefined */
     return ldexp((double)m, e);
 }
 
