@@ -550,6 +550,35 @@ static bool from_disk(const kir_kernel *k, compiled *c)
     return true;
 }
 
+/* A cubin just compiled for these kernels: loaded into the context and
+ * kept, each kernel remembered (but those known already) and the cubin
+ * filed on disk.  False on a failure: *what names it, with its CUDA error
+ * in *r (success: out of memory). */
+static bool file_cubin(const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, const char **what,
+                       CUresult *r)
+{
+    CUmodule module = NULL;
+    *what = "cuModuleLoadData failed";
+    if ((*r = gpu.cu->cuModuleLoadData(&module, cubin)) != PE_CUDA_SUCCESS) return false;
+    *what = "out of memory";
+    if (!keep_module(module)) {
+        gpu.cu->cuModuleUnload(module);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        compiled c;
+        if (lookup(kernels[i])) continue;
+        *what = "cuModuleGetFunction failed";
+        if ((*r = functions_of(module, kernels[i], &c)) != PE_CUDA_SUCCESS) return false;
+        *what = "out of memory";
+        if (!remember(kernels[i], c)) return false;
+    }
+    char tag[64];
+    cubin_tag(tag, sizeof tag);
+    pe_diskcache_store_blob(kernels, n, tag, cubin, size);
+    return true;
+}
+
 /* Compiles every kernel of the sequence not compiled yet, in one NVRTC
  * program and one module; false (the GPU is then off) on any failure. */
 static bool prepare(const pe_program_seq *seq, compiled *fns)
@@ -586,8 +615,8 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
         size_t size = 0;
         char log[2048];
         int sm = gpu.dev->cc_major * 10 + gpu.dev->cc_minor;
-        CUmodule module = NULL;
         CUresult r = PE_CUDA_SUCCESS;
+        const char *what = NULL;
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         if (!source) {
             disable("out of memory for the CUDA source", r);
@@ -597,29 +626,13 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
                            n_missing == 1 ? "" : "s", sm, log);
             disable("NVRTC failed", r);
             ok = false;
-        } else if ((r = gpu.cu->cuModuleLoadData(&module, cubin)) != PE_CUDA_SUCCESS) {
-            disable("cuModuleLoadData failed", r);
+        } else if (!file_cubin(missing, n_missing, cubin, size, &what, &r)) {
+            if (r != PE_CUDA_SUCCESS) disable(what, r); /* out of memory: this batch on the CPU */
             ok = false;
-        }
-        if (ok) {
-            char tag[64];
-            cubin_tag(tag, sizeof tag);
-            pe_diskcache_store_blob(missing, n_missing, tag, cubin, size);
-        }
-        free(source), free(cubin);
-        if (ok) {
-            keep_module(module);
-            for (size_t m = 0; m < n_missing && ok; m++) {
-                compiled c;
-                if ((r = functions_of(module, missing[m], &c)) != PE_CUDA_SUCCESS) {
-                    disable("cuModuleGetFunction failed", r);
-                    ok = false;
-                } else if (!remember(missing[m], c)) {
-                    ok = false;
-                }
-            }
+        } else {
             pe_rt.stats.kernels_compiled += n_missing;
         }
+        free(source), free(cubin);
         if (pe_prof_on) pe_prof_compile(ok ? (int)n_missing : 0, t0, pe_prof_now());
     }
     free(missing);
@@ -641,38 +654,21 @@ bool pe_cuda_executor_has(const kir_kernel *k)
     return lookup(k) || pe_diskcache_has_blob(k, tag);
 }
 
-/* A cubin compiled ahead: loaded into the context, its kernels remembered
- * (those a batch has not compiled meanwhile) and filed on disk, as prepare()
- * does with a batch's.  Under the runtime lock. */
+/* A cubin compiled ahead, filed as prepare() files a batch's (under the
+ * runtime lock). */
 static bool adopt(const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, char *err, size_t n_err)
 {
     PE_API_GUARD;
-    CUmodule module = NULL;
+    const char *what = "the GPU is off";
     CUresult r = !gpu.up || gpu.disabled ? PE_CUDA_ERROR_NO_DEVICE : gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuModuleLoadData(&module, cubin);
-    if (r != PE_CUDA_SUCCESS) {
-        describe(r, err, n_err);
-        return false;
+    if (r == PE_CUDA_SUCCESS && file_cubin(kernels, n, cubin, size, &what, &r)) {
+        pe_rt.stats.aot_kernels_compiled += n;
+        return true;
     }
-    if (!keep_module(module)) {
-        gpu.cu->cuModuleUnload(module);
-        snprintf(err, n_err, "out of memory");
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        compiled c;
-        if (lookup(kernels[i])) continue;
-        if ((r = functions_of(module, kernels[i], &c)) != PE_CUDA_SUCCESS || !remember(kernels[i], c)) {
-            if (r != PE_CUDA_SUCCESS) describe(r, err, n_err);
-            else snprintf(err, n_err, "out of memory");
-            return false;
-        }
-    }
-    char tag[64];
-    cubin_tag(tag, sizeof tag);
-    pe_diskcache_store_blob(kernels, n, tag, cubin, size);
-    pe_rt.stats.aot_kernels_compiled += n;
-    return true;
+    char d[200] = "";
+    if (r != PE_CUDA_SUCCESS) describe(r, d, sizeof d);
+    snprintf(err, n_err, "%s%s%s", what, *d ? ": " : "", d);
+    return false;
 }
 
 bool pe_cuda_compile_ahead(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err)
