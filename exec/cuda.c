@@ -4,16 +4,22 @@
  * the device's architecture (jit/nvrtc.c) all together, once per batch, and
  * loaded into the device's primary context (cuModuleLoadData).
  *
- * Device choice per batch: PE_DEVICE / pe_set_device name the device, else
- * a cost model sends a batch to the GPU when its work is large enough to
- * beat the transfers or its inputs are there already.  A batch the GPU does
- * not take goes to the CPU executor.
+ * Several GPUs: each in use has its own context, streams, memory pool and
+ * compiled kernels (compiled for its architecture, loaded into its
+ * context), and is started when first asked for: the GPU PE_DEVICE names
+ * (the first one for auto) at pe_init, others at pe_set_device.
+ *
+ * Device choice per batch: the device preferred when it was recorded
+ * (PE_DEVICE / pe_set_device), else (automatic) the GPU holding most of its
+ * inputs, or the first GPU when its work is large enough to beat the
+ * transfers.  A batch no GPU takes goes to the CPU executor.
  *
  * Residency: array values are immutable, so a copy on either side never goes
- * stale; a port computed on the GPU is READY with its value in dev_buf and
- * host_stale set, and pe_port_host() copies it down only when the host needs
- * it (a read, a map, a CPU kernel or the interpreter).  Inputs are uploaded
- * once and keep their device copy while they live.
+ * stale; a port computed on the GPU is READY with its value in dev_buf (on
+ * GPU dev_gpu) and host_stale set, and pe_port_host() copies it down only
+ * when the host needs it (a read, a map, a CPU kernel or the interpreter).
+ * Inputs are uploaded once and keep their device copy while they live; a
+ * batch on another GPU moves the copy there (peer copy).
  *
  * Kernels of a batch go to up to STREAMS streams, with the event waits that
  * stream_sync.c plans from their dependencies (independent kernels overlap;
@@ -82,8 +88,9 @@ typedef struct cached_block {
     struct cached_block *next;
 } cached_block;
 
-static struct {
-    const pe_cuda_api *cu;
+/* One GPU in use: its context, streams, memory pool and compiled kernels
+ * (code is specialised per device: its architecture, its module). */
+typedef struct {
     const pe_cuda_device *dev;
     int ordinal; /* index in pe_cuda_device_at */
     CUcontext ctx;
@@ -118,29 +125,57 @@ static struct {
     size_t limit; /* what PE may hold: see refresh_limit */
     size_t cap;   /* PE_CUDA_MEM_LIMIT, else no bound of its own */
     bool told_full; /* the warning that the memory is full went out */
-} gpu;
+} cuda_gpu;
+
+static const pe_cuda_api *cu;
+/* the GPUs by ordinal, started as they are first asked for (PE_DEVICE at
+ * pe_init, then pe_set_device); `first` gets the batches PE_DEVICE=auto
+ * sends to a GPU whose inputs are on none */
+static cuda_gpu gpus[PE_CUDA_MAX_DEVICES];
+static cuda_gpu *first;
+
+static bool in_use(const cuda_gpu *g) { return g->up && !g->disabled; }
+
+static int sm_of(const cuda_gpu *g) { return g->dev->cc_major * 10 + g->dev->cc_minor; }
 
 /* ------------------------------------------------------------- failures */
 
 static void describe(CUresult r, char *out, size_t n) { pe_cuda_describe(r, out, n); }
 
-/* One warning, then the CPU does all the work. */
-static void disable(const char *what, CUresult r)
+/* One warning, then the CPU does this GPU's work. */
+static void disable(cuda_gpu *g, const char *what, CUresult r)
 {
-    if (gpu.disabled) return;
+    if (g->disabled) return;
     char d[200] = "";
     if (r != PE_CUDA_SUCCESS) describe(r, d, sizeof d);
     /* CUDA reports a kernel's fault at a later call: name the suspects */
-    const char *late = gpu.finished < gpu.in_flight ? " (or a kernel of a batch still running then)" : "";
-    pe_log_message(PE_LOG_WARN, "the GPU (%s) is off for this run: %s%s%s%s; the CPU computes", gpu.dev->name, what,
-                   late, *d ? ": " : "", d);
-    gpu.disabled = true;
+    const char *late = g->finished < g->in_flight ? " (or a kernel of a batch still running then)" : "";
+    pe_log_message(PE_LOG_WARN, "GPU %d (%s) is off for this run: %s%s%s%s; the CPU computes", g->ordinal, g->dev->name,
+                   what, late, *d ? ": " : "", d);
+    g->disabled = true;
 }
 
-static bool current(void)
+/* The GPU whose context this thread made current last (the CUDA calls
+ * that follow go to it): one that works on another GPU midway (a value
+ * copied down or across) binds the first again after. */
+static __thread cuda_gpu *bound;
+
+static CUresult bind(cuda_gpu *g)
 {
-    CUresult r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    if (r != PE_CUDA_SUCCESS) disable("cuCtxSetCurrent failed", r);
+    CUresult r = cu->cuCtxSetCurrent(g->ctx);
+    bound = r == PE_CUDA_SUCCESS ? g : NULL;
+    return r;
+}
+
+static void bind_again(cuda_gpu *was)
+{
+    if (was && was != bound && was->up) bind(was);
+}
+
+static bool current(cuda_gpu *g)
+{
+    CUresult r = bind(g);
+    if (r != PE_CUDA_SUCCESS) disable(g, "cuCtxSetCurrent failed", r);
     return r == PE_CUDA_SUCCESS;
 }
 
@@ -153,25 +188,25 @@ static int size_class(size_t bytes)
     return c;
 }
 
-static void pool_trim(void)
+static void pool_trim(cuda_gpu *g)
 {
     for (int c = 0; c < POOL_CLASSES; c++)
-        while (gpu.pool[c]) {
-            cached_block *b = gpu.pool[c];
-            gpu.pool[c] = b->next;
-            gpu.cu->cuMemFree(b->ptr);
-            gpu.bytes_cached -= (size_t)1 << c;
+        while (g->pool[c]) {
+            cached_block *b = g->pool[c];
+            g->pool[c] = b->next;
+            cu->cuMemFree(b->ptr);
+            g->bytes_cached -= (size_t)1 << c;
             free(b);
         }
 }
 
 /* Copies READY device-only values down and frees their device copies
  * (except those in `keep`), until `bytes` could fit. */
-static void evict(size_t bytes, const uint32_t *keep, int n_keep)
+static void evict(cuda_gpu *g, size_t bytes, const uint32_t *keep, int n_keep)
 {
-    for (uint32_t i = 0; i < pe_rt.n_slots && gpu.bytes_in_use + bytes > gpu.limit; i++) {
+    for (uint32_t i = 0; i < pe_rt.n_slots && g->bytes_in_use + bytes > g->limit; i++) {
         pe_port *p = pe_port_at(i);
-        if (p->state != PE_PORT_READY || !p->dev_buf) continue;
+        if (p->state != PE_PORT_READY || !p->dev_buf || p->dev_gpu != g->ordinal) continue;
         bool kept = false;
         for (int k = 0; k < n_keep && !kept; k++) kept = keep[k] == i;
         if (kept || !pe_port_host(p)) continue;
@@ -180,80 +215,80 @@ static void evict(size_t bytes, const uint32_t *keep, int n_keep)
 }
 
 /* The deferred blocks freed in batches up to `serial` go to the pool. */
-static void deferred_to_pool(uint64_t serial)
+static void deferred_to_pool(cuda_gpu *g, uint64_t serial)
 {
-    for (cached_block **at = &gpu.deferred; *at;) {
+    for (cached_block **at = &g->deferred; *at;) {
         cached_block *b = *at;
         if (b->freed_in > serial) {
             at = &b->next;
             continue;
         }
         *at = b->next; /* its bytes count as cached already */
-        b->next = gpu.pool[b->size_class];
-        gpu.pool[b->size_class] = b;
+        b->next = g->pool[b->size_class];
+        g->pool[b->size_class] = b;
     }
 }
 
-static CUresult drain(void);
+static CUresult drain(cuda_gpu *g);
 
 /* Advances `finished` over the batches whose events have completed (every
  * batch with `wait`), then gives their deferred frees to the pool. */
-static void reclaim(bool wait)
+static void reclaim(cuda_gpu *g, bool wait)
 {
     /* the batches after `finished` ended in flight (one that ended with a
      * synchronisation set `finished`), but for the one being launched */
-    while (gpu.finished < gpu.in_flight) {
-        CUevent e = gpu.ended[(gpu.finished + 1) % IN_FLIGHT];
-        CUresult r = wait ? gpu.cu->cuEventSynchronize(e) : gpu.cu->cuEventQuery(e);
+    while (g->finished < g->in_flight) {
+        CUevent e = g->ended[(g->finished + 1) % IN_FLIGHT];
+        CUresult r = wait ? cu->cuEventSynchronize(e) : cu->cuEventQuery(e);
         if (r == PE_CUDA_ERROR_NOT_READY) break;
         if (r != PE_CUDA_SUCCESS) {
-            disable("a kernel failed", r);
+            disable(g, "a kernel failed", r);
             return; /* the blocks stay deferred: nothing reuses them */
         }
-        gpu.finished++;
+        g->finished++;
     }
-    deferred_to_pool(gpu.finished);
+    deferred_to_pool(g, g->finished);
 }
 
 /* What PE may hold on the device: what it holds plus what the device has
  * free now, less an eighth of that (modules, other users), at most the cap.
  * Asked again whenever memory runs out, so the bound follows other users of
  * the device both ways. */
-static void refresh_limit(void)
+static void refresh_limit(cuda_gpu *g)
 {
     size_t free_bytes = 0, total = 0;
-    if (gpu.cu->cuMemGetInfo(&free_bytes, &total) != PE_CUDA_SUCCESS) free_bytes = 0;
-    size_t limit = gpu.bytes_in_use + gpu.bytes_cached + free_bytes - free_bytes / 8;
-    gpu.limit = limit < gpu.cap ? limit : gpu.cap;
+    if (cu->cuMemGetInfo(&free_bytes, &total) != PE_CUDA_SUCCESS) free_bytes = 0;
+    size_t limit = g->bytes_in_use + g->bytes_cached + free_bytes - free_bytes / 8;
+    g->limit = limit < g->cap ? limit : g->cap;
 }
 
 /* Whether `size` more bytes fit under the limit, after each of these in
  * turn, cheapest first: giving the pool's free blocks back, asking the
  * device again, waiting for the batches in flight that hold deferred
  * blocks, evicting values not in `keep` to the host. */
-static bool make_room(size_t size, const uint32_t *keep, int n_keep)
+static bool make_room(cuda_gpu *g, size_t size, const uint32_t *keep, int n_keep)
 {
-    for (int step = 0; gpu.bytes_in_use + gpu.bytes_cached + size > gpu.limit; step++) {
+    for (int step = 0; g->bytes_in_use + g->bytes_cached + size > g->limit; step++) {
         switch (step) {
-        case 0: pool_trim(); break;
-        case 1: refresh_limit(); break;
-        case 2: if (gpu.deferred) reclaim(true), pool_trim(); break;
+        case 0: pool_trim(g); break;
+        case 1: refresh_limit(g); break;
+        case 2: if (g->deferred) reclaim(g, true), pool_trim(g); break;
         case 3: /* their blocks are deferred (kernels of this batch may read them) until all is done */
-            evict(size, keep, n_keep);
-            if (gpu.deferred) {
-                CUresult r = drain();
+            evict(g, size, keep, n_keep);
+            if (g->deferred) {
+                CUresult r = drain(g);
                 if (r != PE_CUDA_SUCCESS) {
-                    disable("a kernel failed", r);
+                    disable(g, "a kernel failed", r);
                     return false;
                 }
             }
-            pool_trim();
+            pool_trim(g);
             break;
         default:
-            if (!gpu.told_full)
+            if (!g->told_full)
                 pe_log_message(PE_LOG_WARN, "the GPU's memory is full (%zu MiB held by live values, limit %zu MiB): "
-                               "kernels whose buffers do not fit run on the CPU", gpu.bytes_in_use >> 20, gpu.limit >> 20);
-            gpu.told_full = true;
+                               "kernels whose buffers do not fit run on the CPU", g->bytes_in_use >> 20, g->limit >> 20);
+            g->told_full = true;
             return false;
         }
     }
@@ -262,61 +297,63 @@ static bool make_room(size_t size, const uint32_t *keep, int n_keep)
 
 /* A device buffer of at least `bytes`, or 0 (out of device memory even
  * after trimming the pool and evicting values not in `keep` to the host). */
-static CUdeviceptr device_alloc(size_t bytes, const uint32_t *keep, int n_keep)
+static CUdeviceptr device_alloc(cuda_gpu *g, size_t bytes, const uint32_t *keep, int n_keep)
 {
     int c = size_class(bytes);
     size_t size = (size_t)1 << c;
-    if (gpu.deferred) reclaim(false);
-    if (gpu.pool[c]) {
-        cached_block *b = gpu.pool[c];
-        gpu.pool[c] = b->next;
+    if (g->deferred) reclaim(g, false);
+    if (g->pool[c]) {
+        cached_block *b = g->pool[c];
+        g->pool[c] = b->next;
         CUdeviceptr ptr = b->ptr;
         free(b);
-        gpu.bytes_cached -= size;
-        gpu.bytes_in_use += size;
+        g->bytes_cached -= size;
+        g->bytes_in_use += size;
         return ptr;
     }
     for (int attempt = 0; attempt < 3; attempt++) {
-        if (!make_room(size, keep, n_keep)) return 0;
+        if (!make_room(g, size, keep, n_keep)) return 0;
         CUdeviceptr ptr = 0;
-        CUresult r = gpu.cu->cuMemAlloc(&ptr, size);
+        CUresult r = cu->cuMemAlloc(&ptr, size);
         if (r == PE_CUDA_SUCCESS) {
-            gpu.bytes_in_use += size;
+            g->bytes_in_use += size;
             return ptr;
         }
         if (r != PE_CUDA_ERROR_OUT_OF_MEMORY) {
-            disable("cuMemAlloc failed", r);
+            disable(g, "cuMemAlloc failed", r);
             return 0;
         }
         /* the device is fuller than our count says (other users,
          * fragmentation): its free memory now bounds us */
-        pool_trim();
-        refresh_limit(); /* the next attempt evicts if that is now too little */
+        pool_trim(g);
+        refresh_limit(g); /* the next attempt evicts if that is now too little */
     }
     return 0;
 }
 
 /* Back to the pool, or while batches that may read it are in flight to the
  * deferred list (cuMemFree, the fallback, waits for the GPU itself). */
-static void device_free(CUdeviceptr ptr, size_t bytes)
+static void device_free(cuda_gpu *g, CUdeviceptr ptr, size_t bytes)
 {
     int c = size_class(bytes);
     cached_block *b = malloc(sizeof *b);
-    gpu.bytes_in_use -= (size_t)1 << c;
+    g->bytes_in_use -= (size_t)1 << c;
     if (!b) {
-        gpu.cu->cuMemFree(ptr);
+        cuda_gpu *was = bound;
+        if (bind(g) == PE_CUDA_SUCCESS) cu->cuMemFree(ptr);
+        bind_again(was);
         return;
     }
-    *b = (cached_block){ptr, gpu.batches, c, NULL};
-    if (gpu.finished < gpu.batches) {
-        b->next = gpu.deferred;
-        gpu.deferred = b;
-        gpu.bytes_cached += (size_t)1 << c; /* held, not in use: a full memory waits for them */
+    *b = (cached_block){ptr, g->batches, c, NULL};
+    if (g->finished < g->batches) {
+        b->next = g->deferred;
+        g->deferred = b;
+        g->bytes_cached += (size_t)1 << c; /* held, not in use: a full memory waits for them */
         return;
     }
-    b->next = gpu.pool[c];
-    gpu.pool[c] = b;
-    gpu.bytes_cached += (size_t)1 << c;
+    b->next = g->pool[c];
+    g->pool[c] = b;
+    g->bytes_cached += (size_t)1 << c;
 }
 
 static size_t port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
@@ -324,7 +361,8 @@ static size_t port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_
 void pe_cuda_port_free(pe_port *p)
 {
     if (!p->dev_buf) return;
-    if (gpu.up) device_free((CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    cuda_gpu *g = &gpus[p->dev_gpu];
+    if (g->up) device_free(g, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
     p->dev_buf = NULL;
 }
 
@@ -345,15 +383,15 @@ static void fail_port(pe_port *p, const char *what, CUresult r)
  * until now is free to reuse.  In the middle of a batch's launches (an
  * interpreted op or an eviction needs a value on the host) the batch is not
  * finished: its later kernels may read what it frees from now on. */
-static CUresult drain(void)
+static CUresult drain(cuda_gpu *g)
 {
     CUresult r = PE_CUDA_SUCCESS;
-    for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++)
-        if (i == 0 || gpu.busy & (1u << i)) r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
+    for (int i = 0; i < g->n_streams && r == PE_CUDA_SUCCESS; i++)
+        if (i == 0 || g->busy & (1u << i)) r = cu->cuStreamSynchronize(g->streams[i]);
     if (r == PE_CUDA_SUCCESS) {
-        gpu.busy = 0;
-        gpu.finished = gpu.launching ? gpu.batches - 1 : gpu.batches;
-        deferred_to_pool(UINT64_MAX);
+        g->busy = 0;
+        g->finished = g->launching ? g->batches - 1 : g->batches;
+        deferred_to_pool(g, UINT64_MAX);
     }
     return r;
 }
@@ -362,53 +400,62 @@ static CUresult drain(void)
 
 /* Device to host: through the pinned buffers when it is large and they
  * exist, else directly. */
-static CUresult download_untimed(void *dst, CUdeviceptr src, size_t bytes);
+static CUresult download_untimed(cuda_gpu *g, void *dst, CUdeviceptr src, size_t bytes);
 
 /* The profile's track for this GPU's copies or kernels. */
-static int gpu_track(const char *what)
+static int gpu_track(cuda_gpu *g, const char *what)
 {
     char name[64];
-    snprintf(name, sizeof name, "cuda:%d %s", gpu.ordinal, what);
+    snprintf(name, sizeof name, "cuda:%d %s", g->ordinal, what);
     return (int)pe_prof_track(name);
 }
 
 /* A device-to-host copy, timed for the profile. */
-static CUresult download(void *dst, CUdeviceptr src, size_t bytes)
+static CUresult download(cuda_gpu *g, void *dst, CUdeviceptr src, size_t bytes)
 {
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    CUresult r = download_untimed(dst, src, bytes);
-    if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(false, bytes, t0, pe_prof_now(), gpu_track("copies"));
+    CUresult r = download_untimed(g, dst, src, bytes);
+    if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(false, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
     return r;
 }
 
-static CUresult download_untimed(void *dst, CUdeviceptr src, size_t bytes)
+static CUresult download_untimed(cuda_gpu *g, void *dst, CUdeviceptr src, size_t bytes)
 {
-    const pe_cuda_api *cu = gpu.cu;
     CUresult r;
-    if (bytes < 2 * STAGING_BYTES || !gpu.staging[1]) {
-        r = cu->cuMemcpyDtoHAsync(dst, src, bytes, gpu.stream);
-        return r == PE_CUDA_SUCCESS ? cu->cuStreamSynchronize(gpu.stream) : r;
+    if (bytes < 2 * STAGING_BYTES || !g->staging[1]) {
+        r = cu->cuMemcpyDtoHAsync(dst, src, bytes, g->stream);
+        return r == PE_CUDA_SUCCESS ? cu->cuStreamSynchronize(g->stream) : r;
     }
     size_t done = 0, pending = 0; /* bytes of the chunk waiting in staging[(k - 1) % 2] */
     for (int k = 0; done + pending < bytes || pending; k++) {
         size_t off = done + pending, n = bytes - off < STAGING_BYTES ? bytes - off : STAGING_BYTES;
-        if (n && (r = cu->cuMemcpyDtoHAsync(gpu.staging[k % 2], src + off, n, gpu.stream)) != PE_CUDA_SUCCESS) return r;
-        if (pending) memcpy((char *)dst + done, gpu.staging[(k + 1) % 2], pending); /* while chunk k moves */
+        if (n && (r = cu->cuMemcpyDtoHAsync(g->staging[k % 2], src + off, n, g->stream)) != PE_CUDA_SUCCESS) return r;
+        if (pending) memcpy((char *)dst + done, g->staging[(k + 1) % 2], pending); /* while chunk k moves */
         done += pending;
-        if ((r = cu->cuStreamSynchronize(gpu.stream)) != PE_CUDA_SUCCESS) return r;
+        if ((r = cu->cuStreamSynchronize(g->stream)) != PE_CUDA_SUCCESS) return r;
         pending = n;
     }
     return PE_CUDA_SUCCESS;
 }
 
+/* A GPU result into host memory at dst: its GPU's streams are waited for
+ * (its kernel may be on any of them). */
+static CUresult copy_down(pe_port *p, void *dst)
+{
+    cuda_gpu *g = &gpus[p->dev_gpu], *was = bound;
+    CUresult r = g->up ? bind(g) : PE_CUDA_ERROR_NO_DEVICE;
+    if (r == PE_CUDA_SUCCESS) r = drain(g);
+    if (r == PE_CUDA_SUCCESS) r = download(g, dst, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    if (r != PE_CUDA_SUCCESS && g->up) disable(g, "a copy to the host failed", r);
+    bind_again(was);
+    return r;
+}
+
 bool pe_port_copy_out(pe_port *p, void *dst)
 {
-    CUresult r = gpu.up ? gpu.cu->cuCtxSetCurrent(gpu.ctx) : PE_CUDA_ERROR_NO_DEVICE;
-    if (r == PE_CUDA_SUCCESS) r = drain(); /* its kernel may be on any stream */
-    if (r == PE_CUDA_SUCCESS) r = download(dst, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    CUresult r = copy_down(p, dst);
     if (r != PE_CUDA_SUCCESS) {
         fail_port(p, "the GPU result cannot be copied to the host", r);
-        disable("a copy to the host failed", r);
         return false;
     }
     pe_rt.stats.bytes_to_host += port_bytes(p);
@@ -424,16 +471,10 @@ bool pe_port_host(pe_port *p)
         fail_port(p, "out of host memory for the copy of a GPU result", PE_CUDA_SUCCESS);
         return false;
     }
-    CUresult r = PE_CUDA_ERROR_NO_DEVICE;
-    if (gpu.up) {
-        r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
-        if (r == PE_CUDA_SUCCESS) r = drain(); /* its kernel may be on any stream */
-        if (r == PE_CUDA_SUCCESS) r = download(buf, (CUdeviceptr)(uintptr_t)p->dev_buf, bytes);
-    }
+    CUresult r = copy_down(p, buf);
     if (r != PE_CUDA_SUCCESS) {
         pe_mem_free(buf, bytes);
         fail_port(p, "the GPU result cannot be copied to the host", r);
-        disable("a copy to the host failed", r);
         return false;
     }
     p->buf = buf;
@@ -442,41 +483,82 @@ bool pe_port_host(pe_port *p)
     return true;
 }
 
-/* Gives an input its device copy (an upload the first time); false when
- * device memory or the copy failed. */
-static bool to_device(pe_port *q, const uint32_t *keep, int n_keep)
+/* A value on another GPU moves to this one: copied across once the other
+ * GPU has computed it (cuMemcpyPeerAsync: direct between GPUs with peer
+ * access, else the driver stages it through the host), and the other's copy
+ * goes: a value has one device copy.  False when device memory or the copy
+ * failed. */
+static bool from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
 {
-    if (q->dev_buf) return true;
+    cuda_gpu *h = &gpus[q->dev_gpu];
+    size_t bytes = port_bytes(q);
+    CUresult r = bind(h);
+    if (r == PE_CUDA_SUCCESS) r = drain(h);
+    if (r != PE_CUDA_SUCCESS) {
+        disable(h, "a kernel failed", r);
+        bind(g);
+        return false;
+    }
+    if ((r = bind(g)) != PE_CUDA_SUCCESS) {
+        disable(g, "cuCtxSetCurrent failed", r);
+        return false;
+    }
+    CUdeviceptr d = device_alloc(g, bytes, keep, n_keep), src = (CUdeviceptr)(uintptr_t)q->dev_buf;
+    if (!d) return false;
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    CUstream stream = g->overlap ? g->uploads : g->stream;
+    r = cu->cuMemcpyPeerAsync(d, g->ctx, src, h->ctx, bytes, stream);
+    if (r == PE_CUDA_SUCCESS) r = cu->cuStreamSynchronize(stream);
+    if (r != PE_CUDA_SUCCESS) {
+        device_free(g, d, bytes);
+        disable(g, "a copy between GPUs failed", r);
+        return false;
+    }
+    if (pe_prof_on) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
+    device_free(h, src, bytes); /* h has finished with it: drained */
+    q->dev_buf = (void *)(uintptr_t)d;
+    q->dev_gpu = (uint8_t)g->ordinal;
+    pe_rt.stats.bytes_between_devices += bytes;
+    return true;
+}
+
+/* Gives an input its device copy on this GPU (an upload the first time, a
+ * move from another GPU); false when device memory or the copy failed. */
+static bool to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
+{
+    if (q->dev_buf && q->dev_gpu == g->ordinal) return true;
+    if (q->dev_buf) return from_peer(g, q, keep, n_keep);
     if (!q->buf && !pe_interp_materialise(q)) return false; /* a uniform constant as an array */
     size_t bytes = port_bytes(q);
-    CUdeviceptr d = device_alloc(bytes, keep, n_keep);
+    CUdeviceptr d = device_alloc(g, bytes, keep, n_keep);
     if (!d) return false;
     /* complete before any stream's kernel reads it (and before the host
      * buffer may go) */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    CUstream stream = gpu.overlap ? gpu.uploads : gpu.stream; /* not behind the batches in flight */
-    CUresult r = gpu.cu->cuMemcpyHtoDAsync(d, q->buf, bytes, stream);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamSynchronize(stream);
-    if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track("copies"));
+    CUstream stream = g->overlap ? g->uploads : g->stream; /* not behind the batches in flight */
+    CUresult r = cu->cuMemcpyHtoDAsync(d, q->buf, bytes, stream);
+    if (r == PE_CUDA_SUCCESS) r = cu->cuStreamSynchronize(stream);
+    if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
     if (r != PE_CUDA_SUCCESS) {
-        device_free(d, bytes);
-        disable("a copy to the GPU failed", r);
+        device_free(g, d, bytes);
+        disable(g, "a copy to the GPU failed", r);
         return false;
     }
     q->dev_buf = (void *)(uintptr_t)d;
+    q->dev_gpu = (uint8_t)g->ordinal;
     pe_rt.stats.bytes_to_device += bytes;
     return true;
 }
 
 /* ------------------------------------------------------------ kernels */
 
-static void cubin_tag(char *out, size_t n);
+static void cubin_tag(cuda_gpu *g, char *out, size_t n);
 
-static const compiled *lookup(const kir_kernel *k)
+static const compiled *lookup(cuda_gpu *g, const kir_kernel *k)
 {
     uint64_t h = kir_hash(k);
-    for (size_t i = 0; i < gpu.n_kernels; i++)
-        if (gpu.kernels[i].hash == h && kir_equal(gpu.kernels[i].kir, k)) return &gpu.kernels[i];
+    for (size_t i = 0; i < g->n_kernels; i++)
+        if (g->kernels[i].hash == h && kir_equal(g->kernels[i].kir, k)) return &g->kernels[i];
     return NULL;
 }
 
@@ -486,63 +568,63 @@ static CUresult functions_of(CUmodule module, const kir_kernel *k, compiled *c)
     char name[48];
     pe_gccjit_kernel_name(k, name, sizeof name);
     c->combine = NULL;
-    CUresult r = gpu.cu->cuModuleGetFunction(&c->fn, module, name);
-    if (r == PE_CUDA_SUCCESS && pe_cuda_is_reduction(k)) r = gpu.cu->cuModuleGetFunction(&c->combine, module, PE_CUDA_COMBINER);
+    CUresult r = cu->cuModuleGetFunction(&c->fn, module, name);
+    if (r == PE_CUDA_SUCCESS && pe_cuda_is_reduction(k)) r = cu->cuModuleGetFunction(&c->combine, module, PE_CUDA_COMBINER);
     return r;
 }
 
-static bool remember(const kir_kernel *k, compiled c)
+static bool remember(cuda_gpu *g, const kir_kernel *k, compiled c)
 {
-    if (gpu.n_kernels == gpu.cap_kernels) {
-        size_t cap = gpu.cap_kernels ? 2 * gpu.cap_kernels : 64;
-        compiled *more = realloc(gpu.kernels, cap * sizeof *more);
+    if (g->n_kernels == g->cap_kernels) {
+        size_t cap = g->cap_kernels ? 2 * g->cap_kernels : 64;
+        compiled *more = realloc(g->kernels, cap * sizeof *more);
         if (!more) return false;
-        gpu.kernels = more, gpu.cap_kernels = cap;
+        g->kernels = more, g->cap_kernels = cap;
     }
     kir_kernel *copy = malloc(sizeof *copy);
     if (!copy) return false;
     *copy = *k;
     c.kir = copy, c.hash = kir_hash(k);
-    gpu.kernels[gpu.n_kernels++] = c;
+    g->kernels[g->n_kernels++] = c;
     return true;
 }
 
 /* The disk cache's name for code of this device and compiler. */
-static void cubin_tag(char *out, size_t n)
+static void cubin_tag(cuda_gpu *g, char *out, size_t n)
 {
-    snprintf(out, n, "sm_%d%d-nvrtc%d", gpu.dev->cc_major, gpu.dev->cc_minor, pe_nvrtc_version());
+    snprintf(out, n, "sm_%d%d-nvrtc%d", g->dev->cc_major, g->dev->cc_minor, pe_nvrtc_version());
 }
 
-static bool keep_module(CUmodule module)
+static bool keep_module(cuda_gpu *g, CUmodule module)
 {
-    if (gpu.n_modules == gpu.cap_modules) {
-        size_t cap = gpu.cap_modules ? 2 * gpu.cap_modules : 16;
-        CUmodule *more = realloc(gpu.modules, cap * sizeof *more);
+    if (g->n_modules == g->cap_modules) {
+        size_t cap = g->cap_modules ? 2 * g->cap_modules : 16;
+        CUmodule *more = realloc(g->modules, cap * sizeof *more);
         if (!more) return false;
-        gpu.modules = more, gpu.cap_modules = cap;
+        g->modules = more, g->cap_modules = cap;
     }
-    gpu.modules[gpu.n_modules++] = module;
+    g->modules[g->n_modules++] = module;
     return true;
 }
 
 /* A kernel compiled by an earlier process: its cubin from the disk cache. */
-static bool from_disk(const kir_kernel *k, compiled *c)
+static bool from_disk(cuda_gpu *g, const kir_kernel *k, compiled *c)
 {
     char tag[64];
     size_t size = 0;
-    cubin_tag(tag, sizeof tag);
+    cubin_tag(g, tag, sizeof tag);
     void *cubin = pe_diskcache_load_blob(k, tag, &size);
     if (!cubin) return false;
     CUmodule module = NULL;
-    CUresult r = gpu.cu->cuModuleLoadData(&module, cubin);
+    CUresult r = cu->cuModuleLoadData(&module, cubin);
     free(cubin);
     if (r == PE_CUDA_SUCCESS) r = functions_of(module, k, c);
-    bool kept = r == PE_CUDA_SUCCESS && keep_module(module);
-    if (!kept || !remember(k, *c)) {
+    bool kept = r == PE_CUDA_SUCCESS && keep_module(g, module);
+    if (!kept || !remember(g, k, *c)) {
         char name[48];
         *c = (compiled){0}; /* nothing from a module that goes */
         pe_gccjit_kernel_name(k, name, sizeof name);
-        if (module && !kept) gpu.cu->cuModuleUnload(module);
+        if (module && !kept) cu->cuModuleUnload(module);
         pe_log_message(PE_LOG_WARN, "a cached cubin for %s does not load: the kernel is recompiled", name);
         return false;
     }
@@ -554,34 +636,34 @@ static bool from_disk(const kir_kernel *k, compiled *c)
  * kept, each kernel remembered (but those known already) and the cubin
  * filed on disk.  False on a failure: *what names it, with its CUDA error
  * in *r (success: out of memory). */
-static bool file_cubin(const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, const char **what,
+static bool file_cubin(cuda_gpu *g, const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, const char **what,
                        CUresult *r)
 {
     CUmodule module = NULL;
     *what = "cuModuleLoadData failed";
-    if ((*r = gpu.cu->cuModuleLoadData(&module, cubin)) != PE_CUDA_SUCCESS) return false;
+    if ((*r = cu->cuModuleLoadData(&module, cubin)) != PE_CUDA_SUCCESS) return false;
     *what = "out of memory";
-    if (!keep_module(module)) {
-        gpu.cu->cuModuleUnload(module);
+    if (!keep_module(g, module)) {
+        cu->cuModuleUnload(module);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
         compiled c;
-        if (lookup(kernels[i])) continue;
+        if (lookup(g, kernels[i])) continue;
         *what = "cuModuleGetFunction failed";
         if ((*r = functions_of(module, kernels[i], &c)) != PE_CUDA_SUCCESS) return false;
         *what = "out of memory";
-        if (!remember(kernels[i], c)) return false;
+        if (!remember(g, kernels[i], c)) return false;
     }
     char tag[64];
-    cubin_tag(tag, sizeof tag);
+    cubin_tag(g, tag, sizeof tag);
     pe_diskcache_store_blob(kernels, n, tag, cubin, size);
     return true;
 }
 
 /* Compiles every kernel of the sequence not compiled yet, in one NVRTC
  * program and one module; false (the GPU is then off) on any failure. */
-static bool prepare(const pe_program_seq *seq, compiled *fns)
+static bool prepare(cuda_gpu *g, const pe_program_seq *seq, compiled *fns)
 {
     const kir_kernel **missing = malloc(sizeof *missing * (seq->n ? seq->n : 1));
     if (!missing) return false;
@@ -590,16 +672,16 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
         const pe_program *p = &seq->progs[i];
         fns[i] = (compiled){0};
         if (p->kind != PE_PROG_KERNEL) continue;
-        const compiled *known = lookup(p->kir);
+        const compiled *known = lookup(g, p->kir);
         /* the compile ahead (jit/aot.c) may have it in hand: wait for it */
-        if (!known && pe_aot_await(p->kir, &pe_cuda_executor)) known = lookup(p->kir);
+        if (!known && pe_aot_await(p->kir, &pe_cuda_executor)) known = lookup(g, p->kir);
         if (known) {
             fns[i] = *known;
             seq->progs[i].served = p->served == PE_SERVED_trace ? PE_SERVED_trace : PE_SERVED_memory;
             pe_aot_note_served(p->kir, &pe_cuda_executor);
             continue;
         }
-        if (from_disk(p->kir, &fns[i])) {
+        if (from_disk(g, p->kir, &fns[i])) {
             seq->progs[i].served = PE_SERVED_disk;
             continue;
         }
@@ -614,20 +696,20 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
         void *cubin = NULL;
         size_t size = 0;
         char log[2048];
-        int sm = gpu.dev->cc_major * 10 + gpu.dev->cc_minor;
+        int sm = sm_of(g);
         CUresult r = PE_CUDA_SUCCESS;
         const char *what = NULL;
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         if (!source) {
-            disable("out of memory for the CUDA source", r);
+            disable(g, "out of memory for the CUDA source", r);
             ok = false;
         } else if (!pe_nvrtc_compile(source, "pe_kernels.cu", sm, false, &cubin, &size, log, sizeof log)) {
             pe_log_message(PE_LOG_WARN, "NVRTC could not compile %zu kernel%s for sm_%d: %s", n_missing,
                            n_missing == 1 ? "" : "s", sm, log);
-            disable("NVRTC failed", r);
+            disable(g, "NVRTC failed", r);
             ok = false;
-        } else if (!file_cubin(missing, n_missing, cubin, size, &what, &r)) {
-            if (r != PE_CUDA_SUCCESS) disable(what, r); /* out of memory: this batch on the CPU */
+        } else if (!file_cubin(g, missing, n_missing, cubin, size, &what, &r)) {
+            if (r != PE_CUDA_SUCCESS) disable(g, what, r); /* out of memory: this batch on the CPU */
             ok = false;
         } else {
             pe_rt.stats.kernels_compiled += n_missing;
@@ -638,7 +720,7 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
     free(missing);
     for (size_t i = 0; ok && i < seq->n; i++) {
         if (seq->progs[i].kind != PE_PROG_KERNEL || fns[i].fn) continue;
-        const compiled *known = lookup(seq->progs[i].kir);
+        const compiled *known = lookup(g, seq->progs[i].kir);
         if ((ok = known != NULL)) fns[i] = *known;
     }
     return ok;
@@ -646,22 +728,36 @@ static bool prepare(const pe_program_seq *seq, compiled *fns)
 
 /* ------------------------------------------------------ compile ahead */
 
+/* Whether every GPU in use has the kernel compiled, or its cubin on disk
+ * (runtime lock held). */
 bool pe_cuda_executor_has(const kir_kernel *k)
 {
-    if (!gpu.up || gpu.disabled) return true; /* nothing to compile for */
-    char tag[64];
-    cubin_tag(tag, sizeof tag);
-    return lookup(k) || pe_diskcache_has_blob(k, tag);
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++) {
+        cuda_gpu *g = &gpus[i];
+        char tag[64];
+        if (!in_use(g) || lookup(g, k)) continue;
+        cubin_tag(g, tag, sizeof tag);
+        if (!pe_diskcache_has_blob(k, tag)) return false;
+    }
+    return true;
 }
 
-/* A cubin compiled ahead, filed as prepare() files a batch's (under the
- * runtime lock). */
-static bool adopt(const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, char *err, size_t n_err)
+/* A cubin compiled ahead for architecture sm, filed into each GPU in use of
+ * that architecture as prepare() files a batch's (under the runtime lock). */
+static bool adopt(int sm, const kir_kernel *const *kernels, size_t n, const void *cubin, size_t size, char *err,
+                  size_t n_err)
 {
     PE_API_GUARD;
     const char *what = "the GPU is off";
-    CUresult r = !gpu.up || gpu.disabled ? PE_CUDA_ERROR_NO_DEVICE : gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    if (r == PE_CUDA_SUCCESS && file_cubin(kernels, n, cubin, size, &what, &r)) {
+    CUresult r = PE_CUDA_ERROR_NO_DEVICE;
+    bool filed = false;
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++) {
+        cuda_gpu *g = &gpus[i];
+        if (!in_use(g) || sm_of(g) != sm) continue;
+        if ((r = bind(g)) != PE_CUDA_SUCCESS || !file_cubin(g, kernels, n, cubin, size, &what, &r)) break;
+        filed = true;
+    }
+    if (filed && r == PE_CUDA_SUCCESS) {
         pe_rt.stats.aot_kernels_compiled += n;
         return true;
     }
@@ -671,24 +767,35 @@ static bool adopt(const kir_kernel *const *kernels, size_t n, const void *cubin,
     return false;
 }
 
+/* The compile ahead's kernels for every GPU in use: one NVRTC program per
+ * architecture among them, compiled without the runtime lock. */
 bool pe_cuda_compile_ahead(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err)
 {
-    int sm;
+    int sms[PE_CUDA_MAX_DEVICES], n_sms = 0;
     {
         PE_API_GUARD;
-        if (!gpu.up || gpu.disabled) {
-            snprintf(err, n_err, "the GPU is off");
-            return false;
+        for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++) {
+            if (!in_use(&gpus[i])) continue;
+            int sm = sm_of(&gpus[i]), seen = 0;
+            while (seen < n_sms && sms[seen] != sm) seen++;
+            if (seen == n_sms) sms[n_sms++] = sm;
         }
-        sm = gpu.dev->cc_major * 10 + gpu.dev->cc_minor;
+    }
+    if (!n_sms) {
+        snprintf(err, n_err, "the GPU is off");
+        return false;
     }
     char *source = pe_cuda_emit(kernels, n); /* pure: no lock */
-    void *cubin = NULL;
-    size_t size = 0;
-    bool ok = source && pe_nvrtc_compile(source, "pe_kernels_ahead.cu", sm, false, &cubin, &size, err, n_err);
+    bool ok = source != NULL;
     if (!source) snprintf(err, n_err, "out of memory for the CUDA source");
-    if (ok) ok = adopt(kernels, n, cubin, size, err, n_err);
-    free(source), free(cubin);
+    for (int a = 0; a < n_sms && ok; a++) {
+        void *cubin = NULL;
+        size_t size = 0;
+        ok = pe_nvrtc_compile(source, "pe_kernels_ahead.cu", sms[a], false, &cubin, &size, err, n_err) &&
+             adopt(sms[a], kernels, n, cubin, size, err, n_err);
+        free(cubin);
+    }
+    free(source);
     return ok;
 }
 
@@ -700,7 +807,7 @@ bool pe_cuda_compile_ahead(const kir_kernel *const *kernels, size_t n, char *err
  * dropped at the batch's end.  *launched: whether a kernel went to the GPU
  * (not when every member is invalid already).  False when it could not
  * launch: the caller computes the members on the CPU. */
-static bool launch(const pe_program *p, const compiled *fn, bool *launched, const pe_sync_op *sync, const int *waits)
+static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *launched, const pe_sync_op *sync, const int *waits)
 {
     const kir_kernel *k = p->kir;
     pe_cuda_args args, combine_args;
@@ -729,13 +836,14 @@ static bool launch(const pe_program *p, const compiled *fn, bool *launched, cons
         case KIR_IN_LITERAL: /* compiled in */
             break;
         case KIR_IN_CONTIG: case KIR_IN_BROADCAST:
-            if (!to_device(q, keep, k->n_params)) return false;
+            if (!to_device(g, q, keep, k->n_params)) return false;
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
             break;
         case KIR_OUT: case KIR_OUT_PARTIAL: {
-            CUdeviceptr d = device_alloc(port_bytes(q), keep, k->n_params);
+            CUdeviceptr d = device_alloc(g, port_bytes(q), keep, k->n_params);
             if (!d) return false;
             q->dev_buf = (void *)(uintptr_t)d;
+            q->dev_gpu = (uint8_t)g->ordinal;
             args.p[i].ptr = d;
             if (k->params[i].kind == KIR_OUT_PARTIAL) result = i;
             break;
@@ -747,7 +855,7 @@ static bool launch(const pe_program *p, const compiled *fn, bool *launched, cons
     CUdeviceptr partials = 0;
     if (result >= 0) {
         const pe_port *r = pe_port_at(p->bind[result]);
-        if (!fn->combine || !(partials = device_alloc(partial_bytes, keep, k->n_params))) return false;
+        if (!fn->combine || !(partials = device_alloc(g, partial_bytes, keep, k->n_params))) return false;
         combine_args.p[0].ptr = partials;
         combine_args.p[1].ptr = args.p[result].ptr;
         combine_args.p[2].value = (double)n;
@@ -756,32 +864,32 @@ static bool launch(const pe_program *p, const compiled *fn, bool *launched, cons
         args.p[result].ptr = partials; /* the kernel writes the partials */
     }
     void *params[] = {&n, &args}, *combine_params[] = {&n_chunks, &combine_args};
-    CUstream stream = gpu.streams[sync->stream];
-    gpu.busy |= 1u << sync->stream;
+    CUstream stream = g->streams[sync->stream];
+    g->busy |= 1u << sync->stream;
     CUresult r = PE_CUDA_SUCCESS;
     for (int w = 0; w < sync->n_waits && r == PE_CUDA_SUCCESS; w++)
-        r = gpu.cu->cuStreamWaitEvent(stream, gpu.events[waits[sync->wait_begin + w]], 0);
+        r = cu->cuStreamWaitEvent(stream, g->events[waits[sync->wait_begin + w]], 0);
     if (r != PE_CUDA_SUCCESS) {
     } else if (partials) {
         if (n_chunks > 0)
-            r = gpu.cu->cuLaunchKernel(fn->fn, (unsigned)n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream, params,
+            r = cu->cuLaunchKernel(fn->fn, (unsigned)n_chunks, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream, params,
                                        NULL);
         if (r == PE_CUDA_SUCCESS)
-            r = gpu.cu->cuLaunchKernel(fn->combine, 1, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream, combine_params, NULL);
+            r = cu->cuLaunchKernel(fn->combine, 1, 1, 1, PE_CUDA_REDUCE_THREADS, 1, 1, 0, stream, combine_params, NULL);
     } else if (n > 0) {
         /* at most 32 blocks per SM, each thread striding over several
          * elements: measured on an H100, one element per thread made the
          * triad 68% and the chain 50% of the copy bandwidth instead of 79
          * and 68% */
-        long long blocks = (n + BLOCK - 1) / BLOCK, most = (long long)gpu.dev->sms * 32;
-        r = gpu.cu->cuLaunchKernel(fn->fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, stream,
+        long long blocks = (n + BLOCK - 1) / BLOCK, most = (long long)g->dev->sms * 32;
+        r = cu->cuLaunchKernel(fn->fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, stream,
                                    params, NULL);
     }
-    if (partials) device_free(partials, partial_bytes); /* deferred: reused once this batch has finished */
+    if (partials) device_free(g, partials, partial_bytes); /* deferred: reused once this batch has finished */
     /* the record goes even when nothing launched (n = 0): a later wait needs it */
-    if (r == PE_CUDA_SUCCESS && sync->record_event >= 0) r = gpu.cu->cuEventRecord(gpu.events[sync->record_event], stream);
+    if (r == PE_CUDA_SUCCESS && sync->record_event >= 0) r = cu->cuEventRecord(g->events[sync->record_event], stream);
     if (r != PE_CUDA_SUCCESS) {
-        disable("cuLaunchKernel failed", r);
+        disable(g, "cuLaunchKernel failed", r);
         return false;
     }
     *launched = true;
@@ -797,13 +905,13 @@ static bool launch(const pe_program *p, const compiled *fn, bool *launched, cons
 
 /* Undoes a launch that did not happen (or whose results are lost): device
  * buffers go, members are pending again for the CPU. */
-static void unlaunch(const pe_program *p)
+static void unlaunch(cuda_gpu *g, const pe_program *p)
 {
     for (int i = 0; i < p->kir->n_params; i++) {
         pe_port *q = pe_port_at(p->bind[i]);
         kir_param_kind kind = p->kir->params[i].kind;
         if ((kind == KIR_OUT || kind == KIR_OUT_PARTIAL) && q->state != PE_PORT_INVALID) {
-            if (!gpu.disabled) pe_cuda_port_free(q);
+            if (!g->disabled) pe_cuda_port_free(q);
             if (q->buf) pe_mem_free(q->buf, port_bytes(q)); /* a host copy made mid-batch */
             q->buf = NULL;
             q->dev_buf = NULL;
@@ -817,7 +925,7 @@ static void unlaunch(const pe_program *p)
 
 /* Streams and events for the batch's kernels: kernel k depends on an earlier
  * kernel that computes one of its inputs. */
-static bool plan_streams(const pe_program_seq *seq, pe_sync_plan *plan)
+static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *plan)
 {
     size_t n = 0, n_edges = 0;
     for (size_t i = 0; i < seq->n; i++)
@@ -846,31 +954,40 @@ static bool plan_streams(const pe_program_seq *seq, pe_sync_plan *plan)
         }
         start[n] = (int)e;
         pe_sync_dag dag = {(int)n, start, preds};
-        ok = pe_sync_plan_make(&dag, gpu.n_streams, EVENTS, plan);
+        ok = pe_sync_plan_make(&dag, g->n_streams, EVENTS, plan);
     }
     free(start), free(preds), free(kernels);
     return ok;
 }
 
 
-/* The device of a batch: PE_DEVICE / pe_set_device, else by its size and
- * where its inputs are, and f64 only where the GPU is good at it. */
-static bool wants_gpu(const pe_batch *b)
+/* The GPU of a batch, or NULL for the CPU: the one PE_DEVICE /
+ * pe_set_device names; else (automatic) the GPU that holds the most bytes
+ * of the batch's inputs, or the first GPU when the batch's largest result
+ * is large enough to beat the transfers; f64 only on a GPU good at it. */
+static cuda_gpu *gpu_for(const pe_batch *b)
 {
-    if (gpu.disabled || !gpu.up) return false;
-    if (pe_rt.device == 0) return false;
-    if (pe_rt.device > 0) return true;
+    if (b->device == 0) return NULL;
+    if (b->device > 0) return in_use(&gpus[b->device - 1]) ? &gpus[b->device - 1] : NULL;
+    size_t held[PE_CUDA_MAX_DEVICES] = {0};
     int64_t largest = 0;
-    bool resident = false, f64 = false;
+    bool f64 = false;
     for (size_t i = 0; i < b->n; i++) {
         if (b->entries[i].kind != PE_ENTRY_COMPUTE) continue;
         const pe_port *p = pe_port_at(b->entries[i].port);
         if (p->numel > largest) largest = p->numel;
         f64 |= p->dtype == PE_F64;
-        for (int k = 0; k < p->n_in; k++) resident |= pe_port_at(p->in[k])->dev_buf != NULL;
+        for (int k = 0; k < p->n_in; k++) {
+            const pe_port *q = pe_port_at(p->in[k]);
+            if (q->dev_buf) held[q->dev_gpu] += port_bytes(q);
+        }
     }
-    if (f64 && !gpu.dev->fast_f64) return false;
-    return resident || largest >= AUTO_MIN_ELEMENTS;
+    cuda_gpu *g = first && in_use(first) ? first : NULL;
+    size_t most = 0;
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
+        if (in_use(&gpus[i]) && (held[i] > most || !g)) most = held[i], g = &gpus[i];
+    if (!g || (f64 && !g->dev->fast_f64)) return NULL;
+    return most > 0 || largest >= AUTO_MIN_ELEMENTS ? g : NULL;
 }
 
 /* Computes a port on the CPU's interpreter, its inputs copied to the host
@@ -900,7 +1017,7 @@ static double seconds(void)
  * end of the synchronisation): each launched kernel gets the share of that
  * time its estimated work (elements x catalog cost of its ops) has, so the
  * records are estimates. */
-static void profile_gpu_kernels(const pe_program_seq *seq, const bool *launched, uint64_t start, uint64_t end)
+static void profile_gpu_kernels(cuda_gpu *g, const pe_program_seq *seq, const bool *launched, uint64_t start, uint64_t end)
 {
     double total = 0;
     double *work = calloc(seq->n ? seq->n : 1, sizeof *work);
@@ -913,8 +1030,8 @@ static void profile_gpu_kernels(const pe_program_seq *seq, const bool *launched,
         total += work[i] = cost * (double)(p->numel > 0 ? p->numel : 1);
     }
     char device[16];
-    snprintf(device, sizeof device, "cuda:%d", gpu.ordinal);
-    int track = gpu_track("kernels (batch time shared by estimated work)");
+    snprintf(device, sizeof device, "cuda:%d", g->ordinal);
+    int track = gpu_track(g, "kernels (batch time shared by estimated work)");
     uint64_t at = start;
     for (size_t i = 0; i < seq->n && total > 0; i++) {
         const pe_program *p = &seq->progs[i];
@@ -934,46 +1051,46 @@ static void profile_gpu_kernels(const pe_program_seq *seq, const bool *launched,
  * previous batch to finish (its event on stream 0, which they do not follow
  * otherwise): its results are this batch's inputs, and the planner's events
  * are reused. */
-static bool begin_batch(void)
+static bool begin_batch(cuda_gpu *g)
 {
-    gpu.batches++;
-    gpu.launching = true;
-    if (gpu.finished + 1 >= gpu.batches) return true;
-    CUevent previous = gpu.ended[(gpu.batches - 1) % IN_FLIGHT]; /* it ended in flight */
+    g->batches++;
+    g->launching = true;
+    if (g->finished + 1 >= g->batches) return true;
+    CUevent previous = g->ended[(g->batches - 1) % IN_FLIGHT]; /* it ended in flight */
     CUresult r = PE_CUDA_SUCCESS;
-    for (int i = 1; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++) r = gpu.cu->cuStreamWaitEvent(gpu.streams[i], previous, 0);
-    if (r != PE_CUDA_SUCCESS) disable("cuStreamWaitEvent failed", r);
+    for (int i = 1; i < g->n_streams && r == PE_CUDA_SUCCESS; i++) r = cu->cuStreamWaitEvent(g->streams[i], previous, 0);
+    if (r != PE_CUDA_SUCCESS) disable(g, "cuStreamWaitEvent failed", r);
     return r == PE_CUDA_SUCCESS;
 }
 
 /* Ends a batch without waiting for it: the streams it used join into
  * stream 0, which records the batch's event; at most IN_FLIGHT batches are
  * in flight (the oldest is waited for).  False on a CUDA failure. */
-static bool end_batch_in_flight(void)
+static bool end_batch_in_flight(cuda_gpu *g)
 {
-    uint64_t serial = gpu.batches;
-    if (gpu.finished + IN_FLIGHT < serial) { /* its event's slot is the oldest batch's, IN_FLIGHT ago */
+    uint64_t serial = g->batches;
+    if (g->finished + IN_FLIGHT < serial) { /* its event's slot is the oldest batch's, IN_FLIGHT ago */
         int depth = pe_api_suspend(); /* the application records on meanwhile */
-        CUresult r = gpu.cu->cuEventSynchronize(gpu.ended[serial % IN_FLIGHT]);
+        CUresult r = cu->cuEventSynchronize(g->ended[serial % IN_FLIGHT]);
         pe_api_resume(depth);
         if (r != PE_CUDA_SUCCESS) {
-            disable("a kernel failed", r);
+            disable(g, "a kernel failed", r);
             return false;
         }
-        gpu.finished = serial - IN_FLIGHT;
+        g->finished = serial - IN_FLIGHT;
     }
     CUresult r = PE_CUDA_SUCCESS;
-    for (int i = 1; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++) {
-        if (!(gpu.busy & (1u << i))) continue;
-        r = gpu.cu->cuEventRecord(gpu.joins[i], gpu.streams[i]);
-        if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamWaitEvent(gpu.stream, gpu.joins[i], 0);
+    for (int i = 1; i < g->n_streams && r == PE_CUDA_SUCCESS; i++) {
+        if (!(g->busy & (1u << i))) continue;
+        r = cu->cuEventRecord(g->joins[i], g->streams[i]);
+        if (r == PE_CUDA_SUCCESS) r = cu->cuStreamWaitEvent(g->stream, g->joins[i], 0);
     }
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuEventRecord(gpu.ended[serial % IN_FLIGHT], gpu.stream);
+    if (r == PE_CUDA_SUCCESS) r = cu->cuEventRecord(g->ended[serial % IN_FLIGHT], g->stream);
     if (r != PE_CUDA_SUCCESS) {
-        disable("cuEventRecord failed", r);
+        disable(g, "cuEventRecord failed", r);
         return false;
     }
-    gpu.in_flight = serial;
+    g->in_flight = serial;
     return true;
 }
 
@@ -981,7 +1098,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 {
     (void)ex;
     double t0 = pe_rt.log_level >= PE_LOG_DEBUG ? seconds() : 0;
-    if (!wants_gpu(b) || !current()) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    cuda_gpu *g = gpu_for(b);
+    if (!g || !current(g)) return pe_cpu_executor.run(&pe_cpu_executor, b);
     /* the program sequence: from the trace cache (shared with the CPU
      * executor: sequences are device-independent, compiled code is looked up
      * per device), else from the program generator */
@@ -991,7 +1109,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     compiled *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     bool *launched = calloc(seq.n ? seq.n : 1, sizeof *launched);
     pe_sync_plan plan = {0};
-    if (!fns || !launched || !prepare(&seq, fns) || !plan_streams(&seq, &plan)) {
+    if (!fns || !launched || !prepare(g, &seq, fns) || !plan_streams(g, &seq, &plan)) {
         free(fns), free(launched);
         pe_program_seq_free(&seq);
         return pe_cpu_executor.run(&pe_cpu_executor, b);
@@ -1000,7 +1118,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     size_t computed = 0;
     int kernel_no = 0;
     double t1 = t0 ? seconds() : 0;
-    begin_batch();
+    begin_batch(g);
     uint64_t prof_start = pe_prof_on ? pe_prof_now() : 0;
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
@@ -1014,8 +1132,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
             computed += interpret(port);
             break;
         case PE_PROG_KERNEL:
-            if (gpu.disabled || !launch(p, &fns[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
-                unlaunch(p);
+            if (g->disabled || !launch(g, p, &fns[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
+                unlaunch(g, p);
                 for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
             }
             kernel_no++;
@@ -1023,32 +1141,32 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         }
     }
     pe_sync_plan_free(&plan);
-    gpu.launching = false;
+    g->launching = false;
     double t2 = t0 ? seconds() : 0;
     /* The batch ends in flight, unless the profiler times it (per batch) or
      * that fails: then every stream is waited for, the application
      * recording on meanwhile. */
-    bool in_flight = gpu.overlap && !pe_prof_on && !gpu.disabled && end_batch_in_flight();
+    bool in_flight = g->overlap && !pe_prof_on && !g->disabled && end_batch_in_flight(g);
     CUresult r = PE_CUDA_SUCCESS;
     if (!in_flight) {
         int depth = pe_api_suspend();
-        for (int i = 0; i < gpu.n_streams && r == PE_CUDA_SUCCESS; i++) /* every stream: `busy` is the lock holder's */
-            r = gpu.cu->cuStreamSynchronize(gpu.streams[i]);
+        for (int i = 0; i < g->n_streams && r == PE_CUDA_SUCCESS; i++) /* every stream: `busy` is the lock holder's */
+            r = cu->cuStreamSynchronize(g->streams[i]);
         pe_api_resume(depth);
         if (r == PE_CUDA_SUCCESS) {
-            gpu.busy = 0;
-            gpu.finished = gpu.batches; /* every batch before it too */
+            g->busy = 0;
+            g->finished = g->batches; /* every batch before it too */
         } else {
-            disable("a kernel failed", r);
+            disable(g, "a kernel failed", r);
         }
-        if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(&seq, launched, prof_start, pe_prof_now());
+        if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(g, &seq, launched, prof_start, pe_prof_now());
     }
-    if (!gpu.disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
+    if (!g->disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
     for (size_t i = 0; i < seq.n; i++) {
         const pe_program *p = &seq.progs[i];
         if (p->kind != PE_PROG_KERNEL || !launched[i]) continue;
         if (r != PE_CUDA_SUCCESS) { /* results lost with the context: the CPU computes them */
-            unlaunch(p);
+            unlaunch(g, p);
             for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
             continue;
         }
@@ -1056,8 +1174,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
     }
     if (t0)
-        pe_log_message(PE_LOG_DEBUG, "GPU batch of %zu programs: plan+compile %.1f us, launch %.1f us, %s %.1f us", seq.n,
-                       (t1 - t0) * 1e6, (t2 - t1) * 1e6, in_flight ? "in flight after" : "wait+finish",
+        pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan+compile %.1f us, launch %.1f us, %s %.1f us",
+                       g->ordinal, seq.n, (t1 - t0) * 1e6, (t2 - t1) * 1e6, in_flight ? "in flight after" : "wait+finish",
                        (seconds() - t2) * 1e6);
     free(fns), free(launched);
     pe_program_seq_free(&seq);
@@ -1068,18 +1186,59 @@ pe_executor pe_cuda_executor = {"cuda", cuda_run};
 
 void pe_cuda_executor_wait(void)
 {
-    if (!gpu.up || gpu.disabled || gpu.finished == gpu.batches || !current()) return;
-    CUresult r = drain();
-    if (r != PE_CUDA_SUCCESS) disable("a kernel failed", r);
+    cuda_gpu *was = bound;
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++) {
+        cuda_gpu *g = &gpus[i];
+        if (!in_use(g) || g->finished == g->batches || !current(g)) continue;
+        CUresult r = drain(g);
+        if (r != PE_CUDA_SUCCESS) disable(g, "a kernel failed", r);
+    }
+    bind_again(was);
 }
 
-bool pe_cuda_executor_serves(int ordinal) { return gpu.up && !gpu.disabled && gpu.ordinal == ordinal; }
+bool pe_cuda_executor_serves(int ordinal)
+{
+    return ordinal >= 0 && ordinal < PE_CUDA_MAX_DEVICES && in_use(&gpus[ordinal]);
+}
 
+/* Gives back all a GPU holds (also one that failed as it started, or
+ * later: no kernel runs any more then). */
+static void stop_gpu(cuda_gpu *g)
+{
+    if (!g->ctx || bind(g) != PE_CUDA_SUCCESS) g->up = false; /* nothing to wait for */
+    if (g->up) drain(g);
+    pool_trim(g);
+    while (g->deferred) {
+        cached_block *b = g->deferred;
+        g->deferred = b->next;
+        cu->cuMemFree(b->ptr);
+        free(b);
+    }
+    for (size_t i = 0; i < g->n_kernels; i++) free(g->kernels[i].kir);
+    free(g->kernels);
+    for (size_t i = 0; i < g->n_modules; i++) cu->cuModuleUnload(g->modules[i]);
+    free(g->modules);
+    for (int i = 0; i < 2; i++)
+        if (g->staging[i]) cu->cuMemFreeHost(g->staging[i]);
+    for (int i = 0; i < g->n_streams; i++) cu->cuStreamDestroy(g->streams[i]);
+    if (g->uploads) cu->cuStreamDestroy(g->uploads);
+    for (int e = 0; e < EVENTS; e++)
+        if (g->events[e]) cu->cuEventDestroy(g->events[e]);
+    for (int i = 0; i < STREAMS; i++)
+        if (g->joins[i]) cu->cuEventDestroy(g->joins[i]);
+    for (int k = 0; k < IN_FLIGHT; k++)
+        if (g->ended[k]) cu->cuEventDestroy(g->ended[k]);
+    if (g->ctx) cu->cuDevicePrimaryCtxRelease(g->dev->handle);
+    memset(g, 0, sizeof *g);
+}
+
+/* Starts GPU `ordinal` (its context, streams, events, staging buffers), once;
+ * false (with a warning) when it cannot be used. */
 bool pe_cuda_executor_start(int ordinal)
 {
     const char *why = NULL;
-    gpu.cu = pe_cuda_load(&why);
-    if (!gpu.cu) {
+    cu = pe_cuda_load(&why);
+    if (!cu) {
         pe_log_message(PE_LOG_INFO, "no GPU: %s", why);
         return false;
     }
@@ -1087,87 +1246,71 @@ bool pe_cuda_executor_start(int ordinal)
         pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
         return false;
     }
-    gpu.ordinal = ordinal;
-    gpu.dev = pe_cuda_device_at(ordinal);
-    if (!gpu.dev) {
+    const pe_cuda_device *dev = pe_cuda_device_at(ordinal);
+    if (!dev) {
         pe_log_message(PE_LOG_WARN, "there is no CUDA device %d (%d found)", ordinal, pe_cuda_device_count());
         return false;
     }
-    CUresult r = gpu.cu->cuDevicePrimaryCtxRetain(&gpu.ctx, gpu.dev->handle);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    if (r == PE_CUDA_SUCCESS) r = gpu.cu->cuStreamCreate(&gpu.streams[0], 1 /* non-blocking */);
-    gpu.stream = gpu.streams[0];
-    gpu.n_streams = 1;
+    cuda_gpu *g = &gpus[ordinal];
+    if (g->up) return !g->disabled;
+    cuda_gpu *was = bound;
+    g->ordinal = ordinal;
+    g->dev = dev;
+    CUresult r = cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev->handle);
+    if (r == PE_CUDA_SUCCESS) r = bind(g);
+    if (r == PE_CUDA_SUCCESS) r = cu->cuStreamCreate(&g->streams[0], 1 /* non-blocking */);
+    g->stream = g->streams[0];
+    g->n_streams = 1;
     /* more streams and the event pool: without them, one stream does it all */
     bool extra = r == PE_CUDA_SUCCESS;
-    for (int e = 0; e < EVENTS && extra; e++) extra = gpu.cu->cuEventCreate(&gpu.events[e], 2 /* no timing */) == PE_CUDA_SUCCESS;
+    for (int e = 0; e < EVENTS && extra; e++) extra = cu->cuEventCreate(&g->events[e], 2 /* no timing */) == PE_CUDA_SUCCESS;
     for (int i = 1; i < STREAMS && extra; i++) {
-        extra = gpu.cu->cuStreamCreate(&gpu.streams[i], 1) == PE_CUDA_SUCCESS;
-        if (extra) gpu.n_streams = i + 1;
+        extra = cu->cuStreamCreate(&g->streams[i], 1) == PE_CUDA_SUCCESS;
+        if (extra) g->n_streams = i + 1;
     }
     /* batches in flight: without these, every batch waits for its end */
-    bool overlap = r == PE_CUDA_SUCCESS && gpu.cu->cuStreamCreate(&gpu.uploads, 1) == PE_CUDA_SUCCESS;
-    for (int i = 1; i < gpu.n_streams && overlap; i++) overlap = gpu.cu->cuEventCreate(&gpu.joins[i], 2) == PE_CUDA_SUCCESS;
-    for (int k = 0; k < IN_FLIGHT && overlap; k++) overlap = gpu.cu->cuEventCreate(&gpu.ended[k], 2) == PE_CUDA_SUCCESS;
-    gpu.overlap = overlap;
+    bool overlap = r == PE_CUDA_SUCCESS && cu->cuStreamCreate(&g->uploads, 1) == PE_CUDA_SUCCESS;
+    for (int i = 1; i < g->n_streams && overlap; i++) overlap = cu->cuEventCreate(&g->joins[i], 2) == PE_CUDA_SUCCESS;
+    for (int k = 0; k < IN_FLIGHT && overlap; k++) overlap = cu->cuEventCreate(&g->ended[k], 2) == PE_CUDA_SUCCESS;
+    g->overlap = overlap;
     if (r != PE_CUDA_SUCCESS) {
         char d[200];
         describe(r, d, sizeof d);
-        pe_log_message(PE_LOG_WARN, "the GPU %s cannot be used (%s): the CPU computes", gpu.dev->name, d);
+        pe_log_message(PE_LOG_WARN, "the GPU %s cannot be used (%s): the CPU computes", g->dev->name, d);
+        stop_gpu(g);
+        bind_again(was);
         return false;
     }
-    gpu.cap = SIZE_MAX;
+    g->cap = SIZE_MAX;
     const char *limit = getenv("PE_CUDA_MEM_LIMIT");
     if (limit && *limit) {
         char *end;
         unsigned long long v = strtoull(limit, &end, 10);
         if (*end || v == 0) pe_log_message(PE_LOG_WARN, "PE_CUDA_MEM_LIMIT=%s is not a byte count; ignored", limit);
-        else gpu.cap = (size_t)v;
+        else g->cap = (size_t)v;
     }
-    refresh_limit();
+    refresh_limit(g);
     for (int i = 0; i < 2; i++) /* optional: without them copies go directly */
-        if (gpu.cu->cuMemHostAlloc(&gpu.staging[i], STAGING_BYTES, 0) != PE_CUDA_SUCCESS) gpu.staging[i] = NULL;
-    if (!gpu.staging[0] || !gpu.staging[1]) {
+        if (cu->cuMemHostAlloc(&g->staging[i], STAGING_BYTES, 0) != PE_CUDA_SUCCESS) g->staging[i] = NULL;
+    if (!g->staging[0] || !g->staging[1]) {
         for (int i = 0; i < 2; i++)
-            if (gpu.staging[i]) gpu.cu->cuMemFreeHost(gpu.staging[i]);
-        gpu.staging[0] = gpu.staging[1] = NULL;
+            if (g->staging[i]) cu->cuMemFreeHost(g->staging[i]);
+        g->staging[0] = g->staging[1] = NULL;
     }
-    gpu.up = true;
-    gpu.disabled = false;
-    pe_log_message(PE_LOG_INFO, "GPU: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d", gpu.dev->name, gpu.dev->cc_major,
-                   gpu.dev->cc_minor, gpu.dev->sms, (double)gpu.dev->memory_bytes / (1 << 30),
+    g->up = true;
+    g->disabled = false;
+    if (!first) first = g;
+    bind_again(was);
+    pe_log_message(PE_LOG_INFO, "GPU %d: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d", ordinal, g->dev->name,
+                   g->dev->cc_major, g->dev->cc_minor, g->dev->sms, (double)g->dev->memory_bytes / (1 << 30),
                    pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10);
     return true;
 }
 
 void pe_cuda_executor_stop(void)
 {
-    if (!gpu.up) return;
-    gpu.cu->cuCtxSetCurrent(gpu.ctx);
-    drain();
-    pool_trim();
-    while (gpu.deferred) { /* left when the GPU failed: no kernel runs any more */
-        cached_block *b = gpu.deferred;
-        gpu.deferred = b->next;
-        gpu.cu->cuMemFree(b->ptr);
-        free(b);
-    }
-    for (size_t i = 0; i < gpu.n_kernels; i++) free(gpu.kernels[i].kir);
-    free(gpu.kernels);
-    for (size_t i = 0; i < gpu.n_modules; i++) gpu.cu->cuModuleUnload(gpu.modules[i]);
-    free(gpu.modules);
-    for (int i = 0; i < 2; i++)
-        if (gpu.staging[i]) gpu.cu->cuMemFreeHost(gpu.staging[i]);
-    for (int i = 0; i < gpu.n_streams; i++) gpu.cu->cuStreamDestroy(gpu.streams[i]);
-    if (gpu.uploads) gpu.cu->cuStreamDestroy(gpu.uploads);
-    for (int e = 0; e < EVENTS; e++)
-        if (gpu.events[e]) gpu.cu->cuEventDestroy(gpu.events[e]);
-    for (int i = 0; i < STREAMS; i++)
-        if (gpu.joins[i]) gpu.cu->cuEventDestroy(gpu.joins[i]);
-    for (int k = 0; k < IN_FLIGHT; k++)
-        if (gpu.ended[k]) gpu.cu->cuEventDestroy(gpu.ended[k]);
-    gpu.cu->cuDevicePrimaryCtxRelease(gpu.dev->handle);
-    const pe_cuda_api *cu = gpu.cu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.cu = cu;
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
+        if (gpus[i].ctx) stop_gpu(&gpus[i]);
+    first = NULL;
+    bound = NULL;
 }

@@ -14,7 +14,6 @@
 #include "cuda_driver.h"
 
 #define ABI_VERSION 12000 /* CUDA 12.0: every entry point below exists in it */
-#define MAX_DEVICES 16
 
 enum { ATTR_SMS = 16, ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76, ATTR_SINGLE_TO_DOUBLE_RATIO = 87 };
 
@@ -24,7 +23,7 @@ static struct {
     bool usable;
     char reason[256];
     int n_devices;
-    pe_cuda_device devices[MAX_DEVICES];
+    pe_cuda_device devices[PE_CUDA_MAX_DEVICES];
 } drv = {.once = PTHREAD_ONCE_INIT};
 
 void pe_cuda_describe(CUresult r, char *out, size_t n)
@@ -108,7 +107,8 @@ static void load_once(void)
     RESOLVE(cuDeviceGetAttribute) RESOLVE(cuDevicePrimaryCtxRetain) RESOLVE(cuDevicePrimaryCtxRelease)
     RESOLVE(cuCtxSetCurrent) RESOLVE(cuModuleLoadData) RESOLVE(cuModuleUnload) RESOLVE(cuModuleGetFunction)
     RESOLVE(cuLaunchKernel) RESOLVE(cuMemAlloc) RESOLVE(cuMemFree) RESOLVE(cuMemGetInfo)
-    RESOLVE(cuMemcpyHtoDAsync) RESOLVE(cuMemcpyDtoHAsync) RESOLVE(cuMemcpyDtoDAsync) RESOLVE(cuMemHostAlloc) RESOLVE(cuMemFreeHost) RESOLVE(cuMemsetD8Async) RESOLVE(cuStreamCreate)
+    RESOLVE(cuMemcpyHtoDAsync) RESOLVE(cuMemcpyDtoHAsync) RESOLVE(cuMemcpyDtoDAsync) RESOLVE(cuMemcpyPeerAsync)
+    RESOLVE(cuMemHostAlloc) RESOLVE(cuMemFreeHost) RESOLVE(cuMemsetD8Async) RESOLVE(cuStreamCreate)
     RESOLVE(cuStreamDestroy) RESOLVE(cuStreamSynchronize) RESOLVE(cuStreamWaitEvent)
     RESOLVE(cuEventCreate) RESOLVE(cuEventRecord) RESOLVE(cuEventDestroy)
     RESOLVE(cuEventQuery) RESOLVE(cuEventSynchronize)
@@ -121,7 +121,7 @@ static void load_once(void)
     if (r != PE_CUDA_SUCCESS) { no_gpu(r, "cuDeviceGetCount"); return; }
     if (count == 0) { no_gpu(PE_CUDA_ERROR_NO_DEVICE, "cuDeviceGetCount"); return; }
     char skipped[256] = "";
-    for (int i = 0; i < count && drv.n_devices < MAX_DEVICES; i++) {
+    for (int i = 0; i < count && drv.n_devices < PE_CUDA_MAX_DEVICES; i++) {
         pe_cuda_device d = {0};
         int ratio = 0;
         size_t mem = 0;

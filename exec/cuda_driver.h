@@ -19,6 +19,8 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 
+#define PE_CUDA_MAX_DEVICES 16 /* PE uses the first 16 usable GPUs */
+
 #define PE_CUDA_SUCCESS 0
 #define PE_CUDA_ERROR_OUT_OF_MEMORY 2
 #define PE_CUDA_ERROR_INSUFFICIENT_DRIVER 35
@@ -51,6 +53,8 @@ typedef struct {
     CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
     CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
     CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+    CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes,
+                                  CUstream stream);
     CUresult (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned flags);
     CUresult (*cuMemFreeHost)(void *ptr);
     CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream stream);

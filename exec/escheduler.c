@@ -32,6 +32,7 @@ typedef struct job {
     size_t n;
     pe_trace_key key;
     uint32_t epoch;
+    int device; /* pe_batch.device */
     uint32_t deps[MAX_OUTSTANDING + 1]; /* epochs of earlier batches computing its inputs */
     int n_deps;
     bool wanted; /* an application thread waits for one of its ports */
@@ -106,9 +107,9 @@ static void unlink_job(job *j)
     if (es.tail == j) es.tail = prev;
 }
 
-static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t epoch)
+static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t epoch, int device)
 {
-    pe_batch batch = {entries, n, key, epoch};
+    pe_batch batch = {entries, n, key, epoch, device};
     pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
     for (size_t i = 0; i < n; i++)
         if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
@@ -118,7 +119,7 @@ static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t e
 
 static void run_job(job *j)
 {
-    run_batch(j->entries, j->n, &j->key, j->epoch);
+    run_batch(j->entries, j->n, &j->key, j->epoch, j->device);
     free(j);
 }
 
@@ -164,15 +165,15 @@ void pe_esched_stop(void)
     es.running = false;
 }
 
-void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch)
+void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device)
 {
     job *j = malloc(sizeof *j);
     if (!j) { /* no memory for the message: run it here, after what is queued */
         while (es.outstanding > 0) pe_esched_wait();
-        pe_esched_run_here(entries, n, key, epoch);
+        pe_esched_run_here(entries, n, key, epoch, device);
         return;
     }
-    *j = (job){.entries = entries, .n = n, .key = key, .epoch = epoch};
+    *j = (job){.entries = entries, .n = n, .key = key, .epoch = epoch, .device = device};
     find_deps(j);
     /* flow control holds the application back (timed for the profile) */
     uint64_t t0 = pe_prof_on && es.outstanding >= MAX_OUTSTANDING ? pe_prof_now() : 0;
@@ -188,11 +189,11 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
 /* The caller holds the runtime lock and nothing is outstanding.  The
  * E-scheduler thread stays off while the batch runs here (the executor lets
  * go of the lock during kernels): batches must run one at a time, in order. */
-void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch)
+void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device)
 {
     es.outstanding++;
     es.inline_running = true;
-    run_batch(entries, n, &key, epoch);
+    run_batch(entries, n, &key, epoch, device);
     es.inline_running = false;
     es.outstanding--;
     pthread_cond_broadcast(&es.done);

@@ -10,11 +10,11 @@ bool pe_esched_start(void);
 void pe_esched_stop(void);
 /* Takes over a batch (entries and key are moved into it).  Blocks while
  * MAX_OUTSTANDING batches wait already (flow control).  Runtime lock held. */
-void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch);
+void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device);
 /* Runs a batch on the calling thread, when nothing else is outstanding and
  * the caller would only wait for it: no thread hand-off for a read right
  * after recording. */
-void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch);
+void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device);
 /* Waits until a batch finished (runtime lock held, released while waiting). */
 void pe_esched_wait(void);
 /* An application thread waits for a port of batch `epoch`: it runs next, or

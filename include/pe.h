@@ -147,6 +147,7 @@ typedef struct {
     uint64_t batches_run_ahead;  /* batches the E-scheduler ran before an older one they did not depend on */
     uint64_t aot_kernels_compiled; /* kernels compiled ahead, on the background thread, from pecc's static IR (PE_AOT) */
     uint64_t aot_kernels_used;     /* of those, kernels a batch took from the program cache */
+    uint64_t bytes_between_devices; /* copies of array values from one GPU to another */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -241,10 +241,18 @@ int pe_set_device_at(const pe_site *s, int dev)
     if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
         return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU%s)", dev,
                         pe_device_count() > 1 ? ", 1.. = CUDA" : "");
-    if (dev > 0 && !pe_cuda_executor_serves(dev - 1))
-        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d is not in use (PE_DEVICE=cuda:N picks it at pe_init)",
-                        dev - 1);
     pe_queue_flush(); /* work recorded so far runs where it was meant to */
+    /* a GPU not in use yet starts now (its context, streams, pool); the
+     * interpreter (PE_EXECUTOR=interp) has no GPU */
+    if (dev > 0 && !pe_cuda_executor_serves(dev - 1)) {
+        if (pe_rt.executor == &pe_interp_executor)
+            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d: the interpreter (PE_EXECUTOR=interp) runs "
+                            "everything on the CPU", dev - 1);
+        if (!pe_cuda_executor_start(dev - 1))
+            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d cannot be used (the warning above says why)",
+                            dev - 1);
+        pe_rt.executor = &pe_cuda_executor;
+    }
     pe_rt.device = dev;
     return PE_OK;
 }

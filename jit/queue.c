@@ -53,8 +53,8 @@ static void take_batch(bool here)
     pe_rt.queue_len = pe_rt.queue_cap = 0;
     pe_rt.trace_key = (pe_trace_key){0};
     pe_rt.stats.queued = 0;
-    if (here && pe_esched_outstanding() == 0) pe_esched_run_here(entries, n, key, epoch);
-    else pe_esched_submit(entries, n, key, epoch);
+    if (here && pe_esched_outstanding() == 0) pe_esched_run_here(entries, n, key, epoch, pe_rt.device);
+    else pe_esched_submit(entries, n, key, epoch, pe_rt.device);
 }
 
 void pe_queue_flush(void) { take_batch(false); }

@@ -45,6 +45,7 @@ typedef struct pe_port {
     int32_t maps;        /* outstanding pe_map views */
     void *buf;           /* host buffer, numel * element size bytes, or NULL */
     void *dev_buf;       /* a copy in GPU memory (CUDA executor), or NULL */
+    uint8_t dev_gpu;     /* dev_buf's GPU: its ordinal among the CUDA devices */
     bool host_stale;     /* READY, computed on the GPU: buf is not made yet (pe_port_host) */
     void (*free_fn)(void *data, void *ctx); /* pe_adopt's deallocator, else NULL */
     void *free_ctx;
@@ -91,6 +92,7 @@ typedef struct {
     size_t n;
     const pe_trace_key *key;
     uint32_t epoch; /* the batch's number: its ports have port->batch == epoch */
+    int device;     /* pe_rt.device when it was recorded (pe_set_device): -1 automatic, 0 CPU, k GPU k - 1 */
 } pe_batch;
 
 /* ---------------------------------------------------------- global state */

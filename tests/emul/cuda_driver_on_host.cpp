@@ -13,7 +13,13 @@
 //   pageable host memory return when done; pinned memory (cuMemHostAlloc)
 //   is truly asynchronous both ways;
 // - launch arguments are copied at the launch;
-// - a failed kernel loses the context: every later call returns the error.
+// - a failed kernel loses the context: every later call returns the error;
+// - each device has its own primary context, memory and allocations; a call
+//   works on the calling thread's current context (cuCtxSetCurrent), and,
+//   as on a GPU, a stream, module or event of another context, or memory of
+//   another device, is an error (a kernel given another device's memory
+//   faults as it runs, as on a GPU without peer access); cuMemcpyPeerAsync
+//   copies between devices.
 //
 // And what it adds for tests:
 // - PE_EMUL_CUDA_DELAY_US=N: each stream operation starts after a random
@@ -24,7 +30,11 @@
 //   (cuLaunchKernel returns CUDA_ERROR_LAUNCH_FAILED), `kernel` (the Nth
 //   kernel fails as it runs, reported by the calls after it, as a fault on a
 //   GPU is), `alloc` (cuMemAlloc runs out of memory once);
-// - PE_EMUL_CUDA_MEMORY=bytes: the device's memory (1 GiB unless set).
+// - PE_EMUL_CUDA_MEMORY=bytes: each device's memory (1 GiB unless set);
+// - PE_EMUL_CUDA_DEVICES=90,86,...: one device per compute capability (one
+//   sm_90 unless set); an sm_90 or sm_80 device is a data-centre part (fast
+//   f64), the others have 1/64 of the f32 rate in f64;
+// - pe_emul_cuda_kernels_run(device): kernels run on a device so far.
 // Device pointers are host addresses: nothing here checks that the host
 // never dereferences one.
 #include <algorithm>
@@ -56,6 +66,8 @@ enum : CUresult {
     INVALID_HANDLE = 400,
     NOT_FOUND = 500,
     NOT_READY = 600,
+    INVALID_CONTEXT = 201,
+    ILLEGAL_ADDRESS = 700,
     LAUNCH_FAILED = 719,
 };
 
@@ -64,10 +76,32 @@ namespace {
 // never destroyed: stream threads may still wait on them at exit
 std::mutex &mu = *new std::mutex; // all state below, events included
 std::condition_variable &changed = *new std::condition_variable;
-CUresult sticky = SUCCESS; // a lost context
-std::map<CUdeviceptr, size_t> allocations;
+
+constexpr int max_devices = 16;
+struct Device {
+    int cc = 90;          // compute capability, major * 10 + minor
+    size_t allocated = 0; // bytes of its memory in use
+    long kernels_run = 0;
+};
+Device devices[max_devices];
+int n_devices = 1;
+size_t device_memory = 1ull << 30; // each device's
+
+// a device's primary context; `sticky`: its error once lost
+struct Context {
+    int device;
+    CUresult sticky;
+    int retained;
+};
+Context contexts[max_devices];
+thread_local Context *current_context;
+
+struct Allocation {
+    size_t bytes;
+    int device;
+};
+std::map<CUdeviceptr, Allocation> allocations;
 std::map<void *, size_t> pinned; /* cuMemHostAlloc's, with their sizes */
-size_t device_memory = 1ull << 30, allocated = 0;
 unsigned delay_us = 0;
 struct {
     char what[16];
@@ -75,16 +109,19 @@ struct {
 } failure;
 
 struct Event {
+    Context *context;
     unsigned long long recorded = 0, done = 0;
 };
 
 struct Stream {
+    Context *context;
     std::deque<std::function<void()>> work;
     bool running = false, stop = false;
     std::thread thread;
 };
 
 struct Module {
+    Context *context;
     void *lib;
     void (*launch)(void *fn, long long n, const void *args, unsigned grid, unsigned block);
     size_t args_size;
@@ -153,96 +190,133 @@ bool is_pinned(const void *p, size_t bytes)
     return (const char *)p >= (const char *)it->first && (const char *)p + bytes <= (const char *)it->first + it->second;
 }
 
-bool is_device(CUdeviceptr p, size_t bytes)
+// The device whose allocation holds [p, p + bytes), or -1.
+int device_of(CUdeviceptr p, size_t bytes)
 {
     auto it = allocations.upper_bound(p);
-    if (it == allocations.begin()) return false;
+    if (it == allocations.begin()) return -1;
     --it;
-    return p >= it->first && p + bytes <= it->first + it->second;
+    return p >= it->first && p + bytes <= it->first + it->second.bytes ? it->second.device : -1;
+}
+
+// Whether [p, p + bytes) is memory of the stream's device.
+bool is_device(CUdeviceptr p, size_t bytes, void *stream)
+{
+    return device_of(p, bytes) == ((Stream *)stream)->context->device;
+}
+
+// The calling thread's context's state: its error, or none current.
+CUresult context_state()
+{
+    return current_context ? current_context->sticky : INVALID_CONTEXT;
 }
 
 // ----------------------------------------------------------- entry points
 
 CUresult cuInit(unsigned) { return SUCCESS; }
-CUresult cuDeviceGetCount(int *n) { return *n = 1, SUCCESS; }
-CUresult cuDeviceGet(int *dev, int ordinal) { return ordinal == 0 ? (*dev = 0, SUCCESS) : INVALID_VALUE; }
-CUresult cuDeviceGetName(char *name, int len, int)
+bool is_ordinal(int dev) { return dev >= 0 && dev < n_devices; }
+
+CUresult cuDeviceGetCount(int *n) { return *n = n_devices, SUCCESS; }
+CUresult cuDeviceGet(int *dev, int ordinal) { return is_ordinal(ordinal) ? (*dev = ordinal, SUCCESS) : INVALID_VALUE; }
+CUresult cuDeviceGetName(char *name, int len, int dev)
 {
-    std::snprintf(name, (size_t)len, "PE host emulation of a CUDA device");
+    if (!is_ordinal(dev)) return INVALID_VALUE;
+    if (n_devices == 1) std::snprintf(name, (size_t)len, "PE host emulation of a CUDA device");
+    else std::snprintf(name, (size_t)len, "PE host emulation of a CUDA device (%d of %d)", dev + 1, n_devices);
     return SUCCESS;
 }
-CUresult cuDeviceTotalMem(size_t *bytes, int) { return *bytes = device_memory, SUCCESS; }
-CUresult cuDeviceGetAttribute(int *value, int attribute, int)
+CUresult cuDeviceTotalMem(size_t *bytes, int dev) { return is_ordinal(dev) ? (*bytes = device_memory, SUCCESS) : INVALID_VALUE; }
+CUresult cuDeviceGetAttribute(int *value, int attribute, int dev)
 {
+    if (!is_ordinal(dev)) return INVALID_VALUE;
+    int cc = devices[dev].cc;
     switch (attribute) {
     case 16: *value = 2; return SUCCESS;  /* SMs: small grids, few host threads */
-    case 75: *value = 9; return SUCCESS;  /* compute capability 9.0 */
-    case 76: *value = 0; return SUCCESS;
-    case 87: *value = 2; return SUCCESS;  /* single to double ratio: fast f64 */
+    case 75: *value = cc / 10; return SUCCESS;
+    case 76: *value = cc % 10; return SUCCESS;
+    case 87: *value = cc == 90 || cc == 80 ? 2 : 64; return SUCCESS; /* single to double ratio */
     default: return INVALID_VALUE;
     }
 }
 void read_failure_plan();
 
 // A retain after the last release makes a new context: the lost one's error
-// goes, and PE_EMUL_CUDA_FAIL is read again (a test's next runtime).
-int primary_context, retained;
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int)
+// goes; PE_EMUL_CUDA_FAIL is read again when no context was retained (a
+// test's next runtime).
+int retained_anywhere;
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
     std::lock_guard<std::mutex> lock(mu);
-    if (retained++ == 0) sticky = SUCCESS, read_failure_plan();
-    *ctx = &primary_context;
+    if (!is_ordinal(dev)) return INVALID_VALUE;
+    if (retained_anywhere++ == 0) read_failure_plan();
+    Context *c = &contexts[dev];
+    if (c->retained++ == 0) c->sticky = SUCCESS;
+    c->device = dev;
+    *ctx = c;
     return SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRelease(int)
+CUresult cuDevicePrimaryCtxRelease(int dev)
 {
     std::lock_guard<std::mutex> lock(mu);
-    if (retained == 0) return INVALID_VALUE;
-    retained--;
+    if (!is_ordinal(dev) || contexts[dev].retained == 0) return INVALID_VALUE;
+    contexts[dev].retained--, retained_anywhere--;
     return SUCCESS;
 }
-CUresult cuCtxSetCurrent(void *ctx) { return ctx == &primary_context ? sticky : INVALID_HANDLE; }
+CUresult cuCtxSetCurrent(void *ctx)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    Context *c = (Context *)ctx;
+    if (!c) return current_context = nullptr, SUCCESS;
+    if (c < contexts || c >= contexts + n_devices || c->retained == 0) return INVALID_CONTEXT;
+    current_context = c;
+    return c->sticky;
+}
 
 CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes)
 {
     std::lock_guard<std::mutex> lock(mu);
-    if (sticky) return sticky;
+    if (CUresult r = context_state()) return r;
     if (bytes == 0) return INVALID_VALUE;
-    if (allocated + bytes > device_memory || fails_now("alloc")) return OUT_OF_MEMORY;
+    Device &d = devices[current_context->device];
+    if (d.allocated + bytes > device_memory || fails_now("alloc")) return OUT_OF_MEMORY;
     void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (!p) return OUT_OF_MEMORY;
     *ptr = (CUdeviceptr)(uintptr_t)p;
-    allocations[*ptr] = bytes;
-    allocated += bytes;
+    allocations[*ptr] = {bytes, current_context->device};
+    d.allocated += bytes;
     return SUCCESS;
 }
 
-// Synchronous, as on a GPU: the memory's last users finish first.
+// Synchronous, as on a GPU: the memory's last users finish first.  Memory
+// of the current context's device only.
 CUresult cuMemFree(CUdeviceptr ptr)
 {
     std::unique_lock<std::mutex> lock(mu);
+    if (!current_context) return INVALID_CONTEXT;
     auto it = allocations.find(ptr);
-    if (it == allocations.end()) return INVALID_VALUE;
+    if (it == allocations.end() || it->second.device != current_context->device) return INVALID_VALUE;
     wait_all_idle(lock);
-    allocated -= it->second;
+    devices[it->second.device].allocated -= it->second.bytes;
     allocations.erase(it);
     std::free((void *)(uintptr_t)ptr);
-    return sticky;
+    return current_context->sticky;
 }
 
 CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
 {
     std::lock_guard<std::mutex> lock(mu);
-    *free_bytes = device_memory - allocated, *total = device_memory;
-    return sticky;
+    if (!current_context) return INVALID_CONTEXT;
+    *free_bytes = device_memory - devices[current_context->device].allocated, *total = device_memory;
+    return current_context->sticky;
 }
 
 CUresult cuMemHostAlloc(void **ptr, size_t bytes, unsigned)
 {
     std::lock_guard<std::mutex> lock(mu);
+    if (CUresult r = context_state()) return r;
     if (!(*ptr = std::malloc(bytes ? bytes : 1))) return OUT_OF_MEMORY;
     pinned[*ptr] = bytes;
-    return sticky;
+    return SUCCESS;
 }
 
 CUresult cuMemFreeHost(void *ptr)
@@ -254,16 +328,19 @@ CUresult cuMemFreeHost(void *ptr)
     return SUCCESS;
 }
 
+// Work for a stream: it must be of the current context.
 CUresult check_stream(void *stream)
 {
-    return stream && streams.count((Stream *)stream) ? sticky : INVALID_HANDLE;
+    if (CUresult r = context_state()) return r;
+    return stream && streams.count((Stream *)stream) && ((Stream *)stream)->context == current_context ? SUCCESS
+                                                                                                         : INVALID_HANDLE;
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, void *stream)
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(dst, bytes)) return INVALID_VALUE;
+    if (!is_device(dst, bytes, stream)) return INVALID_VALUE;
     if (is_pinned(src, bytes)) {
         enqueue((Stream *)stream, [=] { std::memcpy((void *)(uintptr_t)dst, src, bytes); });
     } else { /* pageable: staged at the call, the caller may reuse it at once */
@@ -277,17 +354,29 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, void *strea
 {
     std::unique_lock<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(src, bytes)) return INVALID_VALUE;
+    if (!is_device(src, bytes, stream)) return INVALID_VALUE;
     enqueue((Stream *)stream, [=] { std::memcpy(dst, (const void *)(uintptr_t)src, bytes); });
     if (!is_pinned(dst, bytes)) wait_idle(lock, (Stream *)stream); /* pageable: done on return */
-    return sticky;
+    return ((Stream *)stream)->context->sticky;
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *stream)
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(dst, bytes) || !is_device(src, bytes)) return INVALID_VALUE;
+    if (!is_device(dst, bytes, stream) || !is_device(src, bytes, stream)) return INVALID_VALUE;
+    enqueue((Stream *)stream, [=] { std::memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); });
+    return SUCCESS;
+}
+
+// Between the memory of two contexts' devices, on a stream of the current one.
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, void *src_ctx, size_t bytes, void *stream)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    if (CUresult r = check_stream(stream)) return r;
+    Context *to = (Context *)dst_ctx, *from = (Context *)src_ctx;
+    if (!to || !from || device_of(dst, bytes) != to->device || device_of(src, bytes) != from->device) return INVALID_VALUE;
+    if (from->sticky) return from->sticky;
     enqueue((Stream *)stream, [=] { std::memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); });
     return SUCCESS;
 }
@@ -296,7 +385,7 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, voi
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(dst, bytes)) return INVALID_VALUE;
+    if (!is_device(dst, bytes, stream)) return INVALID_VALUE;
     enqueue((Stream *)stream, [=] { std::memset((void *)(uintptr_t)dst, value, bytes); });
     return SUCCESS;
 }
@@ -304,11 +393,13 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, voi
 CUresult cuStreamCreate(void **stream, unsigned)
 {
     std::lock_guard<std::mutex> lock(mu);
+    if (CUresult r = context_state()) return r;
     Stream *s = new Stream;
+    s->context = current_context;
     s->thread = std::thread(stream_main, s);
     streams.insert(s);
     *stream = s;
-    return sticky;
+    return SUCCESS;
 }
 
 CUresult cuStreamDestroy(void *stream)
@@ -331,12 +422,14 @@ CUresult cuStreamSynchronize(void *stream)
     std::unique_lock<std::mutex> lock(mu);
     if (!stream || !streams.count((Stream *)stream)) return INVALID_HANDLE;
     wait_idle(lock, (Stream *)stream);
-    return sticky;
+    return ((Stream *)stream)->context->sticky;
 }
 
 CUresult cuEventCreate(void **event, unsigned)
 {
-    *event = new Event;
+    std::lock_guard<std::mutex> lock(mu);
+    if (CUresult r = context_state()) return r;
+    *event = new Event{current_context};
     return SUCCESS;
 }
 
@@ -351,6 +444,7 @@ CUresult cuEventRecord(void *event, void *stream)
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
     Event *e = (Event *)event;
+    if (e->context != current_context) return INVALID_HANDLE; /* recorded in its own context only */
     unsigned long long generation = ++e->recorded;
     enqueue((Stream *)stream, [=] {
         std::lock_guard<std::mutex> l(mu);
@@ -364,7 +458,7 @@ CUresult cuEventQuery(void *event)
 {
     std::lock_guard<std::mutex> lock(mu);
     Event *e = (Event *)event;
-    if (sticky) return sticky;
+    if (e->context->sticky) return e->context->sticky;
     return e->done >= e->recorded ? SUCCESS : NOT_READY;
 }
 
@@ -373,8 +467,8 @@ CUresult cuEventSynchronize(void *event)
     std::unique_lock<std::mutex> lock(mu);
     Event *e = (Event *)event;
     unsigned long long generation = e->recorded;
-    changed.wait(lock, [&] { return e->done >= generation || sticky; });
-    return sticky;
+    changed.wait(lock, [&] { return e->done >= generation || e->context->sticky; });
+    return e->context->sticky;
 }
 
 CUresult cuStreamWaitEvent(void *stream, void *event, unsigned)
@@ -397,6 +491,12 @@ CUresult cuStreamWaitEvent(void *stream, void *event, unsigned)
 CUresult cuModuleLoadData(void **module, const void *image)
 {
     static std::atomic<unsigned> loaded{0};
+    Context *context;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (CUresult r = context_state()) return r;
+        context = current_context;
+    }
     const Elf64_Ehdr *h = (const Elf64_Ehdr *)image;
     if (std::memcmp(h->e_ident, ELFMAG, SELFMAG) != 0 || h->e_ident[EI_CLASS] != ELFCLASS64 || h->e_type != ET_DYN)
         return INVALID_IMAGE;
@@ -410,7 +510,7 @@ CUresult cuModuleLoadData(void **module, const void *image)
     void *lib = written ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
     unlink(path); /* the mapping stays */
     if (!lib) return INVALID_IMAGE;
-    Module *m = new Module{lib, nullptr, 0};
+    Module *m = new Module{context, lib, nullptr, 0};
     *(void **)&m->launch = dlsym(lib, "pe_emul_launch_blocks");
     const unsigned long *args_size = (const unsigned long *)dlsym(lib, "pe_emul_args_size");
     if (!m->launch || !args_size) {
@@ -420,7 +520,7 @@ CUresult cuModuleLoadData(void **module, const void *image)
     }
     m->args_size = *args_size;
     *module = m;
-    return sticky;
+    return SUCCESS;
 }
 
 CUresult cuModuleUnload(void *module)
@@ -450,19 +550,30 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     if (CUresult r = check_stream(stream)) return r;
     if (!f || gx == 0 || bx == 0 || gy != 1 || gz != 1 || by != 1 || bz != 1 || shared || extra || !params)
         return INVALID_VALUE;
-    if (fails_now("launch")) return sticky = LAUNCH_FAILED;
+    Context *context = current_context;
+    if (fails_now("launch")) return context->sticky = LAUNCH_FAILED;
     Function *fn = (Function *)f;
+    if (fn->module->context != context) return INVALID_HANDLE; /* a function of another context's module */
     long long n = *(const long long *)params[0];
     auto args = std::make_shared<std::vector<char>>((const char *)params[1], (const char *)params[1] + fn->module->args_size);
-    bool fault = fails_now("kernel");
+    /* another device's memory among the arguments: the kernel faults (no
+     * peer access here), as it would on a GPU */
+    CUresult fault = fails_now("kernel") ? LAUNCH_FAILED : SUCCESS;
+    for (size_t at = 0; at + 8 <= args->size() && !fault; at += 8) {
+        CUdeviceptr word;
+        std::memcpy(&word, args->data() + at, 8);
+        int owner = device_of(word, 1);
+        if (owner >= 0 && owner != context->device) fault = ILLEGAL_ADDRESS;
+    }
     enqueue((Stream *)stream, [=] {
         {
             std::lock_guard<std::mutex> l(mu);
-            if (sticky) return; /* the context is lost: nothing more runs */
+            if (context->sticky) return; /* the context is lost: nothing more runs */
             if (fault) {
-                sticky = LAUNCH_FAILED;
+                context->sticky = fault;
                 return;
             }
+            devices[context->device].kernels_run++;
         }
         fn->module->launch(fn->fn, n, args->data(), gx, bx);
     });
@@ -480,6 +591,8 @@ const char *error_name(CUresult r)
     case NOT_FOUND: return "CUDA_ERROR_NOT_FOUND";
     case NOT_READY: return "CUDA_ERROR_NOT_READY";
     case LAUNCH_FAILED: return "CUDA_ERROR_LAUNCH_FAILED";
+    case INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+    case ILLEGAL_ADDRESS: return "CUDA_ERROR_ILLEGAL_ADDRESS";
     default: return nullptr;
     }
 }
@@ -508,7 +621,7 @@ const Entry entry_points[] = {
     E(cuInit), E(cuDeviceGetCount), E(cuDeviceGet), E(cuDeviceGetName), E(cuDeviceTotalMem),
     E(cuDeviceGetAttribute), E(cuDevicePrimaryCtxRetain), E(cuDevicePrimaryCtxRelease), E(cuCtxSetCurrent),
     E(cuModuleLoadData), E(cuModuleUnload), E(cuModuleGetFunction), E(cuLaunchKernel), E(cuMemAlloc),
-    E(cuMemFree), E(cuMemGetInfo), E(cuMemcpyHtoDAsync), E(cuMemcpyDtoHAsync), E(cuMemcpyDtoDAsync),
+    E(cuMemFree), E(cuMemGetInfo), E(cuMemcpyHtoDAsync), E(cuMemcpyDtoHAsync), E(cuMemcpyDtoDAsync), E(cuMemcpyPeerAsync),
     E(cuMemHostAlloc), E(cuMemFreeHost), E(cuMemsetD8Async), E(cuStreamCreate), E(cuStreamDestroy),
     E(cuStreamSynchronize), E(cuStreamWaitEvent), E(cuEventCreate), E(cuEventRecord), E(cuEventDestroy),
     E(cuEventQuery), E(cuEventSynchronize),
@@ -532,12 +645,29 @@ __attribute__((constructor)) void configure()
 {
     if (const char *m = std::getenv("PE_EMUL_CUDA_MEMORY")) device_memory = std::strtoull(m, nullptr, 10);
     if (const char *d = std::getenv("PE_EMUL_CUDA_DELAY_US")) delay_us = (unsigned)std::strtoul(d, nullptr, 10);
+    if (const char *list = std::getenv("PE_EMUL_CUDA_DEVICES")) {
+        n_devices = 0;
+        for (const char *at = list; *at && n_devices < max_devices;) {
+            char *end;
+            long cc = std::strtol(at, &end, 10);
+            if (end == at) break;
+            devices[n_devices++].cc = (int)cc;
+            at = *end == ',' ? end + 1 : end;
+        }
+        if (n_devices == 0) n_devices = 1; /* not a list: the default device */
+    }
 }
 
 } // namespace
 
 extern "C" {
 CUresult cuDriverGetVersion(int *version) { return cuDriverGetVersionImpl(version); }
+
+long pe_emul_cuda_kernels_run(int device)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    return is_ordinal(device) ? devices[device].kernels_run : -1;
+}
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, unsigned long long flags, int *status)
 {
