@@ -113,10 +113,12 @@ typedef struct {
     size_t n_kernels, cap_kernels;
     CUmodule *modules;
     size_t n_modules, cap_modules;
-    /* two pinned host buffers: copies to the host go through them in
-     * chunks, the copy of one chunk overlapping the transfer of the next
-     * (pageable memory runs at a fraction of the bus's speed) */
+    /* two pinned host buffers: large copies either way go through them in
+     * chunks, the host's copy of one chunk overlapping the transfer of the
+     * next (the driver stages pageable memory itself, at a fraction of the
+     * bus's speed); staged[i]: the last upload from staging[i] is done */
     void *staging[2];
+    CUevent staged[2];
     /* device memory pool: free blocks by power-of-two size class, and
      * blocks freed while batches that may use them are still in flight */
     cached_block *pool[POOL_CLASSES];
@@ -438,6 +440,28 @@ static CUresult download_untimed(cuda_gpu *g, void *dst, CUdeviceptr src, size_t
     return PE_CUDA_SUCCESS;
 }
 
+/* Host to device on `stream`, complete on return: large copies through the
+ * pinned buffers in chunks, the host filling one buffer while the other's
+ * chunk moves (a buffer is refilled once its last chunk has gone: its
+ * event), else directly. */
+static CUresult upload_untimed(cuda_gpu *g, CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
+{
+    CUresult r = PE_CUDA_SUCCESS;
+    if (bytes < 2 * STAGING_BYTES || !g->staging[1]) {
+        r = cu->cuMemcpyHtoDAsync(dst, src, bytes, stream);
+        return r == PE_CUDA_SUCCESS ? cu->cuStreamSynchronize(stream) : r;
+    }
+    for (size_t off = 0, k = 0; off < bytes && r == PE_CUDA_SUCCESS; off += STAGING_BYTES, k++) {
+        size_t n = bytes - off < STAGING_BYTES ? bytes - off : STAGING_BYTES;
+        if (k >= 2 && (r = cu->cuEventSynchronize(g->staged[k % 2])) != PE_CUDA_SUCCESS) break;
+        memcpy(g->staging[k % 2], (const char *)src + off, n);
+        r = cu->cuMemcpyHtoDAsync(dst + off, g->staging[k % 2], n, stream);
+        if (r == PE_CUDA_SUCCESS) r = cu->cuEventRecord(g->staged[k % 2], stream);
+    }
+    CUresult done = cu->cuStreamSynchronize(stream); /* also when a chunk failed: the buffers are free after */
+    return r != PE_CUDA_SUCCESS ? r : done;
+}
+
 /* A GPU result into host memory at dst: its GPU's streams are waited for
  * (its kernel may be on any of them). */
 static CUresult copy_down(pe_port *p, void *dst)
@@ -536,8 +560,7 @@ static bool to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
      * buffer may go) */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     CUstream stream = g->overlap ? g->uploads : g->stream; /* not behind the batches in flight */
-    CUresult r = cu->cuMemcpyHtoDAsync(d, q->buf, bytes, stream);
-    if (r == PE_CUDA_SUCCESS) r = cu->cuStreamSynchronize(stream);
+    CUresult r = upload_untimed(g, d, q->buf, bytes, stream);
     if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
     if (r != PE_CUDA_SUCCESS) {
         device_free(g, d, bytes);
@@ -1218,8 +1241,10 @@ static void stop_gpu(cuda_gpu *g)
     free(g->kernels);
     for (size_t i = 0; i < g->n_modules; i++) cu->cuModuleUnload(g->modules[i]);
     free(g->modules);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (g->staging[i]) cu->cuMemFreeHost(g->staging[i]);
+        if (g->staged[i]) cu->cuEventDestroy(g->staged[i]);
+    }
     for (int i = 0; i < g->n_streams; i++) cu->cuStreamDestroy(g->streams[i]);
     if (g->uploads) cu->cuStreamDestroy(g->uploads);
     for (int e = 0; e < EVENTS; e++)
@@ -1290,12 +1315,15 @@ bool pe_cuda_executor_start(int ordinal)
         else g->cap = (size_t)v;
     }
     refresh_limit(g);
-    for (int i = 0; i < 2; i++) /* optional: without them copies go directly */
-        if (cu->cuMemHostAlloc(&g->staging[i], STAGING_BYTES, 0) != PE_CUDA_SUCCESS) g->staging[i] = NULL;
-    if (!g->staging[0] || !g->staging[1]) {
-        for (int i = 0; i < 2; i++)
-            if (g->staging[i]) cu->cuMemFreeHost(g->staging[i]);
-        g->staging[0] = g->staging[1] = NULL;
+    bool staging = true; /* optional: without the buffers copies go directly */
+    for (int i = 0; i < 2 && staging; i++) {
+        if (!(staging = cu->cuMemHostAlloc(&g->staging[i], STAGING_BYTES, 0) == PE_CUDA_SUCCESS)) g->staging[i] = NULL;
+        if (staging && !(staging = cu->cuEventCreate(&g->staged[i], 2) == PE_CUDA_SUCCESS)) g->staged[i] = NULL;
+    }
+    for (int i = 0; i < 2 && !staging; i++) {
+        if (g->staging[i]) cu->cuMemFreeHost(g->staging[i]);
+        if (g->staged[i]) cu->cuEventDestroy(g->staged[i]);
+        g->staging[i] = NULL, g->staged[i] = NULL;
     }
     g->up = true;
     g->disabled = false;

@@ -295,6 +295,35 @@ static void test_results_stay_on_the_gpu_until_read(void **state)
     free(x), free(out);
 }
 
+/* Large copies go through the pinned staging buffers in chunks, both ways:
+ * every element arrives (a chunk written over before its transfer left, or
+ * one left out, shows as a wrong element; the emulation's pinned copies run
+ * late, at random).  Sizes around the chunking's edges: less than two
+ * chunks (directly), exactly two, and a tail of one element. */
+static void test_large_copies_through_pinned_staging(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    const int64_t chunk = (8 << 20) / 4, sizes[] = {2 * chunk - 1, 2 * chunk, 5 * chunk + 1};
+    float *x = malloc(sizes[2] * sizeof *x), *out = malloc(sizes[2] * sizeof *out);
+    for (int64_t i = 0; i < sizes[2]; i++) x[i] = (float)(i % 16777216) + 0.5f * (float)(i >> 24);
+    for (int s = 0; s < 3; s++) {
+        int64_t n = sizes[s];
+        pe_stats before, after;
+        pe_get_stats(&before);
+        pe_array a = pe_f32_1d(x, n), y = pe_add(a, 1.0f);
+        assert_int_equal(pe_read(y, out, n * sizeof *out), PE_OK);
+        pe_get_stats(&after);
+        assert_int_equal(after.bytes_to_device - before.bytes_to_device, n * 4);
+        assert_int_equal(after.bytes_to_host - before.bytes_to_host, n * 4);
+        for (int64_t i = 0; i < n; i++)
+            if (out[i] != x[i] + 1.0f) fail_msg("n = %lld: element %lld is %g, not %g", (long long)n, (long long)i, out[i], x[i] + 1.0f);
+        pe_release(a), pe_release(y);
+    }
+    pe_shutdown();
+    free(x), free(out);
+}
+
 /* With device memory capped below what the live results need, older ones go
  * to the host and every value stays right. */
 static void test_eviction_under_a_memory_cap(void **state)
@@ -554,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_in_one_kernel),
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
+        cmocka_unit_test(test_large_copies_through_pinned_staging),
         cmocka_unit_test(test_eviction_under_a_memory_cap),
         cmocka_unit_test(test_second_runtime_takes_cubins_from_disk),
         cmocka_unit_test(test_batch_across_streams_and_reductions),
