@@ -202,11 +202,11 @@ static void pool_trim(cuda_gpu *g)
         }
 }
 
-/* Copies READY device-only values down and frees their device copies
- * (except those in `keep`), until `bytes` could fit. */
-static void evict(cuda_gpu *g, size_t bytes, const uint32_t *keep, int n_keep)
+/* Copies READY values of this GPU down and frees their device copies
+ * (except those in `keep`), until at most `goal` bytes are in use. */
+static void evict(cuda_gpu *g, size_t goal, const uint32_t *keep, int n_keep)
 {
-    for (uint32_t i = 0; i < pe_rt.n_slots && g->bytes_in_use + bytes > g->limit; i++) {
+    for (uint32_t i = 0; i < pe_rt.n_slots && g->bytes_in_use > goal; i++) {
         pe_port *p = pe_port_at(i);
         if (p->state != PE_PORT_READY || !p->dev_buf || p->dev_gpu != g->ordinal) continue;
         bool kept = false;
@@ -264,6 +264,32 @@ static void refresh_limit(cuda_gpu *g)
     g->limit = limit < g->cap ? limit : g->cap;
 }
 
+/* Evicts down to `goal` bytes in use and gives the blocks back to the
+ * device: they are deferred (kernels of this batch may read them) until the
+ * GPU has done all it was given.  False when that wait reports a failure. */
+static bool evict_and_free(cuda_gpu *g, size_t goal, const uint32_t *keep, int n_keep)
+{
+    evict(g, goal, keep, n_keep);
+    if (g->deferred) {
+        CUresult r = drain(g);
+        if (r != PE_CUDA_SUCCESS) {
+            disable(g, "a kernel failed", r);
+            return false;
+        }
+    }
+    pool_trim(g);
+    return true;
+}
+
+/* Once: the kernels whose buffers do not fit run on the CPU. */
+static void tell_full(cuda_gpu *g)
+{
+    if (!g->told_full)
+        pe_log_message(PE_LOG_WARN, "GPU %d's memory is full (%zu MiB held by live values, limit %zu MiB): "
+                       "kernels whose buffers do not fit run on the CPU", g->ordinal, g->bytes_in_use >> 20, g->limit >> 20);
+    g->told_full = true;
+}
+
 /* Whether `size` more bytes fit under the limit, after each of these in
  * turn, cheapest first: giving the pool's free blocks back, asking the
  * device again, waiting for the batches in flight that hold deferred
@@ -275,22 +301,11 @@ static bool make_room(cuda_gpu *g, size_t size, const uint32_t *keep, int n_keep
         case 0: pool_trim(g); break;
         case 1: refresh_limit(g); break;
         case 2: if (g->deferred) reclaim(g, true), pool_trim(g); break;
-        case 3: /* their blocks are deferred (kernels of this batch may read them) until all is done */
-            evict(g, size, keep, n_keep);
-            if (g->deferred) {
-                CUresult r = drain(g);
-                if (r != PE_CUDA_SUCCESS) {
-                    disable(g, "a kernel failed", r);
-                    return false;
-                }
-            }
-            pool_trim(g);
+        case 3:
+            if (!evict_and_free(g, g->limit > size ? g->limit - size : 0, keep, n_keep)) return false;
             break;
         default:
-            if (!g->told_full)
-                pe_log_message(PE_LOG_WARN, "the GPU's memory is full (%zu MiB held by live values, limit %zu MiB): "
-                               "kernels whose buffers do not fit run on the CPU", g->bytes_in_use >> 20, g->limit >> 20);
-            g->told_full = true;
+            tell_full(g);
             return false;
         }
     }
@@ -325,11 +340,18 @@ static CUdeviceptr device_alloc(cuda_gpu *g, size_t bytes, const uint32_t *keep,
             disable(g, "cuMemAlloc failed", r);
             return 0;
         }
-        /* the device is fuller than our count says (other users,
-         * fragmentation): its free memory now bounds us */
+        /* the device is fuller than our count says: other users (its free
+         * memory now bounds us, and the next attempt evicts if that is too
+         * little), or its free memory is in pieces smaller than `size`
+         * (fragmentation): then values worth `size` bytes go to the host
+         * all the same, so that a block of that size may come free */
         pool_trim(g);
-        refresh_limit(g); /* the next attempt evicts if that is now too little */
+        refresh_limit(g);
+        if (g->bytes_in_use + size <= g->limit &&
+            !evict_and_free(g, g->bytes_in_use > size ? g->bytes_in_use - size : 0, keep, n_keep))
+            return 0;
     }
+    tell_full(g);
     return 0;
 }
 

@@ -7,6 +7,7 @@
  * error naming its line — and one warning names the reason. */
 #include "test_util.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -187,7 +188,46 @@ static void test_device_memory_running_out_leaves_the_work_to_the_cpu(void **sta
     assert_int_equal(o.y_status, PE_OK);
     assert_right(&o, true);
     assert_int_equal(count(captured, "warning"), 1);
-    assert_non_null(strstr(captured, "the GPU's memory is full"));
+    assert_non_null(strstr(captured, "GPU 0's memory is full"));
+}
+
+/* The device's free memory is in pieces too small for a buffer (its
+ * count says there is room, cuMemAlloc says there is none): older values go
+ * to the host all the same until a buffer fits, and every kernel still runs
+ * on the GPU. */
+static void test_fragmented_device_memory_evicts(void **state)
+{
+    (void)state;
+    const char *driver = getenv("PE_CUDA_DRIVER");
+    void *lib = dlopen(driver, RTLD_NOW | RTLD_NOLOAD);
+    long (*kernels_run)(int) = lib ? (long (*)(int))dlsym(lib, "pe_emul_cuda_kernels_run") : NULL;
+    assert_non_null(kernels_run);
+    const size_t mib = 1 << 20;
+    char memory[32], fragmented[32];
+    snprintf(memory, sizeof memory, "%zu", 8 * mib), snprintf(fragmented, sizeof fragmented, "%zu", 4 * mib);
+    setenv("PE_EMUL_CUDA_MEMORY", memory, 1), setenv("PE_EMUL_CUDA_FRAGMENTED", fragmented, 1);
+    capture_begin();
+    assert_int_equal(pe_init(&(pe_config){.device = 2, .log_level = PE_LOG_WARN + 1}), PE_OK);
+    unsetenv("PE_EMUL_CUDA_MEMORY"), unsetenv("PE_EMUL_CUDA_FRAGMENTED");
+    long before = kernels_run(0);
+    enum { K = 8 }; /* each result 1 MiB: 9 MiB live in all, 4 usable */
+    pe_array a = pe_f32_1d(x, N), r[K];
+    for (int k = 0; k < K; k++) {
+        r[k] = pe_add(pe_mul(a, (float)k), 1.0f);
+        pe_sync();
+    }
+    long ran = kernels_run(0) - before;
+    for (int k = 0; k < K; k++) {
+        static float got[N];
+        assert_int_equal(pe_read(r[k], got, sizeof got), PE_OK);
+        for (int i = 0; i < N; i++) assert_true(got[i] == x[i] * (float)k + 1.0f);
+        pe_release(r[k]);
+    }
+    pe_release(a);
+    pe_shutdown();
+    capture_end();
+    assert_int_equal(ran, K);
+    assert_int_equal(count(captured, "warning"), 0);
 }
 
 static void test_nvrtc_failing_leaves_the_work_to_the_cpu(void **state)
@@ -218,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_a_fault_loses_only_values_that_lived_on_the_gpu),
         cmocka_unit_test(test_a_failed_allocation_is_tried_again),
         cmocka_unit_test(test_device_memory_running_out_leaves_the_work_to_the_cpu),
+        cmocka_unit_test(test_fragmented_device_memory_evicts),
         cmocka_unit_test(test_nvrtc_failing_leaves_the_work_to_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

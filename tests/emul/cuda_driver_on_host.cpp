@@ -25,12 +25,15 @@
 // - PE_EMUL_CUDA_DELAY_US=N: each stream operation starts after a random
 //   pause of up to N microseconds, so that a missing wait shows as a wrong
 //   value rather than passing by luck of timing;
-// - PE_EMUL_CUDA_FAIL=what:N (read when the primary context is made): the
+// - PE_EMUL_CUDA_FAIL=what:N (read, as the two below, when a runtime makes
+//   its first primary context): the
 //   Nth call of a kind fails — `launch`
 //   (cuLaunchKernel returns CUDA_ERROR_LAUNCH_FAILED), `kernel` (the Nth
 //   kernel fails as it runs, reported by the calls after it, as a fault on a
 //   GPU is), `alloc` (cuMemAlloc runs out of memory once);
 // - PE_EMUL_CUDA_MEMORY=bytes: each device's memory (1 GiB unless set);
+// - PE_EMUL_CUDA_FRAGMENTED=bytes: that much of it is free but in pieces
+//   no allocation can use (cuMemGetInfo counts it, cuMemAlloc cannot);
 // - PE_EMUL_CUDA_DEVICES=90,86,...: one device per compute capability (one
 //   sm_90 unless set); an sm_90 or sm_80 device is a data-centre part (fast
 //   f64), the others have 1/64 of the f32 rate in f64;
@@ -86,6 +89,7 @@ struct Device {
 Device devices[max_devices];
 int n_devices = 1;
 size_t device_memory = 1ull << 30; // each device's
+size_t fragmented = 0;             // of which unusable
 
 // a device's primary context; `sticky`: its error once lost
 struct Context {
@@ -238,7 +242,7 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int dev)
     default: return INVALID_VALUE;
     }
 }
-void read_failure_plan();
+void read_test_settings();
 
 // A retain after the last release makes a new context: the lost one's error
 // goes; PE_EMUL_CUDA_FAIL is read again when no context was retained (a
@@ -248,18 +252,31 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
     std::lock_guard<std::mutex> lock(mu);
     if (!is_ordinal(dev)) return INVALID_VALUE;
-    if (retained_anywhere++ == 0) read_failure_plan();
+    if (retained_anywhere++ == 0) read_test_settings();
     Context *c = &contexts[dev];
     if (c->retained++ == 0) c->sticky = SUCCESS;
     c->device = dev;
     *ctx = c;
     return SUCCESS;
 }
+// The last release destroys the context: the device's memory is all free
+// again (a runtime that lost its context cannot free what it held).
 CUresult cuDevicePrimaryCtxRelease(int dev)
 {
-    std::lock_guard<std::mutex> lock(mu);
+    std::unique_lock<std::mutex> lock(mu);
     if (!is_ordinal(dev) || contexts[dev].retained == 0) return INVALID_VALUE;
     contexts[dev].retained--, retained_anywhere--;
+    if (contexts[dev].retained > 0) return SUCCESS;
+    wait_all_idle(lock);
+    for (auto it = allocations.begin(); it != allocations.end();) {
+        if (it->second.device != dev) {
+            ++it;
+            continue;
+        }
+        std::free((void *)(uintptr_t)it->first);
+        it = allocations.erase(it);
+    }
+    devices[dev].allocated = 0;
     return SUCCESS;
 }
 CUresult cuCtxSetCurrent(void *ctx)
@@ -278,7 +295,7 @@ CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes)
     if (CUresult r = context_state()) return r;
     if (bytes == 0) return INVALID_VALUE;
     Device &d = devices[current_context->device];
-    if (d.allocated + bytes > device_memory || fails_now("alloc")) return OUT_OF_MEMORY;
+    if (d.allocated + bytes + fragmented > device_memory || fails_now("alloc")) return OUT_OF_MEMORY;
     void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (!p) return OUT_OF_MEMORY;
     *ptr = (CUdeviceptr)(uintptr_t)p;
@@ -629,8 +646,12 @@ const Entry entry_points[] = {
 };
 #undef E
 
-void read_failure_plan()
+// What a test sets for its runtime: read when it retains the first context.
+void read_test_settings()
 {
+    const char *m = std::getenv("PE_EMUL_CUDA_MEMORY"), *f = std::getenv("PE_EMUL_CUDA_FRAGMENTED");
+    device_memory = m && *m ? std::strtoull(m, nullptr, 10) : 1ull << 30;
+    fragmented = f && *f ? std::strtoull(f, nullptr, 10) : 0;
     failure = {};
     if (const char *f = std::getenv("PE_EMUL_CUDA_FAIL")) {
         const char *colon = std::strchr(f, ':');
@@ -643,7 +664,6 @@ void read_failure_plan()
 
 __attribute__((constructor)) void configure()
 {
-    if (const char *m = std::getenv("PE_EMUL_CUDA_MEMORY")) device_memory = std::strtoull(m, nullptr, 10);
     if (const char *d = std::getenv("PE_EMUL_CUDA_DELAY_US")) delay_us = (unsigned)std::strtoul(d, nullptr, 10);
     if (const char *list = std::getenv("PE_EMUL_CUDA_DEVICES")) {
         n_devices = 0;
