@@ -529,28 +529,26 @@ bool pe_port_host(pe_port *p)
     return true;
 }
 
-/* A value on another GPU moves to this one: copied across once the other
- * GPU has computed it (cuMemcpyPeerAsync: direct between GPUs with peer
- * access, else the driver stages it through the host), and the other's copy
- * goes: a value has one device copy.  False when device memory or the copy
- * failed. */
-static bool from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
+/* A value only another GPU has moves to this one: copied across once the
+ * other GPU has computed it (cuMemcpyPeerAsync: direct between GPUs with
+ * peer access, else the driver stages it through the host), and the other's
+ * copy goes: a value has one device copy.  1 when moved; 0 when this GPU's
+ * memory or the copy failed; -1 when the other GPU failed (it is off now). */
+static int from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
 {
     cuda_gpu *h = &gpus[q->dev_gpu];
     size_t bytes = port_bytes(q);
     CUresult r = bind(h);
     if (r == PE_CUDA_SUCCESS) r = drain(h);
-    if (r != PE_CUDA_SUCCESS) {
-        disable(h, "a kernel failed", r);
-        bind(g);
-        return false;
+    if (r != PE_CUDA_SUCCESS) disable(h, "a kernel failed", r);
+    CUresult rebound = bind(g);
+    if (rebound != PE_CUDA_SUCCESS) {
+        disable(g, "cuCtxSetCurrent failed", rebound);
+        return 0;
     }
-    if ((r = bind(g)) != PE_CUDA_SUCCESS) {
-        disable(g, "cuCtxSetCurrent failed", r);
-        return false;
-    }
+    if (r != PE_CUDA_SUCCESS) return -1;
     CUdeviceptr d = device_alloc(g, bytes, keep, n_keep), src = (CUdeviceptr)(uintptr_t)q->dev_buf;
-    if (!d) return false;
+    if (!d) return 0;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     CUstream stream = g->overlap ? g->uploads : g->stream;
     r = cu->cuMemcpyPeerAsync(d, g->ctx, src, h->ctx, bytes, stream);
@@ -558,22 +556,34 @@ static bool from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
     if (r != PE_CUDA_SUCCESS) {
         device_free(g, d, bytes);
         disable(g, "a copy between GPUs failed", r);
-        return false;
+        return 0;
     }
     if (pe_prof_on) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
     device_free(h, src, bytes); /* h has finished with it: drained */
     q->dev_buf = (void *)(uintptr_t)d;
     q->dev_gpu = (uint8_t)g->ordinal;
     pe_rt.stats.bytes_between_devices += bytes;
-    return true;
+    return 1;
 }
 
-/* Gives an input its device copy on this GPU (an upload the first time, a
- * move from another GPU); false when device memory or the copy failed. */
+/* Gives an input its device copy on this GPU: an upload from the host, or a
+ * move from the GPU that computed it.  A value on another GPU that the host
+ * has too is uploaded (no waiting for the other GPU) and the other's copy
+ * goes; one on a GPU that went off comes down first if it still can (else
+ * it is invalid: lost with that GPU).  False when it has no copy here. */
 static bool to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
 {
     if (q->dev_buf && q->dev_gpu == g->ordinal) return true;
-    if (q->dev_buf) return from_peer(g, q, keep, n_keep);
+    if (q->dev_buf) {
+        cuda_gpu *h = &gpus[q->dev_gpu];
+        if (q->host_stale && in_use(h)) {
+            int moved = from_peer(g, q, keep, n_keep);
+            if (moved >= 0) return moved == 1;
+        }
+        if (!pe_port_host(q)) return false; /* lost with h: q is invalid, with the reason */
+        if (in_use(h)) pe_cuda_port_free(q); /* deferred while h's batches may read it */
+        q->dev_buf = NULL; /* an off GPU's block stays where it is: its context frees it */
+    }
     if (!q->buf && !pe_interp_materialise(q)) return false; /* a uniform constant as an array */
     size_t bytes = port_bytes(q);
     CUdeviceptr d = device_alloc(g, bytes, keep, n_keep);
@@ -796,13 +806,15 @@ static bool adopt(int sm, const kir_kernel *const *kernels, size_t n, const void
     const char *what = "the GPU is off";
     CUresult r = PE_CUDA_ERROR_NO_DEVICE;
     bool filed = false;
-    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++) {
+    bool missed = false; /* a GPU of this architecture did not get them */
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES && !missed; i++) {
         cuda_gpu *g = &gpus[i];
         if (!in_use(g) || sm_of(g) != sm) continue;
-        if ((r = bind(g)) != PE_CUDA_SUCCESS || !file_cubin(g, kernels, n, cubin, size, &what, &r)) break;
-        filed = true;
+        what = "cuCtxSetCurrent failed";
+        missed = (r = bind(g)) != PE_CUDA_SUCCESS || !file_cubin(g, kernels, n, cubin, size, &what, &r);
+        filed |= !missed;
     }
-    if (filed && r == PE_CUDA_SUCCESS) {
+    if (filed && !missed) {
         pe_rt.stats.aot_kernels_compiled += n;
         return true;
     }
@@ -1009,7 +1021,7 @@ static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *p
 /* The GPU of a batch, or NULL for the CPU: the one PE_DEVICE /
  * pe_set_device names; else (automatic) the GPU that holds the most bytes
  * of the batch's inputs, or the first GPU when the batch's largest result
- * is large enough to beat the transfers; f64 only on a GPU good at it. */
+ * is large enough to beat the transfers; f64 only on GPUs good at it. */
 static cuda_gpu *gpu_for(const pe_batch *b)
 {
     if (b->device == 0) return NULL;
@@ -1027,12 +1039,14 @@ static cuda_gpu *gpu_for(const pe_batch *b)
             if (q->dev_buf) held[q->dev_gpu] += port_bytes(q);
         }
     }
-    cuda_gpu *g = first && in_use(first) ? first : NULL;
+    /* the candidates: GPUs in use, and for f64 those good at it */
+#define CANDIDATE(g) (in_use(g) && (!f64 || (g)->dev->fast_f64))
+    cuda_gpu *g = first && CANDIDATE(first) ? first : NULL;
     size_t most = 0;
     for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
-        if (in_use(&gpus[i]) && (held[i] > most || !g)) most = held[i], g = &gpus[i];
-    if (!g || (f64 && !g->dev->fast_f64)) return NULL;
-    return most > 0 || largest >= AUTO_MIN_ELEMENTS ? g : NULL;
+        if (CANDIDATE(&gpus[i]) && (held[i] > most || !g)) most = held[i], g = &gpus[i];
+#undef CANDIDATE
+    return g && (most > 0 || largest >= AUTO_MIN_ELEMENTS) ? g : NULL;
 }
 
 /* Computes a port on the CPU's interpreter, its inputs copied to the host
@@ -1299,6 +1313,8 @@ bool pe_cuda_executor_start(int ordinal)
         return false;
     }
     cuda_gpu *g = &gpus[ordinal];
+    if (g->up && g->disabled)
+        pe_log_message(PE_LOG_WARN, "GPU %d (%s) went off after a CUDA failure earlier in this run", ordinal, dev->name);
     if (g->up) return !g->disabled;
     cuda_gpu *was = bound;
     g->ordinal = ordinal;
@@ -1307,7 +1323,7 @@ bool pe_cuda_executor_start(int ordinal)
     if (r == PE_CUDA_SUCCESS) r = bind(g);
     if (r == PE_CUDA_SUCCESS) r = cu->cuStreamCreate(&g->streams[0], 1 /* non-blocking */);
     g->stream = g->streams[0];
-    g->n_streams = 1;
+    g->n_streams = r == PE_CUDA_SUCCESS;
     /* more streams and the event pool: without them, one stream does it all */
     bool extra = r == PE_CUDA_SUCCESS;
     for (int e = 0; e < EVENTS && extra; e++) extra = cu->cuEventCreate(&g->events[e], 2 /* no timing */) == PE_CUDA_SUCCESS;
@@ -1361,6 +1377,7 @@ void pe_cuda_executor_stop(void)
 {
     for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
         if (gpus[i].ctx) stop_gpu(&gpus[i]);
+    if (cu) cu->cuCtxSetCurrent(NULL); /* the application's thread keeps no released context */
     first = NULL;
     bound = NULL;
 }

@@ -7,7 +7,8 @@
  * error naming its line — and one warning names the reason. */
 #include "test_util.h"
 
-#include <dlfcn.h>
+#include "emul/emul_checks.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -198,10 +199,6 @@ static void test_device_memory_running_out_leaves_the_work_to_the_cpu(void **sta
 static void test_fragmented_device_memory_evicts(void **state)
 {
     (void)state;
-    const char *driver = getenv("PE_CUDA_DRIVER");
-    void *lib = dlopen(driver, RTLD_NOW | RTLD_NOLOAD);
-    long (*kernels_run)(int) = lib ? (long (*)(int))dlsym(lib, "pe_emul_cuda_kernels_run") : NULL;
-    assert_non_null(kernels_run);
     const size_t mib = 1 << 20;
     char memory[32], fragmented[32];
     snprintf(memory, sizeof memory, "%zu", 8 * mib), snprintf(fragmented, sizeof fragmented, "%zu", 4 * mib);
@@ -209,14 +206,14 @@ static void test_fragmented_device_memory_evicts(void **state)
     capture_begin();
     assert_int_equal(pe_init(&(pe_config){.device = 2, .log_level = PE_LOG_WARN + 1}), PE_OK);
     unsetenv("PE_EMUL_CUDA_MEMORY"), unsetenv("PE_EMUL_CUDA_FRAGMENTED");
-    long before = kernels_run(0);
+    long before = tu_emul_kernels_run(0);
     enum { K = 8 }; /* each result 1 MiB: 9 MiB live in all, 4 usable */
     pe_array a = pe_f32_1d(x, N), r[K];
     for (int k = 0; k < K; k++) {
         r[k] = pe_add(pe_mul(a, (float)k), 1.0f);
         pe_sync();
     }
-    long ran = kernels_run(0) - before;
+    long ran = tu_emul_kernels_run(0) - before;
     for (int k = 0; k < K; k++) {
         static float got[N];
         assert_int_equal(pe_read(r[k], got, sizeof got), PE_OK);
@@ -261,5 +258,10 @@ int main(void)
         cmocka_unit_test(test_fragmented_device_memory_evicts),
         cmocka_unit_test(test_nvrtc_failing_leaves_the_work_to_the_cpu),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (tu_emul_misuses() != 0) {
+        fprintf(stderr, "the executor made %ld calls the emulated CUDA driver refuses\n", tu_emul_misuses());
+        failed++;
+    }
+    return failed;
 }

@@ -4,6 +4,7 @@
  * on the GPU until read, and eviction to the host under PE_CUDA_MEM_LIMIT. */
 #include "test_util.h"
 
+#include "emul/emul_checks.h"
 #include "irformat/ops.h"
 
 typedef pe_array (*map1_fn)(const pe_site *, pe_array);
@@ -591,5 +592,10 @@ int main(void)
         cmocka_unit_test(test_reductions_in_flight_feed_later_batches),
         cmocka_unit_test(test_a_wait_inside_a_batch_keeps_later_kernels_apart),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (tu_emul_misuses() > 0) { /* on the emulated driver */
+        fprintf(stderr, "the executor made %ld calls the emulated CUDA driver refuses\n", tu_emul_misuses());
+        failed++;
+    }
+    return failed;
 }

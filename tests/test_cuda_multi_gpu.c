@@ -7,38 +7,33 @@
  * second device is an sm_86 with slow f64), where it runs. */
 #include "test_util.h"
 
-#include <dlfcn.h>
+#include "emul/emul_checks.h"
 
 #define N (1 << 19)
 
 static float x[N], out[N];
 
-/* The emulated driver's kernel counter, or NULL on a real driver. */
-static long (*kernels_run)(int device);
+/* on the emulated driver (tests/emul): kernels run per device, misuses */
+static bool emulated;
 
-static long ran_on(int device) { return kernels_run ? kernels_run(device) : -1; }
-
-static void find_emulation(void)
-{
-    const char *driver = getenv("PE_CUDA_DRIVER");
-    void *lib = driver && *driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    if (lib) *(void **)&kernels_run = dlsym(lib, "pe_emul_cuda_kernels_run");
-}
+static long ran_on(int device) { return tu_emul_kernels_run(device); }
 
 static char cache_dir[64];
 
 static void start(void)
 {
+    setenv("PE_AOT", "0", 1); /* compiles here count kernels per device: none compiled ahead */
     strcpy(cache_dir, "/tmp/pe-test-multi-gpu-XXXXXX");
     assert_non_null(mkdtemp(cache_dir)); /* nothing compiled before */
     assert_int_equal(pe_init(&(pe_config){.device = 2, .cache_dir = cache_dir}), PE_OK);
-    find_emulation();
+    emulated = tu_emul_kernels_run(0) >= 0;
     tu_errors_clear();
 }
 
 static void stop(void)
 {
     pe_shutdown();
+    if (emulated) assert_int_equal(tu_emul_misuses(), 0);
     char cmd[96];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     assert_int_equal(system(cmd), 0);
@@ -84,7 +79,7 @@ static void test_each_gpu_computes_what_it_is_given(void **state)
     pe_array y1 = pe_mul(pe_sin(a), 3.0f);
     pe_sync();
     assert_int_equal(ran_on(0), after0); /* the second batch went to the second GPU */
-    if (kernels_run) assert_true(after0 > before0 && ran_on(1) > before1);
+    if (emulated) assert_true(after0 > before0 && ran_on(1) > before1);
     assert_int_equal(gpu_batches(), 2);
     assert_int_equal(pe_read(y0, out, sizeof out), PE_OK);
     for (int i = 0; i < N; i++) assert_true(tu_ulps_f32(out[i], (float)(exp((double)x[i]) * 2 + 1)) <= 4);
@@ -133,7 +128,8 @@ static void test_values_move_between_gpus(void **state)
 }
 
 /* Automatic: a batch goes to the GPU that holds its inputs, however small;
- * f64 stays off a GPU slow at it. */
+ * f64 goes to a GPU good at it (on the emulation, the first: the second
+ * is slow at f64). */
 static void test_automatic_choice_follows_the_data(void **state)
 {
     (void)state;
@@ -148,16 +144,18 @@ static void test_automatic_choice_follows_the_data(void **state)
     pe_array c = pe_add(b, 1.0f);
     pe_sync();
     assert_int_equal(gpu_batches(), batches + 1);
-    if (kernels_run) assert_true(ran_on(0) == before0 && ran_on(1) > before1);
+    if (emulated) assert_true(ran_on(0) == before0 && ran_on(1) > before1);
     assert_int_equal(pe_read(c, out, sizeof out), PE_OK);
     for (int i = 0; i < N; i++) assert_true(out[i] == x[i] * 2.0f + 1.0f);
 
     pe_device_info info;
     assert_int_equal(pe_device_info(2, &info), PE_OK);
-    if (kernels_run && strcmp(info.arch, "sm_86") == 0) { /* the emulation's consumer part */
+    if (emulated && strcmp(info.arch, "sm_86") == 0) { /* the emulation's consumer part */
+        long on0 = ran_on(0);
         pe_array d = pe_add(pe_cast(b, PE_F64), 0.25);
         pe_sync();
         assert_int_equal(ran_on(1), before1 + 1); /* c's kernel only */
+        assert_int_equal(ran_on(0), on0 + 1);
         double *got = malloc(N * sizeof *got);
         assert_int_equal(pe_read(d, got, N * sizeof *got), PE_OK);
         for (int i = 0; i < N; i++) assert_true(got[i] == (double)(x[i] * 2.0f) + 0.25);
@@ -198,6 +196,53 @@ static void test_kernels_are_compiled_per_device(void **state)
     stop();
 }
 
+/* The first GPU loses its context (an emulated kernel fault) while the
+ * second goes on: an input the host has too still reaches the second GPU,
+ * a value that lived only on the first is lost (reading what depends on it
+ * is an error naming its line), and the first cannot be picked again. */
+static void test_a_lost_gpu_leaves_the_other_working(void **state)
+{
+    (void)state;
+    fill_x();
+    setenv("PE_EMUL_CUDA_FAIL", "kernel:2", 1);
+    start();
+    unsetenv("PE_EMUL_CUDA_FAIL");
+    if (!emulated) { /* a real driver: faults cannot be injected */
+        stop();
+        return;
+    }
+    assert_int_equal(pe_set_device(1), PE_OK);
+    pe_array a = pe_f32_1d(x, N);
+    int w_line = __LINE__ + 1;
+    pe_array w = pe_mul(a, 3.0f); /* kernel 1: on the first GPU only */
+    pe_sync();
+    pe_array y = pe_mul(a, 2.0f); /* kernel 2 faults: the first GPU's context is lost */
+    assert_int_equal(pe_set_device(2), PE_OK);
+    long before1 = ran_on(1);
+    pe_array z = pe_add(a, 1.0f);
+    pe_sync();
+    assert_int_equal(ran_on(1), before1 + 1);
+    pe_array v = pe_add(w, 1.0f); /* w is lost */
+    pe_sync();
+    assert_int_equal(ran_on(1), before1 + 1);
+    assert_int_equal(pe_read(z, out, sizeof out), PE_OK);
+    for (int i = 0; i < N; i++) assert_true(out[i] == x[i] + 1.0f);
+    tu_errors_clear();
+    assert_int_equal(pe_read(v, out, sizeof out), PE_E_INVALID);
+    assert_true(tu_errors.count == 1 && tu_errors.code == PE_E_INVALID);
+    char where[64];
+    snprintf(where, sizeof where, "test_cuda_multi_gpu.c:%d", w_line);
+    assert_non_null(strstr(tu_errors.message, where));
+    tu_errors_clear();
+    assert_int_equal(pe_read(y, out, sizeof out), PE_E_INVALID); /* computed in the lost context */
+    tu_errors_clear();
+    int line = __LINE__ + 1;
+    assert_int_equal(pe_set_device(1), PE_E_DEVICE);
+    tu_expect_error(PE_E_DEVICE, line);
+    pe_release(a), pe_release(w), pe_release(y), pe_release(z), pe_release(v);
+    stop();
+}
+
 static void test_a_device_that_does_not_exist_is_an_error(void **state)
 {
     (void)state;
@@ -222,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_values_move_between_gpus),
         cmocka_unit_test(test_automatic_choice_follows_the_data),
         cmocka_unit_test(test_kernels_are_compiled_per_device),
+        cmocka_unit_test(test_a_lost_gpu_leaves_the_other_working),
         cmocka_unit_test(test_a_device_that_does_not_exist_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,8 @@
 // - PE_EMUL_CUDA_DEVICES=90,86,...: one device per compute capability (one
 //   sm_90 unless set); an sm_90 or sm_80 device is a data-centre part (fast
 //   f64), the others have 1/64 of the f32 rate in f64;
-// - pe_emul_cuda_kernels_run(device): kernels run on a device so far.
+// - pe_emul_cuda_kernels_run(device): kernels run on a device so far;
+//   pe_emul_cuda_misuses(): calls with a wrong context, handle or pointer.
 // Device pointers are host addresses: nothing here checks that the host
 // never dereferences one.
 #include <algorithm>
@@ -194,6 +195,16 @@ bool is_pinned(const void *p, size_t bytes)
     return (const char *)p >= (const char *)it->first && (const char *)p + bytes <= (const char *)it->first + it->second;
 }
 
+// Calls PE should never make (a wrong context, stream, pointer): counted,
+// for tests to assert none happened (PE ignores some calls' results, such
+// as cuMemFree's, where a misuse would only leak).
+std::atomic<long> misuses{0};
+CUresult misuse(CUresult r)
+{
+    misuses++;
+    return r;
+}
+
 // The device whose allocation holds [p, p + bytes), or -1.
 int device_of(CUdeviceptr p, size_t bytes)
 {
@@ -212,7 +223,7 @@ bool is_device(CUdeviceptr p, size_t bytes, void *stream)
 // The calling thread's context's state: its error, or none current.
 CUresult context_state()
 {
-    return current_context ? current_context->sticky : INVALID_CONTEXT;
+    return current_context ? current_context->sticky : misuse(INVALID_CONTEXT);
 }
 
 // ----------------------------------------------------------- entry points
@@ -264,7 +275,7 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 CUresult cuDevicePrimaryCtxRelease(int dev)
 {
     std::unique_lock<std::mutex> lock(mu);
-    if (!is_ordinal(dev) || contexts[dev].retained == 0) return INVALID_VALUE;
+    if (!is_ordinal(dev) || contexts[dev].retained == 0) return misuse(INVALID_VALUE);
     contexts[dev].retained--, retained_anywhere--;
     if (contexts[dev].retained > 0) return SUCCESS;
     wait_all_idle(lock);
@@ -284,7 +295,7 @@ CUresult cuCtxSetCurrent(void *ctx)
     std::lock_guard<std::mutex> lock(mu);
     Context *c = (Context *)ctx;
     if (!c) return current_context = nullptr, SUCCESS;
-    if (c < contexts || c >= contexts + n_devices || c->retained == 0) return INVALID_CONTEXT;
+    if (c < contexts || c >= contexts + n_devices || c->retained == 0) return misuse(INVALID_CONTEXT);
     current_context = c;
     return c->sticky;
 }
@@ -293,7 +304,7 @@ CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes)
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = context_state()) return r;
-    if (bytes == 0) return INVALID_VALUE;
+    if (bytes == 0) return misuse(INVALID_VALUE);
     Device &d = devices[current_context->device];
     if (d.allocated + bytes + fragmented > device_memory || fails_now("alloc")) return OUT_OF_MEMORY;
     void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
@@ -309,9 +320,9 @@ CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes)
 CUresult cuMemFree(CUdeviceptr ptr)
 {
     std::unique_lock<std::mutex> lock(mu);
-    if (!current_context) return INVALID_CONTEXT;
+    if (!current_context) return misuse(INVALID_CONTEXT);
     auto it = allocations.find(ptr);
-    if (it == allocations.end() || it->second.device != current_context->device) return INVALID_VALUE;
+    if (it == allocations.end() || it->second.device != current_context->device) return misuse(INVALID_VALUE);
     wait_all_idle(lock);
     devices[it->second.device].allocated -= it->second.bytes;
     allocations.erase(it);
@@ -322,7 +333,7 @@ CUresult cuMemFree(CUdeviceptr ptr)
 CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
 {
     std::lock_guard<std::mutex> lock(mu);
-    if (!current_context) return INVALID_CONTEXT;
+    if (!current_context) return misuse(INVALID_CONTEXT);
     *free_bytes = device_memory - devices[current_context->device].allocated, *total = device_memory;
     return current_context->sticky;
 }
@@ -339,7 +350,7 @@ CUresult cuMemHostAlloc(void **ptr, size_t bytes, unsigned)
 CUresult cuMemFreeHost(void *ptr)
 {
     std::unique_lock<std::mutex> lock(mu);
-    if (!pinned.erase(ptr)) return INVALID_VALUE;
+    if (!pinned.erase(ptr)) return misuse(INVALID_VALUE);
     wait_all_idle(lock);
     std::free(ptr);
     return SUCCESS;
@@ -350,14 +361,14 @@ CUresult check_stream(void *stream)
 {
     if (CUresult r = context_state()) return r;
     return stream && streams.count((Stream *)stream) && ((Stream *)stream)->context == current_context ? SUCCESS
-                                                                                                         : INVALID_HANDLE;
+                                                                                                         : misuse(INVALID_HANDLE);
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, void *stream)
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(dst, bytes, stream)) return INVALID_VALUE;
+    if (!is_device(dst, bytes, stream)) return misuse(INVALID_VALUE);
     if (is_pinned(src, bytes)) {
         enqueue((Stream *)stream, [=] { std::memcpy((void *)(uintptr_t)dst, src, bytes); });
     } else { /* pageable: staged at the call, the caller may reuse it at once */
@@ -371,7 +382,7 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, void *strea
 {
     std::unique_lock<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(src, bytes, stream)) return INVALID_VALUE;
+    if (!is_device(src, bytes, stream)) return misuse(INVALID_VALUE);
     enqueue((Stream *)stream, [=] { std::memcpy(dst, (const void *)(uintptr_t)src, bytes); });
     if (!is_pinned(dst, bytes)) wait_idle(lock, (Stream *)stream); /* pageable: done on return */
     return ((Stream *)stream)->context->sticky;
@@ -381,7 +392,7 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void 
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(dst, bytes, stream) || !is_device(src, bytes, stream)) return INVALID_VALUE;
+    if (!is_device(dst, bytes, stream) || !is_device(src, bytes, stream)) return misuse(INVALID_VALUE);
     enqueue((Stream *)stream, [=] { std::memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); });
     return SUCCESS;
 }
@@ -392,7 +403,7 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, void
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
     Context *to = (Context *)dst_ctx, *from = (Context *)src_ctx;
-    if (!to || !from || device_of(dst, bytes) != to->device || device_of(src, bytes) != from->device) return INVALID_VALUE;
+    if (!to || !from || device_of(dst, bytes) != to->device || device_of(src, bytes) != from->device) return misuse(INVALID_VALUE);
     if (from->sticky) return from->sticky;
     enqueue((Stream *)stream, [=] { std::memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); });
     return SUCCESS;
@@ -402,7 +413,7 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, voi
 {
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
-    if (!is_device(dst, bytes, stream)) return INVALID_VALUE;
+    if (!is_device(dst, bytes, stream)) return misuse(INVALID_VALUE);
     enqueue((Stream *)stream, [=] { std::memset((void *)(uintptr_t)dst, value, bytes); });
     return SUCCESS;
 }
@@ -422,7 +433,7 @@ CUresult cuStreamCreate(void **stream, unsigned)
 CUresult cuStreamDestroy(void *stream)
 {
     std::unique_lock<std::mutex> lock(mu);
-    if (!stream || !streams.count((Stream *)stream)) return INVALID_HANDLE;
+    if (!stream || !streams.count((Stream *)stream)) return misuse(INVALID_HANDLE);
     Stream *s = (Stream *)stream;
     wait_idle(lock, s);
     s->stop = true;
@@ -437,7 +448,7 @@ CUresult cuStreamDestroy(void *stream)
 CUresult cuStreamSynchronize(void *stream)
 {
     std::unique_lock<std::mutex> lock(mu);
-    if (!stream || !streams.count((Stream *)stream)) return INVALID_HANDLE;
+    if (!stream || !streams.count((Stream *)stream)) return misuse(INVALID_HANDLE);
     wait_idle(lock, (Stream *)stream);
     return ((Stream *)stream)->context->sticky;
 }
@@ -461,7 +472,7 @@ CUresult cuEventRecord(void *event, void *stream)
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
     Event *e = (Event *)event;
-    if (e->context != current_context) return INVALID_HANDLE; /* recorded in its own context only */
+    if (e->context != current_context) return misuse(INVALID_HANDLE); /* recorded in its own context only */
     unsigned long long generation = ++e->recorded;
     enqueue((Stream *)stream, [=] {
         std::lock_guard<std::mutex> l(mu);
@@ -566,11 +577,11 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     std::lock_guard<std::mutex> lock(mu);
     if (CUresult r = check_stream(stream)) return r;
     if (!f || gx == 0 || bx == 0 || gy != 1 || gz != 1 || by != 1 || bz != 1 || shared || extra || !params)
-        return INVALID_VALUE;
+        return misuse(INVALID_VALUE);
     Context *context = current_context;
     if (fails_now("launch")) return context->sticky = LAUNCH_FAILED;
     Function *fn = (Function *)f;
-    if (fn->module->context != context) return INVALID_HANDLE; /* a function of another context's module */
+    if (fn->module->context != context) return misuse(INVALID_HANDLE); /* a function of another context's module */
     long long n = *(const long long *)params[0];
     auto args = std::make_shared<std::vector<char>>((const char *)params[1], (const char *)params[1] + fn->module->args_size);
     /* another device's memory among the arguments: the kernel faults (no
@@ -682,6 +693,8 @@ __attribute__((constructor)) void configure()
 
 extern "C" {
 CUresult cuDriverGetVersion(int *version) { return cuDriverGetVersionImpl(version); }
+
+long pe_emul_cuda_misuses(void) { return misuses; }
 
 long pe_emul_cuda_kernels_run(int device)
 {
