@@ -529,6 +529,17 @@ bool pe_port_host(pe_port *p)
     return true;
 }
 
+/* Copies to the GPU go on a stream of their own, not behind the batches in
+ * flight (where there is one), and complete before any kernel reads them. */
+static CUstream upload_stream(const cuda_gpu *g) { return g->overlap ? g->uploads : g->stream; }
+
+/* q's device copy is d, on GPU g. */
+static void give_copy(pe_port *q, const cuda_gpu *g, CUdeviceptr d)
+{
+    q->dev_buf = (void *)(uintptr_t)d;
+    q->dev_gpu = (uint8_t)g->ordinal;
+}
+
 /* A value only another GPU has moves to this one: copied across once the
  * other GPU has computed it (cuMemcpyPeerAsync: direct between GPUs with
  * peer access, else the driver stages it through the host), and the other's
@@ -550,7 +561,7 @@ static int from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
     CUdeviceptr d = device_alloc(g, bytes, keep, n_keep), src = (CUdeviceptr)(uintptr_t)q->dev_buf;
     if (!d) return 0;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    CUstream stream = g->overlap ? g->uploads : g->stream;
+    CUstream stream = upload_stream(g);
     r = cu->cuMemcpyPeerAsync(d, g->ctx, src, h->ctx, bytes, stream);
     if (r == PE_CUDA_SUCCESS) r = cu->cuStreamSynchronize(stream);
     if (r != PE_CUDA_SUCCESS) {
@@ -560,8 +571,7 @@ static int from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
     }
     if (pe_prof_on) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
     device_free(h, src, bytes); /* h has finished with it: drained */
-    q->dev_buf = (void *)(uintptr_t)d;
-    q->dev_gpu = (uint8_t)g->ordinal;
+    give_copy(q, g, d);
     pe_rt.stats.bytes_between_devices += bytes;
     return 1;
 }
@@ -588,10 +598,8 @@ static bool to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
     size_t bytes = port_bytes(q);
     CUdeviceptr d = device_alloc(g, bytes, keep, n_keep);
     if (!d) return false;
-    /* complete before any stream's kernel reads it (and before the host
-     * buffer may go) */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    CUstream stream = g->overlap ? g->uploads : g->stream; /* not behind the batches in flight */
+    CUstream stream = upload_stream(g);
     CUresult r = upload_untimed(g, d, q->buf, bytes, stream);
     if (pe_prof_on && r == PE_CUDA_SUCCESS) pe_prof_transfer(true, bytes, t0, pe_prof_now(), gpu_track(g, "copies"));
     if (r != PE_CUDA_SUCCESS) {
@@ -599,8 +607,7 @@ static bool to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
         disable(g, "a copy to the GPU failed", r);
         return false;
     }
-    q->dev_buf = (void *)(uintptr_t)d;
-    q->dev_gpu = (uint8_t)g->ordinal;
+    give_copy(q, g, d);
     pe_rt.stats.bytes_to_device += bytes;
     return true;
 }
@@ -899,8 +906,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
         case KIR_OUT: case KIR_OUT_PARTIAL: {
             CUdeviceptr d = device_alloc(g, port_bytes(q), keep, k->n_params);
             if (!d) return false;
-            q->dev_buf = (void *)(uintptr_t)d;
-            q->dev_gpu = (uint8_t)g->ordinal;
+            give_copy(q, g, d);
             args.p[i].ptr = d;
             if (k->params[i].kind == KIR_OUT_PARTIAL) result = i;
             break;

@@ -147,8 +147,7 @@ static void test_cubins_in_the_disk_cache(void **state)
     assert_null(pe_diskcache_load_blob(&other, "sm_90-test", &n)); /* the same file (a hard link): refused too */
     pe_diskcache_close();
     free(src), free(cubin);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(dir);
 }
 
 int main(void)

@@ -63,7 +63,7 @@ typedef struct {
  * `fail` (PE_EMUL_CUDA_FAIL, or "nvrtc" for PE_EMUL_NVRTC_FAIL). */
 static void run_program(const char *fail, bool sum_first, bool profiled, outcome *o)
 {
-    char dir[] = "/tmp/pe-test-emulated-XXXXXX", cmd[96], profile[64];
+    char dir[] = "/tmp/pe-test-emulated-XXXXXX", profile[64];
     assert_non_null(mkdtemp(dir)); /* no cubins from an earlier scenario */
     if (fail && strcmp(fail, "nvrtc") == 0) setenv("PE_EMUL_NVRTC_FAIL", "1", 1);
     else if (fail) setenv("PE_EMUL_CUDA_FAIL", fail, 1);
@@ -85,8 +85,7 @@ static void run_program(const char *fail, bool sum_first, bool profiled, outcome
     pe_shutdown();
     capture_end();
     unsetenv("PE_EMUL_CUDA_FAIL"), unsetenv("PE_EMUL_NVRTC_FAIL");
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(dir);
 }
 
 static void run(const char *fail, outcome *o) { run_program(fail, false, false, o); }

@@ -34,9 +34,7 @@ static void stop(void)
 {
     pe_shutdown();
     if (emulated) assert_int_equal(tu_emul_misuses(), 0);
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    assert_int_equal(system(cmd), 0);
+    tu_remove_dir(cache_dir);
 }
 
 static void fill_x(void)

@@ -39,6 +39,14 @@ __attribute__((unused)) static int tu_record_error(const pe_error *e, void *user
 
 static inline void tu_errors_clear(void) { memset(&tu_errors, 0, sizeof tu_errors); }
 
+/* Removes a directory the test made (mkdtemp) with all it holds. */
+static inline void tu_remove_dir(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* cmocka group/test fixtures: a fresh runtime per test, errors recorded. */
 __attribute__((unused)) static int tu_setup(void **state)
 {
