@@ -13,7 +13,8 @@
 //   pageable host memory return when done; pinned memory (cuMemHostAlloc)
 //   is truly asynchronous both ways;
 // - launch arguments are copied at the launch;
-// - a failed kernel loses the context: every later call returns the error;
+// - a failed kernel loses the context: from the first call that waits for
+//   the device on, every call returns the error;
 // - each device has its own primary context, memory and allocations; a call
 //   works on the calling thread's current context (cuCtxSetCurrent), and,
 //   as on a GPU, a stream, module or event of another context, or memory of
@@ -26,11 +27,13 @@
 //   pause of up to N microseconds, so that a missing wait shows as a wrong
 //   value rather than passing by luck of timing;
 // - PE_EMUL_CUDA_FAIL=what:N (read, as the two below, when a runtime makes
-//   its first primary context): the
-//   Nth call of a kind fails — `launch`
+//   its first primary context): the Nth call of a kind fails — `launch`
 //   (cuLaunchKernel returns CUDA_ERROR_LAUNCH_FAILED), `kernel` (the Nth
-//   kernel fails as it runs, reported by the calls after it, as a fault on a
-//   GPU is), `alloc` (cuMemAlloc runs out of memory once);
+//   kernel fails as it runs; the first call that waits for the device — a
+//   synchronisation, an event query, a synchronous copy, cuMemFree —
+//   reports it, as CUDA may: whether a batch ended in flight before its
+//   kernel's fault is known never depends on timing), `alloc` (cuMemAlloc
+//   runs out of memory once);
 // - PE_EMUL_CUDA_MEMORY=bytes: each device's memory (1 GiB unless set);
 // - PE_EMUL_CUDA_FRAGMENTED=bytes: that much of it is free but in pieces
 //   no allocation can use (cuMemGetInfo counts it, cuMemAlloc cannot);
@@ -92,10 +95,12 @@ int n_devices = 1;
 size_t device_memory = 1ull << 30; // each device's
 size_t fragmented = 0;             // of which unusable
 
-// a device's primary context; `sticky`: its error once lost
+// a device's primary context; `sticky`: its error once lost, `reported`
+// once a call that waits has returned it
 struct Context {
     int device;
     CUresult sticky;
+    bool reported;
     int retained;
 };
 Context contexts[max_devices];
@@ -220,10 +225,21 @@ bool is_device(CUdeviceptr p, size_t bytes, void *stream)
     return device_of(p, bytes) == ((Stream *)stream)->context->device;
 }
 
+// A context's error as a call that does not wait for the device sees it.
+CUresult told(const Context *c) { return c->reported ? c->sticky : SUCCESS; }
+
+// A context's error as a call that waits for the device sees it: reported
+// from then on to every call.
+CUresult waited(Context *c)
+{
+    if (c->sticky) c->reported = true;
+    return c->sticky;
+}
+
 // The calling thread's context's state: its error, or none current.
 CUresult context_state()
 {
-    return current_context ? current_context->sticky : misuse(INVALID_CONTEXT);
+    return current_context ? told(current_context) : misuse(INVALID_CONTEXT);
 }
 
 // ----------------------------------------------------------- entry points
@@ -265,7 +281,7 @@ CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
     if (!is_ordinal(dev)) return INVALID_VALUE;
     if (retained_anywhere++ == 0) read_test_settings();
     Context *c = &contexts[dev];
-    if (c->retained++ == 0) c->sticky = SUCCESS;
+    if (c->retained++ == 0) c->sticky = SUCCESS, c->reported = false;
     c->device = dev;
     *ctx = c;
     return SUCCESS;
@@ -297,7 +313,7 @@ CUresult cuCtxSetCurrent(void *ctx)
     if (!c) return current_context = nullptr, SUCCESS;
     if (c < contexts || c >= contexts + n_devices || c->retained == 0) return misuse(INVALID_CONTEXT);
     current_context = c;
-    return c->sticky;
+    return told(c);
 }
 
 CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes)
@@ -327,7 +343,7 @@ CUresult cuMemFree(CUdeviceptr ptr)
     devices[it->second.device].allocated -= it->second.bytes;
     allocations.erase(it);
     std::free((void *)(uintptr_t)ptr);
-    return current_context->sticky;
+    return waited(current_context);
 }
 
 CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
@@ -335,7 +351,7 @@ CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
     std::lock_guard<std::mutex> lock(mu);
     if (!current_context) return misuse(INVALID_CONTEXT);
     *free_bytes = device_memory - devices[current_context->device].allocated, *total = device_memory;
-    return current_context->sticky;
+    return told(current_context);
 }
 
 CUresult cuMemHostAlloc(void **ptr, size_t bytes, unsigned)
@@ -384,8 +400,9 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, void *strea
     if (CUresult r = check_stream(stream)) return r;
     if (!is_device(src, bytes, stream)) return misuse(INVALID_VALUE);
     enqueue((Stream *)stream, [=] { std::memcpy(dst, (const void *)(uintptr_t)src, bytes); });
-    if (!is_pinned(dst, bytes)) wait_idle(lock, (Stream *)stream); /* pageable: done on return */
-    return ((Stream *)stream)->context->sticky;
+    if (is_pinned(dst, bytes)) return SUCCESS;
+    wait_idle(lock, (Stream *)stream); /* pageable: done on return */
+    return waited(((Stream *)stream)->context);
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, void *stream)
@@ -404,7 +421,7 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, void
     if (CUresult r = check_stream(stream)) return r;
     Context *to = (Context *)dst_ctx, *from = (Context *)src_ctx;
     if (!to || !from || device_of(dst, bytes) != to->device || device_of(src, bytes) != from->device) return misuse(INVALID_VALUE);
-    if (from->sticky) return from->sticky;
+    if (CUresult r = told(from)) return r;
     enqueue((Stream *)stream, [=] { std::memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); });
     return SUCCESS;
 }
@@ -450,7 +467,7 @@ CUresult cuStreamSynchronize(void *stream)
     std::unique_lock<std::mutex> lock(mu);
     if (!stream || !streams.count((Stream *)stream)) return misuse(INVALID_HANDLE);
     wait_idle(lock, (Stream *)stream);
-    return ((Stream *)stream)->context->sticky;
+    return waited(((Stream *)stream)->context);
 }
 
 CUresult cuEventCreate(void **event, unsigned)
@@ -486,7 +503,7 @@ CUresult cuEventQuery(void *event)
 {
     std::lock_guard<std::mutex> lock(mu);
     Event *e = (Event *)event;
-    if (e->context->sticky) return e->context->sticky;
+    if (CUresult r = waited(e->context)) return r;
     return e->done >= e->recorded ? SUCCESS : NOT_READY;
 }
 
@@ -496,7 +513,7 @@ CUresult cuEventSynchronize(void *event)
     Event *e = (Event *)event;
     unsigned long long generation = e->recorded;
     changed.wait(lock, [&] { return e->done >= generation || e->context->sticky; });
-    return e->context->sticky;
+    return waited(e->context);
 }
 
 CUresult cuStreamWaitEvent(void *stream, void *event, unsigned)
@@ -579,7 +596,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     if (!f || gx == 0 || bx == 0 || gy != 1 || gz != 1 || by != 1 || bz != 1 || shared || extra || !params)
         return misuse(INVALID_VALUE);
     Context *context = current_context;
-    if (fails_now("launch")) return context->sticky = LAUNCH_FAILED;
+    if (fails_now("launch")) return context->reported = true, context->sticky = LAUNCH_FAILED;
     Function *fn = (Function *)f;
     if (fn->module->context != context) return misuse(INVALID_HANDLE); /* a function of another context's module */
     long long n = *(const long long *)params[0];
