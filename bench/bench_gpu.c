@@ -8,6 +8,9 @@
  *   2. triad a = b + s*c and the 16-op chain on 32M f32: % of the copy bandwidth
  *   3. sum and dot of 64M f32
  *   4. compile: first use of a new kernel (NVRTC + module load + run)
+ *   5. automatic placement: one-shot jobs on data the host gives (made and
+ *      read back each run) on the CPU, on the GPU, and where the cost model
+ *      (exec/placement.c) puts them: auto / the better of the two
  *
  * Inputs are uploaded by the warm-up runs and stay on the GPU, results stay
  * there until read: "PE" = record + pe_sync (GPU done, result on the GPU);
@@ -160,6 +163,57 @@ static void measure(work *w, double *gpu, double *read, double *in_flight)
 
 static double cnd(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
+/* One job from host data to host result on `device` (0 the CPU, 1 the
+ * GPU, -1 automatic): 0 a light map (a + b), 1 a heavy one (four
+ * transcendentals an element), 2 Black-Scholes' calls.  Its time; *on_gpu
+ * whether a GPU ran it. */
+static double one_shot(int device, int kind, float *const host[3], int64_t n, float *out, bool *on_gpu)
+{
+    pe_set_device(device);
+    pe_stats s0, s1;
+    pe_get_stats(&s0);
+    double t0 = now();
+    pe_array in[3], put = {0}, r;
+    for (int k = 0; k < 3; k++) in[k] = pe_f32_1d(host[k], n);
+    if (kind == 0) r = pe_add(in[0], in[1]);
+    else if (kind == 1) r = pe_exp(pe_sin(pe_cos(pe_sin(in[0]))));
+    else r = wl_blackscholes(in[0], in[1], in[2], R, V, &put);
+    pe_read(r, out, (size_t)n * sizeof(float));
+    double t = now() - t0;
+    pe_get_stats(&s1);
+    *on_gpu = s1.gpu_batches > s0.gpu_batches;
+    for (int k = 0; k < 3; k++) pe_release(in[k]);
+    pe_release(r);
+    if (kind == 2) pe_release(put);
+    return t;
+}
+
+static void placement(double scale)
+{
+    static const char *names[] = {"a + b (light)", "4 transcendentals", "Black-Scholes calls"};
+    printf("\nautomatic placement, one-shot jobs on host data (inputs made and result read back each run), ms:\n");
+    printf("%-22s %10s %10s %10s %8s %12s\n", "job", "CPU", "GPU", "auto", "auto on", "auto / best");
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t n = (int64_t)((kind == 2 ? 10e6 : 4e6) * scale);
+        float *host[3] = {filled(n, 5, 30, 11), filled(n, 1, 100, 12), filled(n, 0.25f, 10, 13)};
+        float *out = malloc((size_t)n * sizeof *out);
+        double t[3][RUNS];
+        bool on_gpu = false, auto_gpu = false;
+        for (int i = 0; i < WARMUP + RUNS; i++)
+            for (int mode = 0; mode < 3; mode++) {
+                double x = one_shot(mode == 2 ? -1 : mode, kind, host, n, out, &on_gpu);
+                if (i >= WARMUP) t[mode][i - WARMUP] = x;
+                if (mode == 2 && i >= WARMUP) auto_gpu |= on_gpu;
+            }
+        double cpu = median(t[0], RUNS), gpu = median(t[1], RUNS), aut = median(t[2], RUNS);
+        printf("%-22s %10.3f %10.3f %10.3f %8s %12.2f\n", names[kind], cpu * 1e3, gpu * 1e3, aut * 1e3,
+               auto_gpu ? "GPU" : "CPU", aut / fmin(cpu, gpu));
+        for (int k = 0; k < 3; k++) free(host[k]);
+        free(out);
+    }
+    pe_set_device(1);
+}
+
 /* First use of never-seen kernels: a 3-op chain whose ops differ each time. */
 static void compile_latency(void)
 {
@@ -278,6 +332,7 @@ int main(int argc, char **argv)
     free(x), free(y);
 
     compile_latency();
+    placement(scale);
     pe_stats st;
     pe_get_stats(&st);
     printf("GPU batches %llu, kernels compiled %llu, to the GPU %.0f MB, to the host %.0f MB\n",

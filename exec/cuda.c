@@ -10,9 +10,10 @@
  * (the first one for auto) at pe_init, others at pe_set_device.
  *
  * Device choice per batch: the device preferred when it was recorded
- * (PE_DEVICE / pe_set_device), else (automatic) the GPU holding most of its
- * inputs, or the first GPU when its work is large enough to beat the
- * transfers.  A batch no GPU takes goes to the CPU executor.
+ * (PE_DEVICE / pe_set_device), else (automatic) the CPU or the GPU in use
+ * that the cost model of placement.c expects to have its results soonest,
+ * counting the copies its inputs need.  A batch no GPU takes goes to the
+ * CPU executor.
  *
  * Residency: array values are immutable, so a copy on either side never goes
  * stale; a port computed on the GPU is READY with its value in dev_buf (on
@@ -61,11 +62,9 @@
 #include "../jit/nvrtc.h"
 #include "../jit/proggen.h"
 #include "../jit/trace.h"
+#include "placement.h"
 #include "stream_sync.h"
 
-/* Batches smaller than this stay on the CPU unless their inputs are on the
- * GPU already: below it, launch and transfer latency beat the GPU's bandwidth. */
-#define AUTO_MIN_ELEMENTS (1 << 18)
 #define BLOCK 256
 #define STREAMS 4
 #define EVENTS 16
@@ -92,7 +91,8 @@ typedef struct cached_block {
  * (code is specialised per device: its architecture, its module). */
 typedef struct {
     const pe_cuda_device *dev;
-    int ordinal; /* index in pe_cuda_device_at */
+    int ordinal;          /* index in pe_cuda_device_at */
+    pe_place_speed speed; /* what automatic placement expects of it */
     CUcontext ctx;
     CUstream stream; /* streams[0]: copies to the host go there, and the batches' joins */
     CUstream streams[STREAMS];
@@ -131,10 +131,8 @@ typedef struct {
 
 static const pe_cuda_api *cu;
 /* the GPUs by ordinal, started as they are first asked for (PE_DEVICE at
- * pe_init, then pe_set_device); `first` gets the batches PE_DEVICE=auto
- * sends to a GPU whose inputs are on none */
+ * pe_init, then pe_set_device) */
 static cuda_gpu gpus[PE_CUDA_MAX_DEVICES];
-static cuda_gpu *first;
 
 static bool in_use(const cuda_gpu *g) { return g->up && !g->disabled; }
 
@@ -1025,34 +1023,29 @@ static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *p
 
 
 /* The GPU of a batch, or NULL for the CPU: the one PE_DEVICE /
- * pe_set_device names; else (automatic) the GPU that holds the most bytes
- * of the batch's inputs, or the first GPU when the batch's largest result
- * is large enough to beat the transfers; f64 only on GPUs good at it. */
+ * pe_set_device names; else (automatic) the place the cost model
+ * (placement.c) says has the batch's results soonest: the CPU or a GPU in
+ * use. */
 static cuda_gpu *gpu_for(const pe_batch *b)
 {
     if (b->device == 0) return NULL;
     if (b->device > 0) return in_use(&gpus[b->device - 1]) ? &gpus[b->device - 1] : NULL;
-    size_t held[PE_CUDA_MAX_DEVICES] = {0};
-    int64_t largest = 0;
-    bool f64 = false;
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->entries[i].kind != PE_ENTRY_COMPUTE) continue;
-        const pe_port *p = pe_port_at(b->entries[i].port);
-        if (p->numel > largest) largest = p->numel;
-        f64 |= p->dtype == PE_F64;
-        for (int k = 0; k < p->n_in; k++) {
-            const pe_port *q = pe_port_at(p->in[k]);
-            if (q->dev_buf) held[q->dev_gpu] += port_bytes(q);
-        }
-    }
-    /* the candidates: GPUs in use, and for f64 those good at it */
-#define CANDIDATE(g) (in_use(g) && (!f64 || (g)->dev->fast_f64))
-    cuda_gpu *g = first && CANDIDATE(first) ? first : NULL;
-    size_t most = 0;
+    pe_batch_needs needs;
+    if (!pe_place_needs(b, &needs)) return NULL; /* out of memory: the CPU */
+    pe_place_speed cpu = pe_place_cpu_speed(pe_rt.threads);
+    const pe_place_speed *speeds[PE_PLACES] = {&cpu};
     for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
-        if (CANDIDATE(&gpus[i]) && (held[i] > most || !g)) most = held[i], g = &gpus[i];
-#undef CANDIDATE
-    return g && (most > 0 || largest >= AUTO_MIN_ELEMENTS) ? g : NULL;
+        if (in_use(&gpus[i])) speeds[1 + i] = &gpus[i].speed;
+    double seconds;
+    int place = pe_place_cheapest(&needs, speeds, &seconds);
+    cuda_gpu *choice = place == PE_PLACE_HOST ? NULL : &gpus[place - 1];
+    if (pe_rt.log_level >= PE_LOG_DEBUG) {
+        char where[16] = "the CPU";
+        if (choice) snprintf(where, sizeof where, "GPU %d", choice->ordinal);
+        pe_log_message(PE_LOG_DEBUG, "batch %u placed on %s: estimated %.1f us (CPU %.1f us)", b->epoch, where,
+                       seconds * 1e6, pe_place_seconds(&needs, PE_PLACE_HOST, &cpu) * 1e6);
+    }
+    return choice;
 }
 
 /* Computes a port on the CPU's interpreter, its inputs copied to the host
@@ -1371,11 +1364,12 @@ bool pe_cuda_executor_start(int ordinal)
     }
     g->up = true;
     g->disabled = false;
-    if (!first) first = g;
+    g->speed = pe_place_gpu_speed(dev);
     bind_again(was);
-    pe_log_message(PE_LOG_INFO, "GPU %d: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d", ordinal, g->dev->name,
-                   g->dev->cc_major, g->dev->cc_minor, g->dev->sms, (double)g->dev->memory_bytes / (1 << 30),
-                   pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10);
+    pe_log_message(PE_LOG_INFO, "GPU %d: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d; expected %.0f GB/s, %.1f Tunits/s, f64 1/%.0f",
+                   ordinal, g->dev->name, g->dev->cc_major, g->dev->cc_minor, g->dev->sms,
+                   (double)g->dev->memory_bytes / (1 << 30), pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10,
+                   g->speed.bytes_per_s / 1e9, g->speed.work_per_s / 1e12, g->speed.f64_ratio);
     return true;
 }
 
@@ -1384,6 +1378,5 @@ void pe_cuda_executor_stop(void)
     for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
         if (gpus[i].ctx) stop_gpu(&gpus[i]);
     if (cu) cu->cuCtxSetCurrent(NULL); /* the application's thread keeps no released context */
-    first = NULL;
     bound = NULL;
 }

@@ -15,7 +15,8 @@
 
 #define ABI_VERSION 12000 /* CUDA 12.0: every entry point below exists in it */
 
-enum { ATTR_SMS = 16, ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76, ATTR_SINGLE_TO_DOUBLE_RATIO = 87 };
+enum { ATTR_CLOCK_RATE = 13, ATTR_SMS = 16, ATTR_MEMORY_CLOCK_RATE = 36, ATTR_MEMORY_BUS_WIDTH = 37 };
+enum { ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76, ATTR_SINGLE_TO_DOUBLE_RATIO = 87 };
 
 static struct {
     pthread_once_t once;
@@ -123,7 +124,6 @@ static void load_once(void)
     char skipped[256] = "";
     for (int i = 0; i < count && drv.n_devices < PE_CUDA_MAX_DEVICES; i++) {
         pe_cuda_device d = {0};
-        int ratio = 0;
         size_t mem = 0;
         if (cu->cuDeviceGet(&d.handle, i) != PE_CUDA_SUCCESS ||
             cu->cuDeviceGetName(d.name, sizeof d.name, d.handle) != PE_CUDA_SUCCESS ||
@@ -138,8 +138,15 @@ static void load_once(void)
             continue;
         }
         d.memory_bytes = mem;
-        d.fast_f64 = cu->cuDeviceGetAttribute(&ratio, ATTR_SINGLE_TO_DOUBLE_RATIO, d.handle) == PE_CUDA_SUCCESS &&
-                     ratio > 0 && ratio <= 4;
+        /* speeds the cost model weighs: an attribute the driver lacks stays 0 */
+        if (cu->cuDeviceGetAttribute(&d.f64_ratio, ATTR_SINGLE_TO_DOUBLE_RATIO, d.handle) != PE_CUDA_SUCCESS || d.f64_ratio < 0)
+            d.f64_ratio = 0;
+        d.fast_f64 = d.f64_ratio > 0 && d.f64_ratio <= 4;
+        if (cu->cuDeviceGetAttribute(&d.clock_khz, ATTR_CLOCK_RATE, d.handle) != PE_CUDA_SUCCESS) d.clock_khz = 0;
+        if (cu->cuDeviceGetAttribute(&d.memory_clock_khz, ATTR_MEMORY_CLOCK_RATE, d.handle) != PE_CUDA_SUCCESS)
+            d.memory_clock_khz = 0;
+        if (cu->cuDeviceGetAttribute(&d.memory_bus_bits, ATTR_MEMORY_BUS_WIDTH, d.handle) != PE_CUDA_SUCCESS)
+            d.memory_bus_bits = 0;
         drv.devices[drv.n_devices++] = d;
     }
     if (drv.n_devices == 0) {

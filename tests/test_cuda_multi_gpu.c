@@ -25,7 +25,8 @@ static void start(void)
     setenv("PE_AOT", "0", 1); /* compiles here count kernels per device: none compiled ahead */
     strcpy(cache_dir, "/tmp/pe-test-multi-gpu-XXXXXX");
     assert_non_null(mkdtemp(cache_dir)); /* nothing compiled before */
-    assert_int_equal(pe_init(&(pe_config){.device = 2, .cache_dir = cache_dir}), PE_OK);
+    /* two CPU threads: what automatic placement weighs the GPUs against */
+    assert_int_equal(pe_init(&(pe_config){.device = 2, .threads = 2, .cache_dir = cache_dir}), PE_OK);
     emulated = tu_emul_kernels_run(0) >= 0;
     tu_errors_clear();
 }
@@ -125,9 +126,10 @@ static void test_values_move_between_gpus(void **state)
     stop();
 }
 
-/* Automatic: a batch goes to the GPU that holds its inputs, however small;
- * f64 goes to a GPU good at it (on the emulation, the first: the second
- * is slow at f64). */
+/* Automatic: a batch goes to the GPU that holds its inputs (copying them
+ * costs more than the launch); f64 work heavy enough goes to a GPU good at
+ * f64 although its inputs are on another (on the emulation, the first: the
+ * second is slow at f64), light f64 work stays with its inputs. */
 static void test_automatic_choice_follows_the_data(void **state)
 {
     (void)state;
@@ -150,17 +152,58 @@ static void test_automatic_choice_follows_the_data(void **state)
     assert_int_equal(pe_device_info(2, &info), PE_OK);
     if (emulated && strcmp(info.arch, "sm_86") == 0) { /* the emulation's consumer part */
         long on0 = ran_on(0);
-        pe_array d = pe_add(pe_cast(b, PE_F64), 0.25);
+        pe_array light = pe_add(pe_cast(b, PE_F64), 0.25);
         pe_sync();
-        assert_int_equal(ran_on(1), before1 + 1); /* c's kernel only */
+        assert_int_equal(ran_on(1), before1 + 2); /* c's kernel, light's */
+        assert_int_equal(ran_on(0), on0);
+        pe_array heavy = pe_exp(pe_sin(pe_cos(pe_cast(b, PE_F64))));
+        pe_sync();
+        assert_int_equal(ran_on(1), before1 + 2);
         assert_int_equal(ran_on(0), on0 + 1);
         double *got = malloc(N * sizeof *got);
-        assert_int_equal(pe_read(d, got, N * sizeof *got), PE_OK);
+        assert_int_equal(pe_read(heavy, got, N * sizeof *got), PE_OK);
+        for (int i = 0; i < N; i++) {
+            double want = exp(sin(cos((double)(x[i] * 2.0f))));
+            assert_true(fabs(got[i] - want) <= 1e-14 * want);
+        }
+        assert_int_equal(pe_read(light, got, N * sizeof *got), PE_OK);
         for (int i = 0; i < N; i++) assert_true(got[i] == (double)(x[i] * 2.0f) + 0.25);
         free(got);
-        pe_release(d);
+        pe_release(heavy), pe_release(light);
     }
     pe_release(a), pe_release(b), pe_release(c);
+    tu_expect_no_error();
+    stop();
+}
+
+/* Automatic, inputs on the host (the emulated GPUs against two CPU
+ * threads): a light map stays on the CPU, copying its input would take
+ * longer than computing it there; an arithmetic-heavy map goes to a GPU. */
+static void test_automatic_choice_weighs_copies_against_work(void **state)
+{
+    (void)state;
+    fill_x();
+    start();
+    if (!emulated) { /* a real GPU's speeds decide otherwise: nothing fixed to assert */
+        stop();
+        return;
+    }
+    assert_int_equal(pe_set_device(-1), PE_OK);
+    uint64_t batches = gpu_batches();
+    pe_array h = pe_f32_1d(x, N), light = pe_add(h, 1.0f);
+    pe_sync();
+    assert_int_equal(gpu_batches(), batches);
+    pe_array heavy = pe_exp(pe_sin(pe_cos(pe_sin(h))));
+    pe_sync();
+    assert_int_equal(gpu_batches(), batches + 1);
+    assert_int_equal(pe_read(light, out, sizeof out), PE_OK);
+    for (int i = 0; i < N; i++) assert_true(out[i] == x[i] + 1.0f);
+    assert_int_equal(pe_read(heavy, out, sizeof out), PE_OK);
+    for (int i = 0; i < N; i++) {
+        double want = exp(sin(cos(sin((double)x[i]))));
+        assert_true(fabs(out[i] - want) <= 1e-6 * want);
+    }
+    pe_release(h), pe_release(light), pe_release(heavy);
     tu_expect_no_error();
     stop();
 }
@@ -264,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_each_gpu_computes_what_it_is_given),
         cmocka_unit_test(test_values_move_between_gpus),
         cmocka_unit_test(test_automatic_choice_follows_the_data),
+        cmocka_unit_test(test_automatic_choice_weighs_copies_against_work),
         cmocka_unit_test(test_kernels_are_compiled_per_device),
         cmocka_unit_test(test_a_lost_gpu_leaves_the_other_working),
         cmocka_unit_test(test_a_device_that_does_not_exist_is_an_error),

@@ -263,6 +263,11 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int dev)
     int cc = devices[dev].cc;
     switch (attribute) {
     case 16: *value = 2; return SUCCESS;  /* SMs: small grids, few host threads */
+    /* clocks and memory bus of the part the compute capability stands for
+     * (an H100 SXM, an A100, an RTX 3090), as the placement model reads them */
+    case 13: *value = cc == 90 ? 1980000 : cc == 80 ? 1410000 : 1695000; return SUCCESS;   /* kHz */
+    case 36: *value = cc == 90 ? 2619000 : cc == 80 ? 1215000 : 9751000; return SUCCESS;   /* kHz */
+    case 37: *value = cc == 90 ? 5120 : cc == 80 ? 5120 : 384; return SUCCESS;            /* bits */
     case 75: *value = cc / 10; return SUCCESS;
     case 76: *value = cc % 10; return SUCCESS;
     case 87: *value = cc == 90 || cc == 80 ? 2 : 64; return SUCCESS; /* single to double ratio */

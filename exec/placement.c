@@ -1,0 +1,142 @@
+/* placement.c — the cost model of automatic placement (placement.h).
+ *
+ * A batch at a place takes
+ *     batch overhead + per copied input (latency + bytes / link)
+ *       + per GPU copied from (its work in flight drains first)
+ *       + max(traffic / memory bandwidth, work / arithmetic rate)
+ * (a roofline: a fused kernel is bound by its memory traffic or by its
+ * arithmetic, whichever is slower).  The choice is greedy, batch by batch:
+ * a result is charged for its copies when a later batch or a read needs it
+ * elsewhere, not when it is made.
+ *
+ * The constants are estimates from measurements, not promises: what the
+ * model must get right is the order of magnitude that separates the cases
+ * (a light map over host data stays on a many-core CPU; arithmetic-heavy
+ * work or work on data a GPU holds goes to the GPU).
+ */
+#include "placement.h"
+
+#include <stdlib.h>
+
+/* Host<->GPU copies of pageable memory through the pinned staging buffers:
+ * ~8 GB/s measured on an H100 (bench/RESULTS.md: 80 MB of Black-Scholes
+ * results read in ~9.5 ms); a copy's call, event and wait ~10 us.  Peer
+ * copies are counted the same (PCIe; NVLink would be faster). */
+#define LINK_BYTES_PER_S 8e9
+#define COPY_S 10e-6
+
+/* A CPU thread streams ~12 GB/s (the C triad: 32 GB/s on two cores here)
+ * and does ~1.5e10 cost units a second in f32 (Black-Scholes, ~180 units an
+ * option, 10M in 52 ms on two threads), half that in f64 (half the SIMD
+ * lanes); a socket's memory stops scaling near 100 GB/s.  Waking the pool
+ * for a batch ~5 us. */
+#define CPU_THREAD_BYTES_PER_S 12e9
+#define CPU_BYTES_PER_S_MAX 100e9
+#define CPU_THREAD_WORK_PER_S 1.5e10
+#define CPU_BATCH_S 5e-6
+
+/* A GPU batch: launches, stream joins and its event, ~20 us.  Kernels
+ * reach ~80% of the memory's peak (an H100's device-to-device copy:
+ * 2.5-2.7 of 3.35 TB/s); one cost unit per FP32 lane per clock. */
+#define GPU_BATCH_S 20e-6
+/* A copy from a GPU waits for the batches in flight there: one batch's
+ * worth at least (which keeps small batches on the GPU holding their data
+ * rather than bouncing them to the host and back). */
+#define GPU_DRAIN_S GPU_BATCH_S
+#define GPU_BANDWIDTH_REACHED 0.8
+
+pe_place_speed pe_place_cpu_speed(int threads)
+{
+    double t = threads > 0 ? threads : 1, bytes = t * CPU_THREAD_BYTES_PER_S;
+    return (pe_place_speed){.bytes_per_s = bytes < CPU_BYTES_PER_S_MAX ? bytes : CPU_BYTES_PER_S_MAX,
+                            .work_per_s = t * CPU_THREAD_WORK_PER_S,
+                            .f64_ratio = 2,
+                            .batch_s = CPU_BATCH_S};
+}
+
+pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d)
+{
+    /* a figure the driver did not give: a modest GPU's */
+    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : 1.5e9;
+    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : 32;
+    double clock_hz = d->clock_khz > 0 ? d->clock_khz * 1e3 : 1.5e9;
+    int cc = d->cc_major * 10 + d->cc_minor;
+    double lanes = cc == 75 || cc == 80 ? 64 : 128; /* FP32 units per SM */
+    return (pe_place_speed){.bytes_per_s = 2 * memory_hz * bus_bytes * GPU_BANDWIDTH_REACHED, /* double data rate */
+                            .work_per_s = (d->sms > 0 ? d->sms : 1) * lanes * clock_hz,
+                            .f64_ratio = d->f64_ratio > 0 ? d->f64_ratio : 32,
+                            .batch_s = GPU_BATCH_S};
+}
+
+static size_t bytes_of(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
+
+/* Whether a place holds a value's current contents. */
+static bool holds(const pe_port *q, int place)
+{
+    if (place == PE_PLACE_HOST) return q->buf && !q->host_stale;
+    return q->dev_buf && q->dev_gpu == place - 1;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+bool pe_place_needs(const pe_batch *b, pe_batch_needs *out)
+{
+    *out = (pe_batch_needs){0};
+    uint32_t *outside = malloc(sizeof *outside * (b->n * PE_PORT_MAX_INPUTS + 1));
+    if (!outside) return false;
+    size_t n_outside = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        const pe_port *p = pe_port_at(b->entries[i].port);
+        double elements = (double)p->numel; /* a reduction works on its input's */
+        for (int k = 0; k < p->n_in; k++) {
+            const pe_port *q = pe_port_at(p->in[k]);
+            if ((double)q->numel > elements) elements = (double)q->numel;
+            bool made_here = q->state == PE_PORT_PENDING && q->batch == b->epoch;
+            if (!made_here && q->op != PE_OP_constant) outside[n_outside++] = p->in[k];
+        }
+        double work = elements * (pe_op_table[p->op].cost > 0 ? pe_op_table[p->op].cost : 1);
+        if (p->ctype == PE_F64) out->work_f64 += work;
+        else out->work += work;
+        if (!p->released_in_batch) out->traffic += (double)bytes_of(p);
+    }
+    qsort(outside, n_outside, sizeof *outside, by_index);
+    for (size_t i = 0; i < n_outside; i++) {
+        if (i > 0 && outside[i] == outside[i - 1]) continue; /* an input of several */
+        const pe_port *q = pe_port_at(outside[i]);
+        double bytes = (double)bytes_of(q);
+        out->traffic += bytes;
+        bool from_host = holds(q, PE_PLACE_HOST);
+        for (int place = 0; place < PE_PLACES; place++) {
+            if (holds(q, place)) continue;
+            out->missing[place] += bytes, out->copies[place]++;
+            if (!from_host && q->dev_buf) out->drained[place] |= 1u << q->dev_gpu;
+        }
+    }
+    free(outside);
+    return true;
+}
+
+double pe_place_seconds(const pe_batch_needs *n, int place, const pe_place_speed *s)
+{
+    double copies = n->copies[place] * COPY_S + n->missing[place] / LINK_BYTES_PER_S +
+                    __builtin_popcount(n->drained[place]) * GPU_DRAIN_S;
+    double memory = n->traffic / s->bytes_per_s, arithmetic = (n->work + n->work_f64 * s->f64_ratio) / s->work_per_s;
+    return s->batch_s + copies + (memory > arithmetic ? memory : arithmetic);
+}
+
+int pe_place_cheapest(const pe_batch_needs *n, const pe_place_speed *const speeds[PE_PLACES], double *seconds)
+{
+    int best = PE_PLACE_HOST;
+    *seconds = pe_place_seconds(n, PE_PLACE_HOST, speeds[PE_PLACE_HOST]);
+    for (int place = 1; place < PE_PLACES; place++) {
+        if (!speeds[place]) continue;
+        double t = pe_place_seconds(n, place, speeds[place]);
+        if (t < *seconds) *seconds = t, best = place;
+    }
+    return best;
+}
