@@ -1024,14 +1024,14 @@ static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *p
 
 /* The GPU of a batch, or NULL for the CPU: the one PE_DEVICE /
  * pe_set_device names; else (automatic) the place the cost model
- * (placement.c) says has the batch's results soonest: the CPU or a GPU in
- * use. */
-static cuda_gpu *gpu_for(const pe_batch *b)
+ * (placement.c) says has the results of the batch's program sequence
+ * soonest: the CPU or a GPU in use. */
+static cuda_gpu *gpu_for(const pe_batch *b, const pe_program_seq *seq)
 {
     if (b->device == 0) return NULL;
     if (b->device > 0) return in_use(&gpus[b->device - 1]) ? &gpus[b->device - 1] : NULL;
     pe_batch_needs needs;
-    if (!pe_place_needs(b, &needs)) return NULL; /* out of memory: the CPU */
+    if (!pe_place_needs(seq, &needs)) return NULL; /* out of memory: the CPU */
     pe_place_speed cpu = pe_place_cpu_speed(pe_rt.threads);
     const pe_place_speed *speeds[PE_PLACES] = {&cpu};
     for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
@@ -1156,14 +1156,18 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 {
     (void)ex;
     double t0 = pe_rt.log_level >= PE_LOG_DEBUG ? seconds() : 0;
-    cuda_gpu *g = gpu_for(b);
-    if (!g || !current(g)) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    if (b->device == 0 || (b->device > 0 && !in_use(&gpus[b->device - 1])))
+        return pe_cpu_executor.run(&pe_cpu_executor, b);
     /* the program sequence: from the trace cache (shared with the CPU
      * executor: sequences are device-independent, compiled code is looked up
-     * per device), else from the program generator */
+     * per device), else from the program generator; placement weighs its
+     * kernels */
     pe_program_seq seq;
     bool hit;
     if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, NULL, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    cuda_gpu *g = gpu_for(b, &seq);
+    if (!g || !current(g)) /* the GPU's sequence (reductions fused whatever the CPU's rule) runs there */
+        return pe_cpu_run_sequence(b, &seq, hit);
     compiled *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     bool *launched = calloc(seq.n ? seq.n : 1, sizeof *launched);
     pe_sync_plan plan = {0};

@@ -56,12 +56,13 @@ pe_place_speed pe_place_cpu_speed(int threads)
 
 pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d)
 {
-    /* a figure the driver did not give: a modest GPU's */
-    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : 1.5e9;
-    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : 32;
+    /* a figure the driver did not give (the clock attributes are
+     * deprecated): HBM on a data-centre part, GDDR on the others */
+    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : d->fast_f64 ? 1.5e9 : 9.5e9;
+    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : d->fast_f64 ? 512 : 48;
     double clock_hz = d->clock_khz > 0 ? d->clock_khz * 1e3 : 1.5e9;
     int cc = d->cc_major * 10 + d->cc_minor;
-    double lanes = cc == 75 || cc == 80 ? 64 : 128; /* FP32 units per SM */
+    double lanes = cc == 60 || (cc >= 70 && cc <= 80) ? 64 : 128; /* FP32 units per SM (P100, V100, T4, A100: 64) */
     return (pe_place_speed){.bytes_per_s = 2 * memory_hz * bus_bytes * GPU_BANDWIDTH_REACHED, /* double data rate */
                             .work_per_s = (d->sms > 0 ? d->sms : 1) * lanes * clock_hz,
                             .f64_ratio = d->f64_ratio > 0 ? d->f64_ratio : 32,
@@ -83,33 +84,38 @@ static int by_index(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-bool pe_place_needs(const pe_batch *b, pe_batch_needs *out)
+bool pe_place_needs(const pe_program_seq *seq, pe_batch_needs *out)
 {
     *out = (pe_batch_needs){0};
-    uint32_t *outside = malloc(sizeof *outside * (b->n * PE_PORT_MAX_INPUTS + 1));
+    size_t most = 0;
+    for (size_t i = 0; i < seq->n; i++)
+        if (seq->progs[i].kind == PE_PROG_KERNEL) most += (size_t)seq->progs[i].kir->n_params;
+    uint32_t *outside = malloc(sizeof *outside * (most ? most : 1));
     if (!outside) return false;
     size_t n_outside = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->entries[i].kind != PE_ENTRY_COMPUTE) continue;
-        const pe_port *p = pe_port_at(b->entries[i].port);
-        double elements = (double)p->numel; /* a reduction works on its input's */
-        for (int k = 0; k < p->n_in; k++) {
-            const pe_port *q = pe_port_at(p->in[k]);
-            if ((double)q->numel > elements) elements = (double)q->numel;
-            bool made_here = q->state == PE_PORT_PENDING && q->batch == b->epoch;
-            if (!made_here && q->op != PE_OP_constant) outside[n_outside++] = p->in[k];
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
+        if (p->kind != PE_PROG_KERNEL) continue;
+        int64_t read, written;
+        pe_program_traffic(p, &read, &written);
+        out->traffic += (double)(read + written);
+        for (int m = 0; m < p->n_members; m++) { /* a reduction's iterations are its input's elements */
+            const pe_port *q = pe_port_at(p->members[m]);
+            double work = (double)p->numel * (pe_op_table[q->op].cost > 0 ? pe_op_table[q->op].cost : 1);
+            if (q->ctype == PE_F64) out->work_f64 += work;
+            else out->work += work;
         }
-        double work = elements * (pe_op_table[p->op].cost > 0 ? pe_op_table[p->op].cost : 1);
-        if (p->ctype == PE_F64) out->work_f64 += work;
-        else out->work += work;
-        if (!p->released_in_batch) out->traffic += (double)bytes_of(p);
+        for (int k = 0; k < p->kir->n_params; k++) {
+            kir_param_kind kind = p->kir->params[k].kind;
+            if ((kind == KIR_IN_CONTIG || kind == KIR_IN_BROADCAST) && pe_port_at(p->bind[k])->state != PE_PORT_PENDING)
+                outside[n_outside++] = p->bind[k];
+        }
     }
     qsort(outside, n_outside, sizeof *outside, by_index);
     for (size_t i = 0; i < n_outside; i++) {
-        if (i > 0 && outside[i] == outside[i - 1]) continue; /* an input of several */
+        if (i > 0 && outside[i] == outside[i - 1]) continue; /* an input of several kernels: copied once */
         const pe_port *q = pe_port_at(outside[i]);
         double bytes = (double)bytes_of(q);
-        out->traffic += bytes;
         bool from_host = holds(q, PE_PLACE_HOST);
         for (int place = 0; place < PE_PLACES; place++) {
             if (holds(q, place)) continue;

@@ -6,6 +6,7 @@
  * device's own rate).  The CUDA executor asks it per batch. */
 #ifndef PE_EXEC_PLACEMENT_H
 #define PE_EXEC_PLACEMENT_H
+#include "../jit/proggen.h"
 #include "../jit/runtime.h"
 #include "cuda_driver.h"
 
@@ -22,8 +23,8 @@ typedef struct {
 
 /* What a batch asks for, wherever it runs. */
 typedef struct {
-    double work, work_f64;     /* elements times catalog cost, computed in f32 (or narrower) and in f64 */
-    double traffic;            /* bytes its kernels read and write at least: inputs from outside, results kept */
+    double work, work_f64;     /* kernel iterations times the catalog cost of its ops, in f32 (or narrower) and in f64 */
+    double traffic;            /* bytes its kernels read and write (pe_program_traffic) */
     double missing[PE_PLACES]; /* bytes of its inputs a place lacks (copied there first) */
     int copies[PE_PLACES];     /* how many inputs those are */
     uint32_t drained[PE_PLACES]; /* the GPUs (bit per ordinal) those come from: each must finish its work first */
@@ -32,9 +33,12 @@ typedef struct {
 pe_place_speed pe_place_cpu_speed(int threads);
 pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d);
 
-/* The batch's needs, from its ports as they are now (run time).  False
- * when out of memory. */
-bool pe_place_needs(const pe_batch *b, pe_batch_needs *out);
+/* A batch's needs, from its program sequence (which does not depend on
+ * the device) and its inputs' residency now (run time: inputs from
+ * outside the batch are READY, its own ports PENDING).  Programs the
+ * interpreter runs count nowhere: they run on the CPU wherever the batch
+ * goes.  False when out of memory. */
+bool pe_place_needs(const pe_program_seq *seq, pe_batch_needs *out);
 
 /* Estimated seconds until the batch's results exist at `place`. */
 double pe_place_seconds(const pe_batch_needs *n, int place, const pe_place_speed *s);

@@ -4,12 +4,13 @@
  * threads.  The model's speeds are checked against what was measured on
  * the H100 (bench/RESULTS.md); its choices against the cases that decide
  * where work belongs: where its inputs are, how much arithmetic it does per
- * byte, its dtype, its size.  (How pe_place_needs reads a real batch, and
- * that the CUDA executor follows the choice, test_cuda_multi_gpu checks on
- * the emulated GPUs.) */
+ * byte, its dtype, its size; what it reads of a batch against the batch's
+ * arrays counted by hand.  (That the CUDA executor follows the choice,
+ * test_cuda_multi_gpu checks on the emulated GPUs.) */
 #include "test_util.h"
 
 #include "exec/placement.h"
+#include "jit/cpu_gccjit.h"
 
 /* cuDeviceGetAttribute's answers on the two parts */
 static const pe_cuda_device h100 = {.name = "NVIDIA H100 80GB HBM3", .cc_major = 9, .cc_minor = 0, .sms = 132,
@@ -110,12 +111,61 @@ static void test_work_on_gpu_data(void **state)
     assert_int_equal(cheapest(&heavy64, &cpu16, &gpu, &consumer), GPU0);
 }
 
+/* A batch the runtime recorded: t = a * b (released in the batch), u = t + a,
+ * s = sum(u), v = c * 2, w = d + 1 — on 1000 f32 elements, in fused kernels
+ * (the GPU's rules; {t, u, s} and {v, w} today, one kernel would read and
+ * write the same).  Its traffic: a, b, c, d read once, u, v, w written (t
+ * stays in registers, s's partials are not counted); its work: 1000
+ * iterations x 5 one-add ops.  Residency, set by hand on the inputs: a and
+ * b on the host only, c on the host and GPU 0, d on GPU 1 only. */
+static void test_needs_of_a_recorded_batch(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static float x[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i;
+    assert_int_equal(pe_init(&(pe_config){.device = 1}), PE_OK);
+    pe_array a = pe_f32_1d(x, N), b = pe_f32_1d(x, N), c = pe_f32_1d(x, N), d = pe_f32_1d(x, N);
+    pe_sync();
+    pe_array t = pe_mul(a, b), u = pe_add(t, a), s = pe_sum(u), v = pe_mul(c, 2.0f), w = pe_add(d, 1.0f);
+    pe_release(t);
+    {
+        PE_API_GUARD;
+        pe_port *pc = pe_port_lookup(PE_HERE, c, "test", NULL), *pd = pe_port_lookup(PE_HERE, d, "test", NULL);
+        void *d_host = pd->buf;
+        static char gpu_memory[2][N * sizeof(float)]; /* stands for device copies: never read */
+        pc->dev_buf = gpu_memory[0], pc->dev_gpu = 0;
+        pd->dev_buf = gpu_memory[1], pd->dev_gpu = 1, pd->host_stale = true, pd->buf = NULL;
+        pe_program_seq seq;
+        assert_true(pe_proggen(pe_rt.queue, pe_rt.queue_len, pe_rt.batch_epoch, pe_gccjit_can_emit, NULL, &seq));
+        pe_batch_needs n;
+        assert_true(pe_place_needs(&seq, &n));
+        pc->dev_buf = NULL, pd->dev_buf = NULL, pd->host_stale = false, pd->buf = d_host;
+        pe_program_seq_free(&seq);
+        const double bytes = N * sizeof(float);
+        assert_true(n.traffic == 7 * bytes);
+        assert_true(n.work == 5.0 * N && n.work_f64 == 0);
+        /* the host lacks d (from GPU 1, which drains first); GPU 0 lacks
+         * a, b, d; GPU 1 lacks a, b, c (from the host: nothing drains) */
+        assert_true(n.missing[HOST] == bytes && n.copies[HOST] == 1 && n.drained[HOST] == 1u << 1);
+        assert_true(n.missing[GPU0] == 3 * bytes && n.copies[GPU0] == 3 && n.drained[GPU0] == 1u << 1);
+        assert_true(n.missing[GPU1] == 3 * bytes && n.copies[GPU1] == 3 && n.drained[GPU1] == 0);
+    }
+    double sum;
+    assert_int_equal(pe_read_f64(s, &sum), PE_OK); /* the batch runs as usual after */
+    assert_true(sum == (float)((double)N * (N - 1) * (2 * N - 1) / 6 + (double)N * (N - 1) / 2)); /* of i^2 + i, an f32 */
+    pe_release(a), pe_release(b), pe_release(c), pe_release(d), pe_release(u), pe_release(s), pe_release(v), pe_release(w);
+    tu_expect_no_error();
+    pe_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_speeds_follow_the_device_attributes),
         cmocka_unit_test(test_work_on_host_data),
         cmocka_unit_test(test_work_on_gpu_data),
+        cmocka_unit_test(test_needs_of_a_recorded_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
