@@ -378,13 +378,11 @@ static void device_free(cuda_gpu *g, CUdeviceptr ptr, size_t bytes)
     g->bytes_cached += (size_t)1 << c;
 }
 
-static size_t port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
-
 void pe_cuda_port_free(pe_port *p)
 {
     if (!p->dev_buf) return;
     cuda_gpu *g = &gpus[p->dev_gpu];
-    if (g->up) device_free(g, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    if (g->up) device_free(g, (CUdeviceptr)(uintptr_t)p->dev_buf, pe_port_bytes(p));
     p->dev_buf = NULL;
 }
 
@@ -489,7 +487,7 @@ static CUresult copy_down(pe_port *p, void *dst)
     cuda_gpu *g = &gpus[p->dev_gpu], *was = bound;
     CUresult r = g->up ? bind(g) : PE_CUDA_ERROR_NO_DEVICE;
     if (r == PE_CUDA_SUCCESS) r = drain(g);
-    if (r == PE_CUDA_SUCCESS) r = download(g, dst, (CUdeviceptr)(uintptr_t)p->dev_buf, port_bytes(p));
+    if (r == PE_CUDA_SUCCESS) r = download(g, dst, (CUdeviceptr)(uintptr_t)p->dev_buf, pe_port_bytes(p));
     if (r != PE_CUDA_SUCCESS && g->up) disable(g, "a copy to the host failed", r);
     bind_again(was);
     return r;
@@ -502,14 +500,14 @@ bool pe_port_copy_out(pe_port *p, void *dst)
         fail_port(p, "the GPU result cannot be copied to the host", r);
         return false;
     }
-    pe_rt.stats.bytes_to_host += port_bytes(p);
+    pe_rt.stats.bytes_to_host += pe_port_bytes(p);
     return true;
 }
 
 bool pe_port_host(pe_port *p)
 {
     if (!p->host_stale) return true;
-    size_t bytes = port_bytes(p);
+    size_t bytes = pe_port_bytes(p);
     void *buf = pe_mem_alloc(bytes);
     if (!buf) {
         fail_port(p, "out of host memory for the copy of a GPU result", PE_CUDA_SUCCESS);
@@ -546,7 +544,7 @@ static void give_copy(pe_port *q, const cuda_gpu *g, CUdeviceptr d)
 static int from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
 {
     cuda_gpu *h = &gpus[q->dev_gpu];
-    size_t bytes = port_bytes(q);
+    size_t bytes = pe_port_bytes(q);
     CUresult r = bind(h);
     if (r == PE_CUDA_SUCCESS) r = drain(h);
     if (r != PE_CUDA_SUCCESS) disable(h, "a kernel failed", r);
@@ -593,7 +591,7 @@ static bool to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
         q->dev_buf = NULL; /* an off GPU's block stays where it is: its context frees it */
     }
     if (!q->buf && !pe_interp_materialise(q)) return false; /* a uniform constant as an array */
-    size_t bytes = port_bytes(q);
+    size_t bytes = pe_port_bytes(q);
     CUdeviceptr d = device_alloc(g, bytes, keep, n_keep);
     if (!d) return false;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
@@ -902,7 +900,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
             break;
         case KIR_OUT: case KIR_OUT_PARTIAL: {
-            CUdeviceptr d = device_alloc(g, port_bytes(q), keep, k->n_params);
+            CUdeviceptr d = device_alloc(g, pe_port_bytes(q), keep, k->n_params);
             if (!d) return false;
             give_copy(q, g, d);
             args.p[i].ptr = d;
@@ -973,7 +971,7 @@ static void unlaunch(cuda_gpu *g, const pe_program *p)
         kir_param_kind kind = p->kir->params[i].kind;
         if ((kind == KIR_OUT || kind == KIR_OUT_PARTIAL) && q->state != PE_PORT_INVALID) {
             if (!g->disabled) pe_cuda_port_free(q);
-            if (q->buf) pe_mem_free(q->buf, port_bytes(q)); /* a host copy made mid-batch */
+            if (q->buf) pe_mem_free(q->buf, pe_port_bytes(q)); /* a host copy made mid-batch */
             q->buf = NULL;
             q->dev_buf = NULL;
             q->host_stale = false;
@@ -1028,8 +1026,7 @@ static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *p
  * soonest: the CPU or a GPU in use. */
 static cuda_gpu *gpu_for(const pe_batch *b, const pe_program_seq *seq)
 {
-    if (b->device == 0) return NULL;
-    if (b->device > 0) return in_use(&gpus[b->device - 1]) ? &gpus[b->device - 1] : NULL;
+    if (b->device > 0) return &gpus[b->device - 1]; /* in use: cuda_run sent the others to the CPU */
     pe_batch_needs needs;
     if (!pe_place_needs(seq, &needs)) return NULL; /* out of memory: the CPU */
     pe_place_speed cpu = pe_place_cpu_speed(pe_rt.threads);

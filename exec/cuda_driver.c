@@ -18,6 +18,13 @@
 enum { ATTR_CLOCK_RATE = 13, ATTR_SMS = 16, ATTR_MEMORY_CLOCK_RATE = 36, ATTR_MEMORY_BUS_WIDTH = 37 };
 enum { ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76, ATTR_SINGLE_TO_DOUBLE_RATIO = 87 };
 
+/* A positive attribute, or 0 where the driver does not say. */
+static int attribute_or_0(const pe_cuda_api *cu, int attribute, CUdevice dev)
+{
+    int value = 0;
+    return cu->cuDeviceGetAttribute(&value, attribute, dev) == PE_CUDA_SUCCESS && value > 0 ? value : 0;
+}
+
 static struct {
     pthread_once_t once;
     pe_cuda_api api;
@@ -138,15 +145,11 @@ static void load_once(void)
             continue;
         }
         d.memory_bytes = mem;
-        /* speeds the cost model weighs: an attribute the driver lacks stays 0 */
-        if (cu->cuDeviceGetAttribute(&d.f64_ratio, ATTR_SINGLE_TO_DOUBLE_RATIO, d.handle) != PE_CUDA_SUCCESS || d.f64_ratio < 0)
-            d.f64_ratio = 0;
-        d.fast_f64 = d.f64_ratio > 0 && d.f64_ratio <= 4;
-        if (cu->cuDeviceGetAttribute(&d.clock_khz, ATTR_CLOCK_RATE, d.handle) != PE_CUDA_SUCCESS) d.clock_khz = 0;
-        if (cu->cuDeviceGetAttribute(&d.memory_clock_khz, ATTR_MEMORY_CLOCK_RATE, d.handle) != PE_CUDA_SUCCESS)
-            d.memory_clock_khz = 0;
-        if (cu->cuDeviceGetAttribute(&d.memory_bus_bits, ATTR_MEMORY_BUS_WIDTH, d.handle) != PE_CUDA_SUCCESS)
-            d.memory_bus_bits = 0;
+        /* speeds the cost model weighs */
+        d.f64_ratio = attribute_or_0(cu, ATTR_SINGLE_TO_DOUBLE_RATIO, d.handle);
+        d.clock_khz = attribute_or_0(cu, ATTR_CLOCK_RATE, d.handle);
+        d.memory_clock_khz = attribute_or_0(cu, ATTR_MEMORY_CLOCK_RATE, d.handle);
+        d.memory_bus_bits = attribute_or_0(cu, ATTR_MEMORY_BUS_WIDTH, d.handle);
         drv.devices[drv.n_devices++] = d;
     }
     if (drv.n_devices == 0) {

@@ -77,10 +77,9 @@ typedef struct {
     int cc_major, cc_minor;
     int sms;
     uint64_t memory_bytes;
-    bool fast_f64; /* double throughput at least 1/4 of single (data-centre parts) */
     /* for the placement cost model (exec/placement.c); 0 where the driver
      * does not say */
-    int f64_ratio;          /* single-precision throughput over double */
+    int f64_ratio;          /* single-precision throughput over double: at most 4 on data-centre parts */
     int clock_khz;          /* SM clock */
     int memory_clock_khz;   /* peak memory clock */
     int memory_bus_bits;    /* global memory bus width */

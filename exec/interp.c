@@ -406,7 +406,7 @@ static void run_generator(pe_port *p)
 bool pe_interp_materialise(pe_port *p)
 {
     if (p->buf) return true;
-    p->buf = pe_mem_alloc((size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
+    p->buf = pe_mem_alloc(pe_port_bytes(p));
     if (!p->buf) return false;
     double v = p->value;
     for (int64_t i = 0; i < p->numel; i++) store(p, i, v);
@@ -424,7 +424,7 @@ static bool compute(pe_port *p)
             return false;
         }
     }
-    size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
+    size_t bytes = pe_port_bytes(p);
     if (!pe_port_result_buffer(p)) {
         char what[96];
         snprintf(what, sizeof what, "out of memory for a result of %zu bytes", bytes);

@@ -58,8 +58,9 @@ pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d)
 {
     /* a figure the driver did not give (the clock attributes are
      * deprecated): HBM on a data-centre part, GDDR on the others */
-    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : d->fast_f64 ? 1.5e9 : 9.5e9;
-    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : d->fast_f64 ? 512 : 48;
+    bool data_centre = d->f64_ratio > 0 && d->f64_ratio <= 4;
+    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : data_centre ? 1.5e9 : 9.5e9;
+    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : data_centre ? 512 : 48;
     double clock_hz = d->clock_khz > 0 ? d->clock_khz * 1e3 : 1.5e9;
     int cc = d->cc_major * 10 + d->cc_minor;
     double lanes = cc == 60 || (cc >= 70 && cc <= 80) ? 64 : 128; /* FP32 units per SM (P100, V100, T4, A100: 64) */
@@ -68,8 +69,6 @@ pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d)
                             .f64_ratio = d->f64_ratio > 0 ? d->f64_ratio : 32,
                             .batch_s = GPU_BATCH_S};
 }
-
-static size_t bytes_of(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
 
 /* Whether a place holds a value's current contents. */
 static bool holds(const pe_port *q, int place)
@@ -115,7 +114,7 @@ bool pe_place_needs(const pe_program_seq *seq, pe_batch_needs *out)
     for (size_t i = 0; i < n_outside; i++) {
         if (i > 0 && outside[i] == outside[i - 1]) continue; /* an input of several kernels: copied once */
         const pe_port *q = pe_port_at(outside[i]);
-        double bytes = (double)bytes_of(q);
+        double bytes = (double)pe_port_bytes(q);
         bool from_host = holds(q, PE_PLACE_HOST);
         for (int place = 0; place < PE_PLACES; place++) {
             if (holds(q, place)) continue;

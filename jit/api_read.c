@@ -24,7 +24,7 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
     bool copy_down = host && p->state == PE_PORT_READY && p->host_stale;
     uint64_t copy_t0 = pe_prof_on && copy_down ? pe_prof_now() : 0;
     if (host && p->state == PE_PORT_READY) pe_port_host(p);
-    if (copy_t0) pe_prof_io_at(s, PE_PROF_COPY, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype), copy_t0, pe_prof_now());
+    if (copy_t0) pe_prof_io_at(s, PE_PROF_COPY, pe_port_bytes(p), copy_t0, pe_prof_now());
     if (p->state == PE_PORT_INVALID) {
         if (p->err_msg)
             pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
@@ -70,7 +70,7 @@ static void compute_into(pe_array a, void *dst, size_t dst_bytes)
     pe_port *p = pe_port_peek(a, &idx);
     if (!p || p->refs_app != 1 || p->temp || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
         p->refs_int > 1 || p->maps || p->buf || pe_op_table[p->op].kind != PE_KIND_MAP ||
-        (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype) != dst_bytes)
+        pe_port_bytes(p) != dst_bytes)
         return;
     pe_port_lend_buffer(p, dst);
     pe_rt.stats.reads_in_place++;
@@ -80,7 +80,7 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
 {
     pe_port *p = wait_for(s, a, api, false);
     if (!p) return status_of_failure();
-    size_t bytes = (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype);
+    size_t bytes = pe_port_bytes(p);
     if (!dst) return pe_raise(s, PE_E_ARG, api, "dst is NULL");
     if (dst_bytes != bytes)
         return pe_raise(s, PE_E_ARG, api, "dst_bytes is %zu but the %s array of %lld elements needs %zu",
@@ -181,7 +181,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
     p->maps++;
     if (pe_prof_on) { /* a view, not a copy: a read of no time */
         uint64_t now = pe_prof_now();
-        pe_prof_io_at(s, PE_PROF_READ, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype), now, now);
+        pe_prof_io_at(s, PE_PROF_READ, pe_port_bytes(p), now, now);
     }
     return p->buf;
 }

@@ -159,9 +159,9 @@ static void free_port(uint32_t idx)
     if (p->buf) {
         if (p->free_fn) {
             p->free_fn(p->buf, p->free_ctx);
-            pe_mem_account(-(long long)((size_t)p->numel * pe_dtype_size(p->dtype)));
+            pe_mem_account(-(long long)pe_port_bytes(p));
         } else
-            pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size(p->dtype));
+            pe_mem_free(p->buf, pe_port_bytes(p));
     }
     if (p->dev_buf) pe_cuda_port_free(p);
     free(p->err_msg);
@@ -201,7 +201,7 @@ void pe_ports_forget_since(uint32_t first)
     for (uint32_t i = first; i < pe_rt.n_slots; i++) {
         pe_port *p = pe_port_at(i);
         if (p->state == PE_PORT_FREE) continue;
-        if (p->buf) pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size(p->dtype));
+        if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
         free(p->err_msg);
         uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
         memset(p, 0, sizeof *p);
@@ -269,19 +269,19 @@ void pe_port_lend_buffer(pe_port *p, void *dst)
     p->buf = dst;
     p->free_fn = lent_buffer_free;
     p->free_ctx = NULL;
-    pe_mem_account((long long)((size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype)));
+    pe_mem_account((long long)pe_port_bytes(p));
 }
 
 bool pe_port_result_buffer(pe_port *p)
 {
     if (p->buf && p->free_fn == lent_buffer_free) return true;
-    p->buf = pe_mem_alloc((size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
+    p->buf = pe_mem_alloc(pe_port_bytes(p));
     return p->buf != NULL;
 }
 
 void pe_port_result_drop(pe_port *p)
 {
     if (p->free_fn == lent_buffer_free) return; /* the application's buffer */
-    if (p->buf) pe_mem_free(p->buf, (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype));
+    if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
     p->buf = NULL;
 }

@@ -328,7 +328,7 @@ void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t
 void pe_prof_interp(const pe_port *p, uint64_t start_ns, uint64_t end_ns)
 {
     pe_prof_kernel_run k = {.device = "interp", .port = p, .n_members = 1, .elements = p->numel,
-                            .bytes_written = p->numel * (int64_t)pe_dtype_size((pe_dtype)p->dtype),
+                            .bytes_written = (int64_t)pe_port_bytes(p),
                             .served = PE_SERVED_interp};
     record_run(&k, "interp:", start_ns, end_ns, -1);
     pe_prof_add(PE_PC_interp_ops, 1);

@@ -14,7 +14,7 @@
 
 /* cuDeviceGetAttribute's answers on the two parts */
 static const pe_cuda_device h100 = {.name = "NVIDIA H100 80GB HBM3", .cc_major = 9, .cc_minor = 0, .sms = 132,
-                                    .fast_f64 = true, .f64_ratio = 2, .clock_khz = 1980000,
+                                    .f64_ratio = 2, .clock_khz = 1980000,
                                     .memory_clock_khz = 2619000, .memory_bus_bits = 5120};
 static const pe_cuda_device rtx3090 = {.name = "NVIDIA GeForce RTX 3090", .cc_major = 8, .cc_minor = 6, .sms = 82,
                                        .f64_ratio = 64, .clock_khz = 1695000, .memory_clock_khz = 9751000,
