@@ -337,23 +337,14 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b)
     /* the program sequence: from the trace cache, else from the program generator */
     pe_program_seq seq;
     bool hit;
-    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, pe_gccjit_reduction_fusible, &seq, &hit))
+    if (!pe_trace_or_proggen(b, &pe_gccjit_fusion_rules, &seq, &hit))
         return pe_interp_executor.run(&pe_interp_executor, b);
-    return pe_cpu_run_sequence(b, &seq, hit);
-}
-
-size_t pe_cpu_run_sequence(const pe_batch *b, pe_program_seq *seq, bool hit)
-{
-    if (jit_disabled) {
-        pe_program_seq_free(seq);
-        return pe_interp_executor.run(&pe_interp_executor, b);
-    }
-    if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(seq, hit);
-    prepare_kernels(seq);
-    if (!hit && !jit_disabled) pe_trace_store(b->key, b->entries, b->n, b->epoch, seq);
+    if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit);
+    prepare_kernels(&seq);
+    if (!hit && !jit_disabled) pe_trace_store(b->key, &pe_gccjit_fusion_rules, b->entries, b->n, b->epoch, &seq);
     size_t computed = 0;
-    for (size_t i = 0; i < seq->n; i++) {
-        const pe_program *p = &seq->progs[i];
+    for (size_t i = 0; i < seq.n; i++) {
+        const pe_program *p = &seq.progs[i];
         switch (p->kind) {
         case PE_PROG_SKIP: {
             pe_port *port = pe_port_at(p->port);
@@ -373,7 +364,7 @@ size_t pe_cpu_run_sequence(const pe_batch *b, pe_program_seq *seq, bool hit)
             break;
         }
     }
-    pe_program_seq_free(seq);
+    pe_program_seq_free(&seq);
     return computed;
 }
 

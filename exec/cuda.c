@@ -1155,16 +1155,20 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     double t0 = pe_rt.log_level >= PE_LOG_DEBUG ? seconds() : 0;
     if (b->device == 0 || (b->device > 0 && !in_use(&gpus[b->device - 1])))
         return pe_cpu_executor.run(&pe_cpu_executor, b);
-    /* the program sequence: from the trace cache (shared with the CPU
-     * executor: sequences are device-independent, compiled code is looked up
-     * per device), else from the program generator; placement weighs its
-     * kernels */
+    /* the program sequence: from the trace cache (sequences are the same on
+     * every GPU, compiled code is looked up per device), else from the
+     * program generator; placement weighs its kernels.  A batch placed on
+     * the CPU gets the CPU executor's own sequence (its fusion rules differ
+     * on reductions), this one kept for the batch's next placement. */
     pe_program_seq seq;
     bool hit;
-    if (!pe_trace_or_proggen(b, pe_gccjit_can_emit, NULL, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
+    if (!pe_trace_or_proggen(b, &pe_cuda_fusion_rules, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
     cuda_gpu *g = gpu_for(b, &seq);
-    if (!g || !current(g)) /* the GPU's sequence (reductions fused whatever the CPU's rule) runs there */
-        return pe_cpu_run_sequence(b, &seq, hit);
+    if (!g || !current(g)) {
+        if (!hit) pe_trace_store(b->key, &pe_cuda_fusion_rules, b->entries, b->n, b->epoch, &seq);
+        pe_program_seq_free(&seq);
+        return pe_cpu_executor.run(&pe_cpu_executor, b);
+    }
     compiled *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
     bool *launched = calloc(seq.n ? seq.n : 1, sizeof *launched);
     pe_sync_plan plan = {0};
@@ -1173,7 +1177,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         pe_program_seq_free(&seq);
         return pe_cpu_executor.run(&pe_cpu_executor, b);
     }
-    if (!hit) pe_trace_store(b->key, b->entries, b->n, b->epoch, &seq); /* code stays NULL: not the CPU's */
+    if (!hit) pe_trace_store(b->key, &pe_cuda_fusion_rules, b->entries, b->n, b->epoch, &seq);
     size_t computed = 0;
     int kernel_no = 0;
     double t1 = t0 ? seconds() : 0;

@@ -8,7 +8,6 @@
 #include <stddef.h>
 
 #include "../jit/kir.h"
-#include "../jit/proggen.h"
 #include "../jit/runtime.h"
 
 struct pe_executor {
@@ -27,10 +26,6 @@ bool pe_interp_execute(pe_port *p);
 /* Makes a port invalid because of input `from`, without a new error. */
 void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
 
-/* Runs a batch whose program sequence is in hand (from the trace cache when
- * `hit`) on the CPU, and frees the sequence: the CUDA executor's, for a
- * batch it placed on the CPU. */
-size_t pe_cpu_run_sequence(const pe_batch *b, pe_program_seq *seq, bool hit);
 /* The CPU executor's life: thread pool up, program cache down. */
 bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries);
 void pe_cpu_executor_stop(void);

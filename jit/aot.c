@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "aot.h"
+#include "cpu_gccjit.h"
+#include "cuda_emit.h"
 #include "diskcache.h"
 #include "irload.h"
 #include "progcache.h"
@@ -35,7 +37,7 @@
 typedef struct {
     const char *name;
     const pe_executor *executor; /* whose batches it compiles for */
-    pe_reduction_fusible_fn fusible; /* the executor's fusion rule, as its batches use it */
+    const pe_fusion_rules *rules; /* the executor's, as its batches use them */
     bool (*has)(const kir_kernel *k); /* a cache holds k already (runtime lock held) */
     /* compiles and files n kernels (without the runtime lock; it takes it to
      * file them); false with a reason in err */
@@ -172,8 +174,9 @@ static bool cpu_compile(const kir_kernel *const *kernels, size_t n, char *err, s
     return filed;
 }
 
-static const aot_target cpu_target = {"the CPU", &pe_cpu_executor, pe_gccjit_reduction_fusible, cpu_has, cpu_compile};
-static const aot_target cuda_target = {"the GPU", &pe_cuda_executor, NULL, pe_cuda_executor_has, pe_cuda_compile_ahead};
+static const aot_target cpu_target = {"the CPU", &pe_cpu_executor, &pe_gccjit_fusion_rules, cpu_has, cpu_compile};
+static const aot_target cuda_target = {"the GPU", &pe_cuda_executor, &pe_cuda_fusion_rules, pe_cuda_executor_has,
+                                     pe_cuda_compile_ahead};
 
 /* ------------------------------------------------------------ the thread */
 
@@ -210,7 +213,7 @@ static void speculate_and_compile(void)
     int n_units = pe_ir_unit_count();
     for (; aot.units_seen < n_units; aot.units_seen++) {
         pe_ir_unit u;
-        if (pe_ir_unit_at(aot.units_seen, &u)) pe_aot_speculate_unit(&u, aot.target->fusible, add_job, NULL);
+        if (pe_ir_unit_at(aot.units_seen, &u)) pe_aot_speculate_unit(&u, aot.target->rules, add_job, NULL);
     }
     pthread_mutex_lock(&aot.mutex);
     size_t queued = 0;

@@ -20,7 +20,7 @@ typedef void (*pe_aot_kernel_sink)(const kir_kernel *k, void *ctx);
  * bodies, then closed function bodies), runs the program generator on it
  * with the executor's reduction fusion rule and hands its kernels to sink;
  * every stand-in port is gone again when it returns.  Under the runtime lock. */
-void pe_aot_speculate_unit(const pe_ir_unit *u, pe_reduction_fusible_fn fusible, pe_aot_kernel_sink sink, void *ctx);
+void pe_aot_speculate_unit(const pe_ir_unit *u, const pe_fusion_rules *rules, pe_aot_kernel_sink sink, void *ctx);
 
 /* ----------------------------------------------------------------- aot.c */
 

@@ -63,7 +63,7 @@ typedef struct {
     int64_t first_request; /* the region's first request (variables defined before it are outside) */
     bool failed; /* out of memory, or a request the guess cannot follow */
     pe_aot_kernel_sink sink;
-    pe_reduction_fusible_fn fusible; /* the executor's rule, as its batches use it */
+    const pe_fusion_rules *rules; /* the executor's, as its batches use them */
     void *ctx;
 } spec;
 
@@ -297,7 +297,7 @@ static void end_batch(spec *sp)
         return;
     }
     pe_program_seq seq;
-    if (pe_proggen(sp->entries, sp->n_entries, SPEC_EPOCH, pe_gccjit_can_emit, sp->fusible, &seq)) {
+    if (pe_proggen(sp->entries, sp->n_entries, SPEC_EPOCH, sp->rules, &seq)) {
         for (size_t i = 0; i < seq.n; i++)
             /* a shaped kernel (broadcast, generator) has the guessed extent in its IR: it cannot match */
             if (seq.progs[i].kind == PE_PROG_KERNEL && seq.progs[i].kir->rank == 0) sp->sink(seq.progs[i].kir, sp->ctx);
@@ -557,12 +557,12 @@ static void speculate_region(spec *sp, int64_t region, bool reversed)
     teardown(sp, first_fresh);
 }
 
-void pe_aot_speculate_unit(const pe_ir_unit *u, pe_reduction_fusible_fn fusible, pe_aot_kernel_sink sink, void *ctx)
+void pe_aot_speculate_unit(const pe_ir_unit *u, const pe_fusion_rules *rules, pe_aot_kernel_sink sink, void *ctx)
 {
     for (uint32_t f = 0; f < u->n_functions; f++) {
         const pe_ir_function *fn = &u->functions[f];
         if (fn->n_requests == 0) continue;
-        spec sp = {.fn = fn, .sink = sink, .fusible = fusible, .ctx = ctx};
+        spec sp = {.fn = fn, .sink = sink, .rules = rules, .ctx = ctx};
         sp.result_of = malloc(sizeof *sp.result_of * fn->n_requests);
         sp.order = malloc(sizeof *sp.order * fn->n_requests);
         bool reversed = arguments_right_to_left();

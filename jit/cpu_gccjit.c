@@ -129,6 +129,8 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
     }
 }
 
+const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_gccjit_can_emit, pe_gccjit_reduction_fusible};
+
 /* ------------------------------------------------------------- helpers */
 
 static gcc_jit_type *type_of(emitter *e, pe_dtype t) { return e->t_of[t]; }

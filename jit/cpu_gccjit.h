@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "kir.h"
+#include "proggen.h"
 
 /* A compiled kernel: computes iterations [begin, end).  args[p] points to
  * parameter p's buffer, or for a scalar parameter to a double holding it. */
@@ -32,6 +33,8 @@ bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype opera
  * 27 ns per element against 3.6 ns for pow as a map; the reduction then
  * runs as a kernel of its own over the stored values. */
 bool pe_gccjit_reduction_fusible(const kir_kernel *body);
+/* The CPU executor's fusion rules: the two predicates above. */
+extern const pe_fusion_rules pe_gccjit_fusion_rules;
 
 /* Facts both code generators (this one and cuda_emit.c) emit by: the libm
  * function behind a float op ("exp", "fabs", ...; CUDA's device library has

@@ -303,6 +303,8 @@ static const kir_inst *reduction_of(const kir_kernel *k)
 
 bool pe_cuda_is_reduction(const kir_kernel *k) { return reduction_of(k) != NULL; }
 
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_gccjit_can_emit, NULL};
+
 static bool is_extreme(pe_op op) { return op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf; }
 static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
 

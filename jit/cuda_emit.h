@@ -31,6 +31,7 @@
 #include <stddef.h>
 
 #include "kir.h"
+#include "proggen.h"
 
 #define PE_CUDA_REDUCE_THREADS 256
 #define PE_CUDA_COMBINER "pe_combine"
@@ -53,6 +54,10 @@ typedef struct {
 /* Appends the CUDA C of n kernels (after one shared prelude) to a new
  * malloc'ed string; NULL when out of memory. */
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
+/* The CUDA executor's fusion rules: the CPU emitter's ops (a kernel the GPU
+ * cannot run falls back to the CPU's JIT), reductions fused into any body
+ * (the CPU's exception is a gcc vectoriser limit). */
+extern const pe_fusion_rules pe_cuda_fusion_rules;
 /* Whether k is a reduction kernel (its launch geometry differs). */
 bool pe_cuda_is_reduction(const kir_kernel *k);
 

@@ -233,9 +233,11 @@ void pe_find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch)
     }
 }
 
-bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable,
-                pe_reduction_fusible_fn reduction_fusible, pe_program_seq *out)
+bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules,
+                pe_program_seq *out)
 {
+    pe_emittable_fn emittable = rules->emittable;
+    pe_reduction_fusible_fn reduction_fusible = rules->reduction_fusible;
     *out = (pe_program_seq){0};
     pe_find_live_consumers(entries, n, epoch);
     group g = {0};

@@ -38,6 +38,15 @@ typedef bool (*pe_emittable_fn)(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dty
 /* Whether a code generator keeps a reduction appended to this kernel body
  * fast (NULL: always); if not, the reduction gets a kernel of its own. */
 typedef bool (*pe_reduction_fusible_fn)(const kir_kernel *body);
+/* An executor's fusion rules: what its code generator emits and when a
+ * reduction may join a kernel body.  Two executors' rules can make
+ * different sequences for one batch, so the trace cache keeps them apart by
+ * `id` (which also goes to disk with the persisted traces). */
+typedef struct {
+    uint8_t id;
+    pe_emittable_fn emittable;
+    pe_reduction_fusible_fn reduction_fusible;
+} pe_fusion_rules;
 
 /* The backward pass (also the interpreter's): counts each pending port's
  * consumers in the batch that are still to be computed; a port the batch
@@ -47,8 +56,8 @@ bool pe_port_dead_in_batch(const pe_port *p);
 
 /* Builds the sequence for a batch; false when out of memory (nothing is
  * then changed: the caller runs the batch on the interpreter). */
-bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, pe_emittable_fn emittable,
-                pe_reduction_fusible_fn reduction_fusible, pe_program_seq *out);
+bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules,
+                pe_program_seq *out);
 void pe_program_seq_free(pe_program_seq *seq);
 /* Bytes a KERNEL program reads from its array inputs and writes to its
  * outputs (the profiler's traffic figures). */

@@ -12,7 +12,9 @@
  * Store: buckets by the first entry's site, entries newest first, at most
  * MAX_COMPARE comparisons per lookup, one global LRU list bounded by
  * PE_TRACE_CACHE entries.  A cached sequence holds key positions instead of
- * ports; a hit instantiates it with the batch's ports. */
+ * ports; a hit instantiates it with the batch's ports.  An entry holds the
+ * id of the fusion rules that made it: a lookup with other rules (the CPU's
+ * and the GPU's differ on reductions) misses it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,7 @@ typedef struct trace_entry {
     size_t key_len;
     uint64_t first_site;
     uint32_t n_externals;
+    uint8_t rules;      /* the fusion rules that made seq (pe_fusion_rules.id) */
     pe_program_seq seq; /* ports replaced by key codes */
     struct trace_entry *bucket_next, *bucket_prev, *lru_next, *lru_prev;
 } trace_entry;
@@ -239,12 +242,13 @@ static uint32_t map_from_code(uint32_t code, const void *ctx)
     return from_code(code, in->entries, in->key);
 }
 
-bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n, pe_program_seq *seq)
+bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                     pe_program_seq *seq)
 {
     if (tc.limit <= 0 || key->broken || !key->first_site) return false;
     int compared = 0;
     for (trace_entry *e = tc.buckets[bucket_of(key->first_site)]; e && compared < MAX_COMPARE; e = e->bucket_next) {
-        if (e->first_site != key->first_site) continue;
+        if (e->first_site != key->first_site || e->rules != rules->id) continue;
         compared++;
         if (e->key_len != key->len || e->n_externals != key->n_externals || memcmp(e->key, key->bytes, key->len) != 0)
             continue;
@@ -261,8 +265,8 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n,
     return false;
 }
 
-void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, uint32_t epoch,
-                    const pe_program_seq *seq)
+void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                    uint32_t epoch, const pe_program_seq *seq)
 {
     (void)entries, (void)n;
     if (tc.limit <= 0 || key->broken || !key->first_site) return;
@@ -280,6 +284,7 @@ void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, 
     e->key_len = key->len;
     e->first_site = key->first_site;
     e->n_externals = key->n_externals;
+    e->rules = rules->id;
     link_front(e);
     tc.stored = true;
     while (tc.count > tc.limit) {
@@ -298,12 +303,11 @@ void pe_trace_clear(void)
     }
 }
 
-bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_reduction_fusible_fn reduction_fusible,
-                         pe_program_seq *seq, bool *hit)
+bool pe_trace_or_proggen(const pe_batch *b, const pe_fusion_rules *rules, pe_program_seq *seq, bool *hit)
 {
     pe_rt.stats.trace_lookups++;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    *hit = pe_trace_lookup(b->key, b->entries, b->n, seq);
+    *hit = pe_trace_lookup(b->key, rules, b->entries, b->n, seq);
     uint64_t t1 = pe_prof_on ? pe_prof_now() : 0;
     if (*hit) {
         pe_rt.stats.trace_hits++;
@@ -311,7 +315,7 @@ bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_reduct
         if (pe_prof_on) pe_prof_proggen(true, t1 - t0, t0, t1);
         return true;
     }
-    if (!pe_proggen(b->entries, b->n, b->epoch, emittable, reduction_fusible, seq)) return false;
+    if (!pe_proggen(b->entries, b->n, b->epoch, rules, seq)) return false;
     pe_rt.stats.proggen_runs++;
     if (pe_prof_on) pe_prof_proggen(false, t1 - t0, t1, pe_prof_now());
     return true;
@@ -320,7 +324,7 @@ bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_reduct
 bool pe_trace_each(void (*fn)(const pe_trace_record *r, void *ctx), void *ctx)
 {
     for (trace_entry *e = tc.lru_tail; e; e = e->lru_prev) {
-        pe_trace_record r = {e->key, e->key_len, e->first_site, e->n_externals, &e->seq};
+        pe_trace_record r = {e->key, e->key_len, e->first_site, e->n_externals, e->rules, &e->seq};
         fn(&r, ctx);
     }
     return tc.stored;
@@ -347,6 +351,7 @@ bool pe_trace_adopt(const pe_trace_record *r)
     e->key_len = r->key_len;
     e->first_site = r->first_site;
     e->n_externals = r->n_externals;
+    e->rules = r->rules;
     link_front(e);
     while (tc.count > tc.limit) {
         trace_entry *old = tc.lru_tail;

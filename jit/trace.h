@@ -13,18 +13,21 @@ void pe_trace_key_free(pe_trace_key *key);
 
 /* Sets limits: `entries` programs sequences at most (0: the cache is off). */
 void pe_trace_configure(int entries);
-/* On a hit, *seq is the cached sequence instantiated with this batch's ports. */
-bool pe_trace_lookup(const pe_trace_key *key, const pe_entry *entries, size_t n, pe_program_seq *seq);
-/* Remembers the sequence made for this batch (which must still be pending). */
-void pe_trace_store(const pe_trace_key *key, const pe_entry *entries, size_t n, uint32_t epoch,
-                    const pe_program_seq *seq);
+/* On a hit, *seq is the sequence cached for this key under these fusion
+ * rules, instantiated with this batch's ports. */
+bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                     pe_program_seq *seq);
+/* Remembers the sequence `rules` made for this batch (which must still be
+ * pending). */
+void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                    uint32_t epoch, const pe_program_seq *seq);
 void pe_trace_clear(void);
 
 /* A batch's program sequence, as every executor gets it: from the trace
- * cache (*hit), else from the program generator with `emittable`; counts
- * lookups, hits and generator runs.  False when out of memory. */
-bool pe_trace_or_proggen(const pe_batch *b, pe_emittable_fn emittable, pe_reduction_fusible_fn reduction_fusible,
-                         pe_program_seq *seq, bool *hit);
+ * cache (*hit), else from the program generator, both under the executor's
+ * fusion rules; counts lookups, hits and generator runs.  False when out of
+ * memory. */
+bool pe_trace_or_proggen(const pe_batch *b, const pe_fusion_rules *rules, pe_program_seq *seq, bool *hit);
 
 /* One cached entry, as the persistent trace cache sees it: the key, the
  * bucket's stable site id, and the sequence with ports as key codes. */
@@ -33,6 +36,7 @@ typedef struct {
     size_t key_len;
     uint64_t first_site;
     uint32_t n_externals;
+    uint8_t rules; /* pe_fusion_rules.id */
     const pe_program_seq *seq;
 } pe_trace_record;
 #define PE_TRACE_EXTERNAL_BIT 0x80000000u /* a code: external operand number, else queue position */

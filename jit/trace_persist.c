@@ -7,7 +7,7 @@
  * Keys name sites by stable ids (trace.c), never addresses.
  *
  * The file is a framed msgpack blob (irformat/msgblob.h, magic "PETC"):
- * {"entries": [[key (bin), first_site, n_externals, programs]]}, a program
+ * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
  * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
  * kir_kernel of this very build)].  Whatever fails a check — frame,
  * checksum, counts, kernel validity — is dropped with a warning; a code that
@@ -27,7 +27,7 @@
 #include "../irformat/msgblob.h"
 
 #define MAGIC "PETC"
-#define VERSION 1
+#define VERSION 2 /* 2: entries carry their fusion rules */
 #define MAX_FILE ((size_t)64 << 20)
 
 static bool file_path(char *out, size_t n)
@@ -55,11 +55,12 @@ static void pack_codes(msgpack_packer *pk, const uint32_t *codes, int n)
 static void pack_entry(const pe_trace_record *r, void *ctx)
 {
     msgpack_packer *pk = ctx;
-    msgpack_pack_array(pk, 4);
+    msgpack_pack_array(pk, 5);
     msgpack_pack_bin(pk, r->key_len);
     msgpack_pack_bin_body(pk, r->key, r->key_len);
     msgpack_pack_uint64(pk, r->first_site);
     msgpack_pack_uint32(pk, r->n_externals);
+    msgpack_pack_uint32(pk, r->rules);
     msgpack_pack_array(pk, r->seq->n);
     for (size_t i = 0; i < r->seq->n; i++) {
         const pe_program *p = &r->seq->progs[i];
@@ -169,18 +170,26 @@ void pe_trace_persist_load(void)
         free(data);
         return;
     }
+    if (blob.version != VERSION) { /* an older format: nothing wrong, just rebuilt */
+        pe_log_message(PE_LOG_DEBUG, "the saved trace cache %s has format %u: removed, it is rebuilt", path,
+                       (unsigned)blob.version);
+        unlink(path);
+        pe_blob_close(&blob);
+        free(data);
+        return;
+    }
     pe_mp_reader r = {.ok = true};
     uint32_t n;
     const msgpack_object *entries = pe_mp_array(&r, pe_mp_get(&r, &blob.root, "entries"), "entries", &n);
     for (uint32_t i = 0; i < n && r.ok; i++) {
         uint32_t nf;
         const msgpack_object *f = pe_mp_array(&r, &entries[i], "entry", &nf);
-        if (!r.ok || nf != 4 || f[0].type != MSGPACK_OBJECT_BIN) {
+        if (!r.ok || nf != 5 || f[0].type != MSGPACK_OBJECT_BIN) {
             pe_mp_fail(&r, "entry %u is malformed", i);
             break;
         }
         uint32_t np;
-        const msgpack_object *progs = pe_mp_array(&r, &f[3], "programs", &np);
+        const msgpack_object *progs = pe_mp_array(&r, &f[4], "programs", &np);
         pe_program_seq seq = {.progs = calloc(np ? np : 1, sizeof(pe_program)), .cap = np};
         if (!seq.progs) pe_mp_fail(&r, "out of memory");
         for (uint32_t k = 0; k < np && r.ok; k++) {
@@ -188,7 +197,8 @@ void pe_trace_persist_load(void)
             seq.n = k + 1;
         }
         pe_trace_record rec = {(const uint8_t *)f[0].via.bin.ptr, f[0].via.bin.size, pe_mp_uint(&r, &f[1], "site"),
-                               (uint32_t)pe_mp_uint(&r, &f[2], "externals"), &seq};
+                               (uint32_t)pe_mp_uint(&r, &f[2], "externals"), (uint8_t)pe_mp_uint(&r, &f[3], "rules"),
+                               &seq};
         if (r.ok) pe_trace_adopt(&rec);
         if (seq.progs) pe_program_seq_free(&seq);
     }

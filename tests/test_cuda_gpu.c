@@ -551,6 +551,47 @@ static void test_a_wait_inside_a_batch_keeps_later_kernels_apart(void **state)
     free(m), free(v), free(axis);
 }
 
+/* The CPU and the GPU fuse one batch differently (the CPU gives sum(pow(x,
+ * x)) in f32 two kernels: gcc would not vectorise the reduction over pow's
+ * primitive), and the trace cache keeps each one's sequence: the same batch
+ * (same key), alternating between them, runs their own fusion each time. */
+static double sum_of_pow(const float *x, int64_t n, uint64_t *kernels)
+{
+    pe_stats before, after;
+    pe_get_stats(&before);
+    pe_array a = pe_f32_1d(x, n), p = pe_pow(a, a), s = pe_sum(p);
+    pe_release(p);
+    double got = 0;
+    assert_int_equal(pe_read_f64(s, &got), PE_OK);
+    pe_release(s), pe_release(a);
+    pe_get_stats(&after);
+    *kernels = after.kernels_launched - before.kernels_launched;
+    return got;
+}
+
+static void test_cpu_and_gpu_keep_their_own_fusion_of_a_batch(void **state)
+{
+    (void)state;
+    assert_int_equal(start("cuda"), PE_OK);
+    enum { N = 1 << 16 };
+    float *x = malloc(N * sizeof *x);
+    double want = 0;
+    for (int i = 0; i < N; i++) {
+        x[i] = 0.5f + (float)(i % 301) / 200.0f;
+        want += (double)powf(x[i], x[i]);
+    }
+    for (int round = 0; round < 4; round++) {
+        int device = round % 2 ? 0 : 1; /* the GPU first: its sequence is cached first */
+        assert_int_equal(pe_set_device(device), PE_OK);
+        uint64_t kernels;
+        double got = sum_of_pow(x, N, &kernels);
+        assert_true(fabs(got - want) <= 1e-6 * want);
+        assert_int_equal(kernels, device ? 1 : 2);
+    }
+    pe_shutdown();
+    free(x);
+}
+
 static void test_devices_are_listed(void **state)
 {
     (void)state;
@@ -589,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_batches_in_flight_keep_their_values),
         cmocka_unit_test(test_reductions_in_flight_feed_later_batches),
         cmocka_unit_test(test_a_wait_inside_a_batch_keeps_later_kernels_apart),
+        cmocka_unit_test(test_cpu_and_gpu_keep_their_own_fusion_of_a_batch),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (tu_emul_misuses() > 0) { /* on the emulated driver */

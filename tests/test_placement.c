@@ -11,6 +11,7 @@
 
 #include "exec/placement.h"
 #include "jit/cpu_gccjit.h"
+#include "jit/cuda_emit.h"
 
 /* cuDeviceGetAttribute's answers on the two parts */
 static const pe_cuda_device h100 = {.name = "NVIDIA H100 80GB HBM3", .cc_major = 9, .cc_minor = 0, .sms = 132,
@@ -137,7 +138,7 @@ static void test_needs_of_a_recorded_batch(void **state)
         pc->dev_buf = gpu_memory[0], pc->dev_gpu = 0;
         pd->dev_buf = gpu_memory[1], pd->dev_gpu = 1, pd->host_stale = true, pd->buf = NULL;
         pe_program_seq seq;
-        assert_true(pe_proggen(pe_rt.queue, pe_rt.queue_len, pe_rt.batch_epoch, pe_gccjit_can_emit, NULL, &seq));
+        assert_true(pe_proggen(pe_rt.queue, pe_rt.queue_len, pe_rt.batch_epoch, &pe_cuda_fusion_rules, &seq));
         pe_batch_needs n;
         assert_true(pe_place_needs(&seq, &n));
         pc->dev_buf = NULL, pd->dev_buf = NULL, pd->host_stale = false, pd->buf = d_host;
