@@ -161,6 +161,31 @@ static void test_a_fault_loses_only_values_that_lived_on_the_gpu(void **state)
     }
 }
 
+/* A kernel's fault may surface at any later call that queues work: here at
+ * a batch's closing cuEventRecord.  In the first batch, its kernel's inputs
+ * are alive and the CPU computes everything; in the second, y lived only on
+ * the GPU since the first batch ended in flight: y and the sum made from it
+ * are errors naming their lines. */
+static void test_a_fault_reported_by_an_event_record(void **state)
+{
+    (void)state;
+    static outcome o;
+    run("record:1", &o);
+    assert_int_equal(o.y_status, PE_OK);
+    assert_right(&o, true);
+    assert_int_equal(o.stats.gpu_batches, 0);
+    assert_int_equal(count(captured, "warning"), 1);
+    assert_non_null(strstr(captured, "cuEventRecord failed: CUDA_ERROR_ILLEGAL_ADDRESS"));
+    run("record:2", &o);
+    assert_int_equal(o.stats.gpu_batches, 1);
+    assert_int_equal(count(captured, "warning"), 1);
+    assert_non_null(strstr(captured, "cuEventRecord failed: CUDA_ERROR_ILLEGAL_ADDRESS"));
+    assert_int_equal(o.s_status, PE_E_INVALID);
+    assert_int_equal(o.y_status, PE_E_INVALID);
+    assert_non_null(strstr(tu_errors.message, "test_cuda_emulated.c"));
+    assert_non_null(strstr(tu_errors.message, "the GPU result cannot be copied to the host"));
+}
+
 /* cuMemAlloc says out of memory once: the device is asked what it has free
  * (another user may have taken some), and the allocation tried again. */
 static void test_a_failed_allocation_is_tried_again(void **state)
@@ -252,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_a_failed_launch_falls_back_to_the_cpu),
         cmocka_unit_test(test_a_kernel_fault_is_recomputed_on_the_cpu),
         cmocka_unit_test(test_a_fault_loses_only_values_that_lived_on_the_gpu),
+        cmocka_unit_test(test_a_fault_reported_by_an_event_record),
         cmocka_unit_test(test_a_failed_allocation_is_tried_again),
         cmocka_unit_test(test_device_memory_running_out_leaves_the_work_to_the_cpu),
         cmocka_unit_test(test_fragmented_device_memory_evicts),

@@ -32,8 +32,11 @@
 //   kernel fails as it runs; the first call that waits for the device — a
 //   synchronisation, an event query, a synchronous copy, cuMemFree —
 //   reports it, as CUDA may: whether a batch ended in flight before its
-//   kernel's fault is known never depends on timing), `alloc` (cuMemAlloc
-//   runs out of memory once);
+//   kernel's fault is known never depends on timing), `record` (the Nth
+//   cuEventRecord reports CUDA_ERROR_ILLEGAL_ADDRESS, an earlier kernel's
+//   fault surfacing there, and the context is lost: the asynchronous error
+//   a launch or a record may return), `alloc` (cuMemAlloc runs out of
+//   memory once);
 // - PE_EMUL_CUDA_MEMORY=bytes: each device's memory (1 GiB unless set);
 // - PE_EMUL_CUDA_FRAGMENTED=bytes: that much of it is free but in pieces
 //   no allocation can use (cuMemGetInfo counts it, cuMemAlloc cannot);
@@ -495,6 +498,8 @@ CUresult cuEventRecord(void *event, void *stream)
     if (CUresult r = check_stream(stream)) return r;
     Event *e = (Event *)event;
     if (e->context != current_context) return misuse(INVALID_HANDLE); /* recorded in its own context only */
+    if (fails_now("record")) /* an earlier kernel's fault, reported here: the context is lost */
+        return current_context->reported = true, current_context->sticky = ILLEGAL_ADDRESS;
     unsigned long long generation = ++e->recorded;
     enqueue((Stream *)stream, [=] {
         std::lock_guard<std::mutex> l(mu);
@@ -655,7 +660,9 @@ CUresult cuGetErrorName(CUresult r, const char **name)
 
 CUresult cuGetErrorString(CUresult r, const char **text)
 {
-    *text = r == LAUNCH_FAILED ? "unspecified launch failure (emulated)" : error_name(r);
+    *text = r == LAUNCH_FAILED      ? "unspecified launch failure (emulated)"
+            : r == ILLEGAL_ADDRESS ? "an illegal memory access was encountered (emulated)"
+                                   : error_name(r);
     return *text ? SUCCESS : INVALID_VALUE;
 }
 
