@@ -40,8 +40,9 @@ double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, i
 /* Writes a reduction's value into its (host, one-element) buffer. */
 void pe_store_scalar(pe_port *p, double v);
 
-/* The CUDA executor (cuda.c): takes the batches it should run on a GPU and
- * hands the others to the CPU executor.  Start fails quietly (no GPU). */
+/* The CUDA executor (cuda.c; cuda_gpu.h lists its files): takes the
+ * batches it should run on a GPU and hands the others to the CPU executor.
+ * Start fails quietly (no GPU). */
 extern pe_executor pe_cuda_executor;
 bool pe_cuda_executor_start(int ordinal);
 void pe_cuda_executor_stop(void);

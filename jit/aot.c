@@ -8,7 +8,7 @@
  * The target is the executor's: the CPU JIT (one libgccjit context, filed in
  * the program cache and the disk cache), or the CUDA executor (one NVRTC
  * program, loaded into the GPU's context and filed in the disk cache:
- * exec/cuda.c, pe_cuda_compile_ahead).
+ * exec/cuda_kernels.c, pe_cuda_compile_ahead).
  *
  * A real batch that needs a kernel the thread has in hand waits for it
  * (pe_aot_await) instead of compiling it a second time; otherwise nothing

@@ -1,5 +1,5 @@
 // cuda_driver_on_host.cpp — the part of the CUDA Driver API that PE uses,
-// emulated on the host, so that the CUDA executor (exec/cuda.c) runs and is
+// emulated on the host, so that the CUDA executor (exec/cuda*.c) runs and is
 // tested on machines without a GPU: PE_CUDA_DRIVER=<this library>, with
 // PE_NVRTC_LIBRARY=<libpe_nvrtc_on_host.so>, whose "cubins" are shared
 // objects of the emitted CUDA C built by the host's C++ compiler over
