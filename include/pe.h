@@ -135,6 +135,8 @@ typedef struct {
     uint64_t kernels_launched;   /* fused kernel launches (CPU and GPU) */
     uint64_t program_cache_hits; /* kernels found compiled in memory */
     uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR) */
+    /* per batch and executor: a batch that automatic placement sends to the
+     * CPU is looked up (or generated) for the GPU, then for the CPU */
     uint64_t trace_lookups;      /* batches looked up in the trace cache */
     uint64_t trace_hits;         /* batches whose program sequence the trace cache had */
     uint64_t proggen_runs;       /* batches the program generator turned into program sequences */
