@@ -54,7 +54,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../jit/cpu_gccjit.h"
 #include "../jit/cuda_emit.h"
@@ -312,13 +311,6 @@ static size_t interpret(pe_port *p)
     return pe_interp_execute(p) ? 1 : 0;
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The profile's kernel records of a GPU batch.  Kernels run asynchronously
  * on several streams and are timed here per batch (host clock, launch to the
  * end of the synchronisation): each launched kernel gets the share of that
@@ -404,7 +396,7 @@ static bool end_batch_in_flight(cuda_gpu *g)
 static size_t cuda_run(pe_executor *ex, const pe_batch *b)
 {
     (void)ex;
-    double t0 = pe_rt.log_level >= PE_LOG_DEBUG ? seconds() : 0;
+    uint64_t t0 = pe_rt.log_level >= PE_LOG_DEBUG ? pe_prof_now() : 0; /* ns */
     if (b->device == 0 || (b->device > 0 && !in_use(&pe_cuda_gpus[b->device - 1])))
         return pe_cpu_executor.run(&pe_cpu_executor, b);
     /* the program sequence: from the trace cache (sequences are the same on
@@ -432,7 +424,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     if (!hit) pe_trace_store(b->key, &pe_cuda_fusion_rules, b->entries, b->n, b->epoch, &seq);
     size_t computed = 0;
     int kernel_no = 0;
-    double t1 = t0 ? seconds() : 0;
+    uint64_t t1 = t0 ? pe_prof_now() : 0;
     begin_batch(g);
     uint64_t prof_start = pe_prof_on ? pe_prof_now() : 0;
     for (size_t i = 0; i < seq.n; i++) {
@@ -457,7 +449,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     }
     pe_sync_plan_free(&plan);
     g->launching = false;
-    double t2 = t0 ? seconds() : 0;
+    uint64_t t2 = t0 ? pe_prof_now() : 0;
     /* The batch ends in flight, unless the profiler times it (per batch) or
      * that fails: then every stream is waited for, the application
      * recording on meanwhile. */
@@ -490,8 +482,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
     }
     if (t0)
         pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan+compile %.1f us, launch %.1f us, %s %.1f us",
-                       g->ordinal, seq.n, (t1 - t0) * 1e6, (t2 - t1) * 1e6, in_flight ? "in flight after" : "wait+finish",
-                       (seconds() - t2) * 1e6);
+                       g->ordinal, seq.n, (double)(t1 - t0) / 1e3, (double)(t2 - t1) / 1e3,
+                       in_flight ? "in flight after" : "wait+finish", (double)(pe_prof_now() - t2) / 1e3);
     free(fns), free(launched);
     pe_program_seq_free(&seq);
     return computed;

@@ -119,15 +119,12 @@ bool pe_port_host(pe_port *p)
         fail_port(p, "out of host memory for the copy of a GPU result", PE_CUDA_SUCCESS);
         return false;
     }
-    CUresult r = copy_down(p, buf);
-    if (r != PE_CUDA_SUCCESS) {
+    if (!pe_port_copy_out(p, buf)) {
         pe_mem_free(buf, bytes);
-        fail_port(p, "the GPU result cannot be copied to the host", r);
         return false;
     }
     p->buf = buf;
     p->host_stale = false;
-    pe_rt.stats.bytes_to_host += bytes;
     return true;
 }
 
