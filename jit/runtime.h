@@ -154,6 +154,12 @@ void pe_api_wait(void *cond);
 /* Lets go of the lock entirely (kernels run without it) and takes it back. */
 int pe_api_suspend(void);
 void pe_api_resume(int depth);
+/* Whether the calling thread holds the lock: for assert()s of a function's
+ * precondition ("runtime lock held"), checked in debug builds. */
+bool pe_api_held(void);
+/* Takes the lock around fork() (pe_init installs it once): a child forked
+ * while another thread held it gets it free. */
+void pe_api_install_fork_handlers(void);
 
 /* --------------------------------------------------- error.c, log, sites */
 
