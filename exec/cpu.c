@@ -1,91 +1,28 @@
-/* cpu.c — the CPU executor: runs a batch of the work queue as a program
- * sequence (proggen.c) of fused kernels compiled by libgccjit, launched in
- * chunks on the thread pool, with the interpreter for what the code
- * generator does not emit.  Kernels missing from the program cache are
- * compiled together, once per batch.  If compilation fails the batch runs on
- * the interpreter and the JIT is switched off with one warning: a missing
- * assembler or an unwritable TMPDIR must not stop the program. */
+/* cpu.c — the CPU executor: links the CPU target's shared objects (dlopen;
+ * the code it holds is progcache.c's), and runs a batch's program sequence
+ * (jit/batch.c provisioned it): fused kernels launched in chunks on the
+ * thread pool, the interpreter for what has no kernel, partials of
+ * reductions combined in chunk order. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "device.h"
 #include "executor.h"
 #include "memory.h"
 #include "threadpool.h"
-#include "../irformat/fnv.h"
-#include "../jit/aot.h"
-#include "../jit/diskcache.h"
 #include "../jit/progcache.h"
-#include "../jit/proggen.h"
-#include "../jit/trace.h"
 #include "../profiler/collect.h"
 
-static bool jit_disabled; /* the toolchain is unusable: everything runs on the interpreter */
-bool pe_cpu_jit_usable(void) { return !jit_disabled; }
-/* Kernels the compiler rejected in this run (by kernel-IR hash): they go
- * to the interpreter at once, without another compile and warning per batch. */
-static uint64_t *rejected;
-static size_t n_rejected, rejected_cap;
-
-static bool was_rejected(const kir_kernel *k)
-{
-    uint64_t h = kir_hash(k);
-    for (size_t i = 0; i < n_rejected; i++)
-        if (rejected[i] == h) return true;
-    return false;
-}
-
-static void remember_rejected(const kir_kernel *k)
-{
-    pe_rt.stats.compile_failures++;
-    if (n_rejected == rejected_cap) {
-        size_t cap = rejected_cap ? rejected_cap * 2 : 16;
-        uint64_t *r = realloc(rejected, cap * sizeof *r);
-        if (!r) return;
-        rejected = r, rejected_cap = cap;
-    }
-    rejected[n_rejected++] = kir_hash(k);
-}
 static char isa[32];
 const char *pe_cpu_isa(void) { return isa; }
 
-/* libgccjit runs the assembler and linker as programs and writes temporary
- * files: without them every compilation would fail. */
-static bool toolchain_usable(void)
+bool pe_cpu_executor_start(int threads)
 {
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp) tmp = "/tmp";
-    if (access(tmp, W_OK | X_OK) != 0) {
-        pe_log_message(PE_LOG_WARN, "TMPDIR %s is not writable: the CPU JIT is off, the interpreter computes", tmp);
-        return false;
-    }
-    const char *path = getenv("PATH");
-    char dir[4096];
-    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-        size_t len = strcspn(p, ":");
-        snprintf(dir, sizeof dir, "%.*s/as", (int)len, p);
-        if (access(dir, X_OK) == 0) return true;
-        p += len + (p[len] == ':');
-    }
-    pe_log_message(PE_LOG_WARN, "no assembler (as, from binutils) on PATH: the CPU JIT is off, the interpreter computes");
-    return false;
-}
-
-bool pe_cpu_executor_start(int threads, const char *cache_dir, int trace_entries)
-{
-    pe_trace_configure(trace_entries);
-    jit_disabled = !toolchain_usable();
     pe_device_info info;
-    pe_device_info_at(NULL, 0, &info);
+    pe_detect_cpu(&info);
     snprintf(isa, sizeof isa, "%s", info.arch);
-    /* kernels compiled with a developer's extra option are other kernels */
-    char tag[32];
-    const char *extra = getenv("PE_JIT_OPTION");
-    uint32_t h = (uint32_t)pe_fnv_string(PE_FNV_OFFSET, extra ? extra : "");
-    snprintf(tag, sizeof tag, extra && *extra ? "%s+%08x" : "%s", isa, h);
-    pe_diskcache_open(cache_dir, tag);
-    pe_trace_persist_load(); /* what earlier runs of this program remembered */
     return pe_pool_start(threads);
 }
 
@@ -93,113 +30,62 @@ void pe_cpu_executor_stop(void)
 {
     pe_pool_stop();
     pe_progcache_clear();
-    pe_trace_persist_save();
-    pe_trace_clear();
-    free(rejected);
-    rejected = NULL, n_rejected = rejected_cap = 0;
-    pe_diskcache_close();
 }
 
-/* Memory, then disk: the kernel if it was compiled before; *served says
- * which (pe_prof_served). */
-static pe_kernel_fn cached_kernel(const kir_kernel *k, uint8_t *served)
+static const void *cpu_linked(pe_executor *ex, int place, const kir_kernel *k)
 {
-    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    pe_kernel_fn fn = pe_progcache_lookup(k);
-    if (pe_prof_on) pe_prof_add(PE_PC_program_lookups, 1), pe_prof_add(PE_PC_program_lookup_ns, pe_prof_now() - t0);
-    if (fn) {
-        pe_rt.stats.program_cache_hits++;
-        if (pe_prof_on) pe_prof_add(PE_PC_program_memory_hits, 1);
-        *served = PE_SERVED_memory;
-        pe_aot_note_served(k, &pe_cpu_executor);
-        return fn;
-    }
-    pe_gccjit_unit *unit = NULL;
-    uint64_t t1 = pe_prof_on ? pe_prof_now() : 0;
-    fn = pe_diskcache_load(k, &unit);
-    if (!fn) return NULL;
-    if (!pe_progcache_insert(&k, &fn, 1, unit)) {
-        pe_gccjit_unit_free(unit);
-        return NULL;
-    }
-    pe_rt.stats.disk_cache_hits++;
-    if (pe_prof_on) pe_prof_add(PE_PC_program_disk_hits, 1), pe_prof_add(PE_PC_disk_load_ns, pe_prof_now() - t1);
-    *served = PE_SERVED_disk;
-    return fn;
+    (void)ex, (void)place;
+    return (const void *)pe_progcache_lookup(k);
 }
 
-/* Compiles kernels together into the program cache (and the disk cache);
- * false, with a warning naming the compiler's message, if it failed. */
-static bool compile_kernels(const kir_kernel **kernels, size_t n, pe_kernel_fn *fns)
+/* Loads a shared object the CPU target compiled (or the disk cache kept)
+ * and files its kernels' entry points. */
+static bool cpu_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
+                     bool *fatal, char *err, size_t n_err)
 {
-    char err[512], so_path[4200];
-    bool to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
-    pe_gccjit_unit *unit = NULL;
-    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    bool compiled = pe_gccjit_compile(kernels, n, isa, to_disk ? so_path : NULL, fns, &unit, err, sizeof err);
-    if (pe_prof_on) pe_prof_compile(compiled ? (int)n : 0, t0, pe_prof_now());
-    if (!compiled) {
-        pe_log_message(PE_LOG_WARN, "compiling %zu kernel%s failed (%s)%s", n, n == 1 ? "" : "s", err,
-                       n == 1 ? ": the interpreter computes it" : ": retrying one by one");
-        if (to_disk) unlink(so_path);
+    (void)ex, (void)place;
+    *fatal = false;
+    void *dl = dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        snprintf(err, n_err, "does not load (%s)", dlerror());
         return false;
     }
-    if (!pe_progcache_insert(kernels, fns, n, unit)) {
-        pe_gccjit_unit_free(unit);
-        if (to_disk) unlink(so_path);
-        return false;
+    pe_kernel_fn *fns = malloc(sizeof *fns * (n ? n : 1));
+    for (size_t i = 0; fns && i < n; i++) {
+        char name[48];
+        kir_kernel_name(kernels[i], name, sizeof name);
+        if (!(fns[i] = (pe_kernel_fn)dlsym(dl, name))) {
+            snprintf(err, n_err, "lacks %s", name);
+            free(fns);
+            dlclose(dl);
+            return false;
+        }
     }
-    pe_rt.stats.kernels_compiled += n;
-    if (to_disk) pe_diskcache_store(so_path, kernels, n);
-    return true;
+    bool filed = fns && pe_progcache_insert(kernels, fns, n, dl); /* the cache owns dl */
+    if (!fns) dlclose(dl);
+    if (!filed) snprintf(err, n_err, "out of memory");
+    free(fns);
+    return filed;
 }
 
-/* Finds or compiles the kernel of every KERNEL program that has none yet
- * (a trace-cache hit brings its kernels along); p->code stays NULL where
- * compilation failed. */
-static void prepare_kernels(pe_program_seq *seq)
+static bool cpu_usable(pe_executor *ex, int place)
 {
-    const kir_kernel **missing = malloc(sizeof *missing * seq->n);
-    pe_kernel_fn *compiled = malloc(sizeof *compiled * seq->n);
-    size_t n_missing = 0;
-    if (!missing || !compiled) goto out;
-    for (size_t i = 0; i < seq->n; i++) {
-        pe_program *p = &seq->progs[i];
-        if (p->kind != PE_PROG_KERNEL || p->code) continue;
-        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-        p->code = (void *)cached_kernel(p->kir, &p->served);
-        /* compiled ahead (aot.c) or being compiled ahead: wait for it, not a second compile */
-        if (!p->code && pe_aot_await(p->kir, &pe_cpu_executor)) p->code = (void *)cached_kernel(p->kir, &p->served);
-        p->compile_ns = pe_prof_on ? pe_prof_now() - t0 : 0;
-        if (p->code || was_rejected(p->kir)) continue;
-        bool twin = false; /* the same kernel twice in one batch compiles once */
-        for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
-        if (!twin) missing[n_missing++] = p->kir;
-    }
-    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    if (n_missing == 1 && !compile_kernels(missing, 1, compiled)) {
-        remember_rejected(missing[0]);
-    } else if (n_missing > 1 && !compile_kernels(missing, n_missing, compiled)) {
-        /* split: compile each kernel alone, so one that the compiler rejects
-         * runs on the interpreter and the others still run compiled */
-        size_t failed = 0;
-        for (size_t k = 0; k < n_missing; k++)
-            if (!compile_kernels(&missing[k], 1, compiled)) failed++, remember_rejected(missing[k]);
-        if (failed == n_missing) {
-            pe_log_message(PE_LOG_WARN, "the CPU JIT compiles nothing: it is off for this run, the interpreter computes");
-            jit_disabled = true;
-        }
-    }
-    /* one compile serves the batch: each kernel it made is charged its share */
-    uint64_t compile_share = n_missing && pe_prof_on ? (pe_prof_now() - t0) / n_missing : 0;
-    for (size_t i = 0; i < seq->n; i++)
-        if (seq->progs[i].kind == PE_PROG_KERNEL && !seq->progs[i].code) {
-            seq->progs[i].code = (void *)pe_progcache_lookup(seq->progs[i].kir);
-            seq->progs[i].served = PE_SERVED_compiler;
-            seq->progs[i].compile_ns += compile_share;
-        }
-out:
-    free(missing), free(compiled);
+    (void)ex;
+    return place == 0;
+}
+
+static void cpu_arch(pe_executor *ex, int place, char *out, size_t n)
+{
+    (void)ex, (void)place;
+    snprintf(out, n, "%s", pe_cpu_isa());
+}
+
+static int cpu_places(pe_executor *ex, int *out, int max)
+{
+    (void)ex;
+    if (max < 1) return 0;
+    out[0] = 0;
+    return 1;
 }
 
 static void finish_members(const pe_program *p)
@@ -237,19 +123,6 @@ void pe_store_scalar(pe_port *p, double v)
 {
     if (p->dtype == PE_F32) *(float *)p->buf = (float)v;
     else *(double *)p->buf = v;
-}
-
-/* Runs one fused kernel; false if it could not (the caller interprets). */
-static void log_sequence(const pe_program_seq *seq, bool from_trace)
-{
-    for (size_t i = 0; i < seq->n; i++) {
-        const pe_program *p = &seq->progs[i];
-        char text[4096] = "";
-        if (p->kind == PE_PROG_KERNEL) kir_print(p->kir, text, sizeof text);
-        pe_log_message(PE_LOG_DEBUG, "program %zu%s: %s %s, %lld iterations\n%s", i, from_trace ? " (trace cache)" : "",
-                       p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : "skip",
-                       pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
-    }
 }
 
 /* The profile's record of one launch: bytes each array parameter moves. */
@@ -330,21 +203,13 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     return (size_t)p->n_members;
 }
 
-static size_t cpu_run(pe_executor *ex, const pe_batch *b)
+static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *seq, const void *const *code,
+                      int place)
 {
-    (void)ex;
-    if (jit_disabled) return pe_interp_executor.run(&pe_interp_executor, b);
-    /* the program sequence: from the trace cache, else from the program generator */
-    pe_program_seq seq;
-    bool hit;
-    if (!pe_trace_or_proggen(b, &pe_gccjit_fusion_rules, &seq, &hit))
-        return pe_interp_executor.run(&pe_interp_executor, b);
-    if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit);
-    prepare_kernels(&seq);
-    if (!hit && !jit_disabled) pe_trace_store(b->key, &pe_gccjit_fusion_rules, b->entries, b->n, b->epoch, &seq);
+    (void)ex, (void)b, (void)place;
     size_t computed = 0;
-    for (size_t i = 0; i < seq.n; i++) {
-        const pe_program *p = &seq.progs[i];
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
         switch (p->kind) {
         case PE_PROG_SKIP: {
             pe_port *port = pe_port_at(p->port);
@@ -356,16 +221,24 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b)
             computed += pe_interp_execute(pe_port_at(p->port));
             break;
         case PE_PROG_KERNEL:
-            if (p->code) {
-                computed += run_kernel(p, (pe_kernel_fn)p->code);
+            if (code[i]) {
+                computed += run_kernel(p, (pe_kernel_fn)code[i]);
             } else {
                 for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
             }
             break;
         }
     }
-    pe_program_seq_free(&seq);
     return computed;
 }
 
-pe_executor pe_cpu_executor = {"cpu-jit", cpu_run};
+pe_executor pe_cpu_executor = {
+    .name = "cpu-jit",
+    .caps = PE_EXEC_RUNS_KERNELS,
+    .run = cpu_run,
+    .usable = cpu_usable,
+    .arch = cpu_arch,
+    .places = cpu_places,
+    .linked = cpu_linked,
+    .link = cpu_link,
+};

@@ -1,19 +1,18 @@
 /* cuda.c — the CUDA executor: runs a batch's program sequence on a GPU.
- * The program generator and kernel IR are the CPU executor's (proggen.c,
- * kir.h); kernels become CUDA C (jit/cuda_emit.c), are compiled by NVRTC for
- * the device's architecture (jit/nvrtc.c) all together, once per batch, and
- * loaded into the device's primary context (cuModuleLoadData).
+ * The batch driver (jit/batch.c) chose the GPU and had the provisioning
+ * (jit/provision.c) get the kernels' code: the GPU target compiles kernel
+ * IR as CUDA C with NVRTC, and this executor links the cubin into the
+ * device's primary context (cuModuleLoadData: cuda_kernels.c).
  *
  * Several GPUs: each in use has its own context, streams, memory pool and
  * compiled kernels (compiled for its architecture, loaded into its
  * context), and is started when first asked for: the GPU PE_DEVICE names
  * (the first one for auto) at pe_init, others at pe_set_device.
  *
- * Device choice per batch: the device preferred when it was recorded
- * (PE_DEVICE / pe_set_device), else (automatic) the CPU or the GPU in use
- * that the cost model of placement.c expects to have its results soonest,
- * counting the copies its inputs need.  A batch no GPU takes goes to the
- * CPU executor.
+ * Device choice per batch is the batch driver's: the device preferred when
+ * it was recorded (PE_DEVICE / pe_set_device), else (automatic) the CPU or
+ * the GPU in use that the cost model of placement.c expects to have its
+ * results soonest.  A batch a GPU cannot take goes to the CPU executor.
  *
  * Residency: array values are immutable, so a copy on either side never goes
  * stale; a port computed on the GPU is READY with its value in dev_buf (on
@@ -55,10 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../jit/cpu_gccjit.h"
 #include "../jit/cuda_emit.h"
-#include "../jit/nvrtc.h"
-#include "../jit/trace.h"
 #include "../profiler/collect.h"
 #include "cuda_gpu.h"
 #include "memory.h"
@@ -271,31 +267,6 @@ static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *p
 }
 
 
-/* The GPU of a batch, or NULL for the CPU: the one PE_DEVICE /
- * pe_set_device names; else (automatic) the place the cost model
- * (placement.c) says has the results of the batch's program sequence
- * soonest: the CPU or a GPU in use. */
-static cuda_gpu *gpu_for(const pe_batch *b, const pe_program_seq *seq)
-{
-    if (b->device > 0) return &pe_cuda_gpus[b->device - 1]; /* in use: cuda_run sent the others to the CPU */
-    pe_batch_needs needs;
-    if (!pe_place_needs(seq, &needs)) return NULL; /* out of memory: the CPU */
-    pe_place_speed cpu = pe_place_cpu_speed(pe_rt.threads);
-    const pe_place_speed *speeds[PE_PLACES] = {&cpu};
-    for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++)
-        if (in_use(&pe_cuda_gpus[i])) speeds[1 + i] = &pe_cuda_gpus[i].speed;
-    double seconds;
-    int place = pe_place_cheapest(&needs, speeds, &seconds);
-    cuda_gpu *choice = place == PE_PLACE_HOST ? NULL : &pe_cuda_gpus[place - 1];
-    if (pe_rt.log_level >= PE_LOG_DEBUG) {
-        char where[16] = "the CPU";
-        if (choice) snprintf(where, sizeof where, "GPU %d", choice->ordinal);
-        pe_log_message(PE_LOG_DEBUG, "batch %u placed on %s: estimated %.1f us (CPU %.1f us)", b->epoch, where,
-                       seconds * 1e6, pe_place_seconds(&needs, PE_PLACE_HOST, &cpu) * 1e6);
-    }
-    return choice;
-}
-
 /* Computes a port on the CPU's interpreter, its inputs copied to the host
  * first; an input whose GPU copy is lost makes it invalid. */
 static size_t interpret(pe_port *p)
@@ -393,42 +364,25 @@ static bool end_batch_in_flight(cuda_gpu *g)
     return true;
 }
 
-static size_t cuda_run(pe_executor *ex, const pe_batch *b)
+static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *seq, const void *const *code,
+                       int place)
 {
-    (void)ex;
+    (void)ex, (void)b;
     uint64_t t0 = pe_rt.log_level >= PE_LOG_DEBUG ? pe_prof_now() : 0; /* ns */
-    if (b->device == 0 || (b->device > 0 && !in_use(&pe_cuda_gpus[b->device - 1])))
-        return pe_cpu_executor.run(&pe_cpu_executor, b);
-    /* the program sequence: from the trace cache (sequences are the same on
-     * every GPU, compiled code is looked up per device), else from the
-     * program generator; placement weighs its kernels.  A batch placed on
-     * the CPU gets the CPU executor's own sequence (its fusion rules differ
-     * on reductions), this one kept for the batch's next placement. */
-    pe_program_seq seq;
-    bool hit;
-    if (!pe_trace_or_proggen(b, &pe_cuda_fusion_rules, &seq, &hit)) return pe_cpu_executor.run(&pe_cpu_executor, b);
-    cuda_gpu *g = gpu_for(b, &seq);
-    if (!g || !current(g)) {
-        if (!hit) pe_trace_store(b->key, &pe_cuda_fusion_rules, b->entries, b->n, b->epoch, &seq);
-        pe_program_seq_free(&seq);
-        return pe_cpu_executor.run(&pe_cpu_executor, b);
-    }
-    compiled *fns = calloc(seq.n ? seq.n : 1, sizeof *fns);
-    bool *launched = calloc(seq.n ? seq.n : 1, sizeof *launched);
+    cuda_gpu *g = &pe_cuda_gpus[place - 1];
+    bool *launched = calloc(seq->n ? seq->n : 1, sizeof *launched);
     pe_sync_plan plan = {0};
-    if (!fns || !launched || !pe_cuda_prepare(g, &seq, fns) || !plan_streams(g, &seq, &plan)) {
-        free(fns), free(launched);
-        pe_program_seq_free(&seq);
-        return pe_cpu_executor.run(&pe_cpu_executor, b);
+    if (!launched || !current(g) || !plan_streams(g, seq, &plan)) {
+        free(launched);
+        return PE_RUN_DECLINED;
     }
-    if (!hit) pe_trace_store(b->key, &pe_cuda_fusion_rules, b->entries, b->n, b->epoch, &seq);
     size_t computed = 0;
     int kernel_no = 0;
     uint64_t t1 = t0 ? pe_prof_now() : 0;
     begin_batch(g);
     uint64_t prof_start = pe_prof_on ? pe_prof_now() : 0;
-    for (size_t i = 0; i < seq.n; i++) {
-        const pe_program *p = &seq.progs[i];
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
         pe_port *port = pe_port_at(p->port);
         switch (p->kind) {
         case PE_PROG_SKIP:
@@ -439,7 +393,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
             computed += interpret(port);
             break;
         case PE_PROG_KERNEL:
-            if (g->disabled || !launch(g, p, &fns[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
+            if (g->disabled || !launch(g, p, code[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
                 unlaunch(g, p);
                 for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
             }
@@ -466,11 +420,11 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         } else {
             pe_cuda_disable(g, "a kernel failed", r);
         }
-        if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(g, &seq, launched, prof_start, pe_prof_now());
+        if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(g, seq, launched, prof_start, pe_prof_now());
     }
     if (!g->disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
-    for (size_t i = 0; i < seq.n; i++) {
-        const pe_program *p = &seq.progs[i];
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
         if (p->kind != PE_PROG_KERNEL || !launched[i]) continue;
         if (r != PE_CUDA_SUCCESS) { /* results lost with the context: the CPU computes them */
             unlaunch(g, p);
@@ -481,18 +435,17 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b)
         for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
     }
     if (t0)
-        pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan+compile %.1f us, launch %.1f us, %s %.1f us",
-                       g->ordinal, seq.n, (double)(t1 - t0) / 1e3, (double)(t2 - t1) / 1e3,
+        pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan %.1f us, launch %.1f us, %s %.1f us",
+                       g->ordinal, seq->n, (double)(t1 - t0) / 1e3, (double)(t2 - t1) / 1e3,
                        in_flight ? "in flight after" : "wait+finish", (double)(pe_prof_now() - t2) / 1e3);
-    free(fns), free(launched);
-    pe_program_seq_free(&seq);
+    free(launched);
     return computed;
 }
 
-pe_executor pe_cuda_executor = {"cuda", cuda_run};
-
-void pe_cuda_executor_wait(void)
+/* Waits for the GPU's batches still in flight (pe_sync: all work done). */
+static void cuda_wait(pe_executor *ex)
 {
+    (void)ex;
     cuda_gpu *was = pe_cuda_bound;
     for (int i = 0; i < PE_CUDA_MAX_DEVICES; i++) {
         cuda_gpu *g = &pe_cuda_gpus[i];
@@ -502,6 +455,57 @@ void pe_cuda_executor_wait(void)
     }
     pe_cuda_bind_again(was);
 }
+
+static cuda_gpu *gpu_at(int place)
+{
+    return place >= 1 && place <= PE_CUDA_MAX_DEVICES && in_use(&pe_cuda_gpus[place - 1]) ? &pe_cuda_gpus[place - 1] : NULL;
+}
+
+/* In use and its context current on this thread (a failure to bind gives
+ * it up). */
+static bool cuda_usable(pe_executor *ex, int place)
+{
+    (void)ex;
+    cuda_gpu *g = gpu_at(place);
+    return g && current(g);
+}
+
+static void cuda_arch(pe_executor *ex, int place, char *out, size_t n)
+{
+    (void)ex;
+    cuda_gpu *g = gpu_at(place);
+    snprintf(out, n, "sm_%d", g ? sm_of(g) : 0);
+}
+
+static int cuda_places(pe_executor *ex, int *out, int max)
+{
+    (void)ex;
+    int n = 0;
+    for (int i = 0; i < PE_CUDA_MAX_DEVICES && n < max; i++)
+        if (in_use(&pe_cuda_gpus[i])) out[n++] = 1 + i;
+    return n;
+}
+
+static void cuda_fail(pe_executor *ex, int place, const char *what)
+{
+    (void)ex;
+    cuda_gpu *g = gpu_at(place);
+    if (g) pe_cuda_disable(g, what, PE_CUDA_SUCCESS);
+}
+
+pe_executor pe_cuda_executor = {
+    .name = "cuda",
+    .caps = PE_EXEC_RUNS_KERNELS | PE_EXEC_DEVICE_MEMORY,
+    .run = cuda_run,
+    .usable = cuda_usable,
+    .arch = cuda_arch,
+    .places = cuda_places,
+    .linked = pe_cuda_linked,
+    .link = pe_cuda_link,
+    .fail = cuda_fail,
+    .free_device_copy = pe_cuda_port_free,
+    .wait = cuda_wait,
+};
 
 bool pe_cuda_executor_serves(int ordinal)
 {
@@ -521,10 +525,7 @@ static void stop_gpu(cuda_gpu *g)
         pe_cuda_api_in_use->cuMemFree(b->ptr);
         free(b);
     }
-    for (size_t i = 0; i < g->n_kernels; i++) free(g->kernels[i].kir);
-    free(g->kernels);
-    for (size_t i = 0; i < g->n_modules; i++) pe_cuda_api_in_use->cuModuleUnload(g->modules[i]);
-    free(g->modules);
+    pe_cuda_forget_kernels(g);
     for (int i = 0; i < 2; i++) {
         if (g->staging[i]) pe_cuda_api_in_use->cuMemFreeHost(g->staging[i]);
         if (g->staged[i]) pe_cuda_api_in_use->cuEventDestroy(g->staged[i]);
@@ -549,10 +550,6 @@ bool pe_cuda_executor_start(int ordinal)
     pe_cuda_api_in_use = pe_cuda_load(&why);
     if (!pe_cuda_api_in_use) {
         pe_log_message(PE_LOG_INFO, "no GPU: %s", why);
-        return false;
-    }
-    if (!pe_nvrtc_available(&why)) {
-        pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
         return false;
     }
     const pe_cuda_device *dev = pe_cuda_device_at(ordinal);
@@ -613,12 +610,9 @@ bool pe_cuda_executor_start(int ordinal)
     }
     g->up = true;
     g->disabled = false;
-    g->speed = pe_place_gpu_speed(dev);
     pe_cuda_bind_again(was);
-    pe_log_message(PE_LOG_INFO, "GPU %d: %s (sm_%d%d, %d SMs, %.1f GiB), NVRTC %d.%d; expected %.0f GB/s, %.1f Tunits/s, f64 1/%.0f",
-                   ordinal, g->dev->name, g->dev->cc_major, g->dev->cc_minor, g->dev->sms,
-                   (double)g->dev->memory_bytes / (1 << 30), pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10,
-                   g->speed.bytes_per_s / 1e9, g->speed.work_per_s / 1e12, g->speed.f64_ratio);
+    pe_log_message(PE_LOG_INFO, "GPU %d: %s (sm_%d%d, %d SMs, %.1f GiB)", ordinal, g->dev->name, g->dev->cc_major,
+                   g->dev->cc_minor, g->dev->sms, (double)g->dev->memory_bytes / (1 << 30));
     return true;
 }
 

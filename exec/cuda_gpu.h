@@ -14,7 +14,6 @@
 #include "../jit/proggen.h"
 #include "cuda_driver.h"
 #include "executor.h"
-#include "placement.h"
 
 #define STREAMS 4
 #define EVENTS 16
@@ -44,7 +43,6 @@ typedef struct cached_block {
 typedef struct {
     const pe_cuda_device *dev;
     int ordinal;          /* index in pe_cuda_device_at */
-    pe_place_speed speed; /* what automatic placement expects of it */
     CUcontext ctx;
     CUstream stream; /* streams[0]: copies to the host go there, and the batches' joins */
     CUstream streams[STREAMS];
@@ -61,7 +59,7 @@ typedef struct {
     unsigned busy; /* streams given work since the last drain (bit per stream; 0 always counts) */
     bool up;       /* context and stream made */
     bool disabled; /* a CUDA failure: everything runs on the CPU from now on */
-    compiled *kernels;
+    compiled **kernels; /* each its own allocation: the executor hands out pointers to them */
     size_t n_kernels, cap_kernels;
     CUmodule *modules;
     size_t n_modules, cap_modules;
@@ -101,7 +99,9 @@ extern __thread cuda_gpu *pe_cuda_bound;
 CUresult pe_cuda_bind(cuda_gpu *g);
 void pe_cuda_bind_again(cuda_gpu *was);
 
-/* cuda_memory.c: the device memory pool. */
+/* cuda_memory.c: the device memory pool; a port's device copy given back
+ * to it (the executor's free_device_copy). */
+void pe_cuda_port_free(pe_port *p);
 void pe_cuda_pool_trim(cuda_gpu *g);
 CUresult pe_cuda_drain(cuda_gpu *g);
 void pe_cuda_refresh_limit(cuda_gpu *g);
@@ -113,7 +113,10 @@ int pe_cuda_gpu_track(cuda_gpu *g, const char *what);
 void pe_cuda_give_copy(pe_port *q, const cuda_gpu *g, CUdeviceptr d);
 bool pe_cuda_to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep);
 
-/* cuda_kernels.c: compiled kernels. */
-bool pe_cuda_prepare(cuda_gpu *g, const pe_program_seq *seq, compiled *fns);
+/* cuda_kernels.c: linked kernels (the executor's linked and link). */
+const void *pe_cuda_linked(pe_executor *ex, int place, const kir_kernel *k);
+bool pe_cuda_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
+                  bool *fatal, char *err, size_t n_err);
+void pe_cuda_forget_kernels(cuda_gpu *g);
 
 #endif

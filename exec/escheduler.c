@@ -22,6 +22,7 @@
 
 #include "escheduler.h"
 #include "executor.h"
+#include "../jit/batch.h"
 #include "../jit/trace.h"
 #include "../profiler/collect.h"
 
@@ -110,7 +111,7 @@ static void unlink_job(job *j)
 static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t epoch, int device)
 {
     pe_batch batch = {entries, n, key, epoch, device};
-    pe_rt.stats.ops_executed += pe_rt.executor->run(pe_rt.executor, &batch);
+    pe_rt.stats.ops_executed += pe_batch_run(&batch);
     for (size_t i = 0; i < n; i++)
         if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
     free(entries);

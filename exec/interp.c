@@ -455,9 +455,10 @@ bool pe_interp_execute(pe_port *p)
     return computed;
 }
 
-static size_t interp_run(pe_executor *ex, const pe_batch *batch)
+static size_t interp_run(pe_executor *ex, const pe_batch *batch, const pe_program_seq *seq, const void *const *code,
+                         int place)
 {
-    (void)ex;
+    (void)ex, (void)seq, (void)code, (void)place;
     const pe_entry *entries = batch->entries;
     size_t n = batch->n;
     size_t computed = 0;
@@ -476,4 +477,4 @@ static size_t interp_run(pe_executor *ex, const pe_batch *batch)
     return computed;
 }
 
-pe_executor pe_interp_executor = {"interp", interp_run};
+pe_executor pe_interp_executor = {.name = "interp", .caps = 0, .run = interp_run};

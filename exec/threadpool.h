@@ -2,7 +2,13 @@
 #ifndef PE_EXEC_THREADPOOL_H
 #define PE_EXEC_THREADPOOL_H
 
-#include "../jit/cpu_gccjit.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A compiled kernel (the CPU code generator's ABI, jit/cpu_gccjit.c):
+ * computes iterations [begin, end).  args[p] points to parameter p's
+ * buffer, or for a scalar parameter to a double holding it. */
+typedef void (*pe_kernel_fn)(int64_t begin, int64_t end, void *const *args);
 
 /* Starts threads - 1 workers (the calling thread is the last one). */
 bool pe_pool_start(int threads);

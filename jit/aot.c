@@ -5,10 +5,9 @@
  * cache holds, all at once as the executor compiles a batch, and files the
  * result where the executor looks, so that the first batch finds its
  * kernels compiled while the application was still making its input data.
- * The target is the executor's: the CPU JIT (one libgccjit context, filed in
- * the program cache and the disk cache), or the CUDA executor (one NVRTC
- * program, loaded into the GPU's context and filed in the disk cache:
- * exec/cuda_kernels.c, pe_cuda_compile_ahead).
+ * The target is the executor's (target.h): the CPU JIT, or with GPUs in use
+ * the GPU (once per architecture among them); the provisioning compiles
+ * and files the kernels as it does a batch's (pe_provision_ahead).
  *
  * A real batch that needs a kernel the thread has in hand waits for it
  * (pe_aot_await) instead of compiling it a second time; otherwise nothing
@@ -25,24 +24,9 @@
 #include <unistd.h>
 
 #include "aot.h"
-#include "cpu_gccjit.h"
-#include "cuda_emit.h"
-#include "diskcache.h"
 #include "irload.h"
-#include "progcache.h"
+#include "provision.h"
 #include "runtime.h"
-#include "../exec/executor.h"
-
-/* What the compile ahead compiles for. */
-typedef struct {
-    const char *name;
-    const pe_executor *executor; /* whose batches it compiles for */
-    const pe_fusion_rules *rules; /* the executor's, as its batches use them */
-    bool (*has)(const kir_kernel *k); /* a cache holds k already (runtime lock held) */
-    /* compiles and files n kernels (without the runtime lock; it takes it to
-     * file them); false with a reason in err */
-    bool (*compile)(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err);
-} aot_target;
 
 typedef enum {
     JOB_QUEUED,   /* waiting for the thread */
@@ -68,7 +52,7 @@ static struct {
     bool thread_done;    /* it found no queued job and is leaving */
     bool stopping;
     bool enabled;
-    const aot_target *target;
+    const pe_target *target;
     int units_seen; /* static-IR units speculated over */
 } aot = {.mutex = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 
@@ -86,7 +70,7 @@ static void add_job(const kir_kernel *k, void *ctx)
     (void)ctx;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
-    if (!find_job(hash, k) && !aot.target->has(k)) {
+    if (!find_job(hash, k) && !pe_provision_has(aot.target, k)) {
         if (aot.n_jobs == aot.cap) {
             size_t cap = aot.cap ? aot.cap * 2 : 16;
             job *jobs = realloc(aot.jobs, cap * sizeof *jobs);
@@ -121,7 +105,7 @@ static size_t take_jobs(kir_kernel **kernels)
         for (size_t i = 0; *kernels && i < aot.n_jobs; i++) {
             job *j = &aot.jobs[i];
             if (j->state != JOB_QUEUED) continue;
-            if (aot.target->has(&j->kir)) {
+            if (pe_provision_has(aot.target, &j->kir)) {
                 j->state = JOB_DROPPED;
                 continue;
             }
@@ -139,45 +123,6 @@ static size_t take_jobs(kir_kernel **kernels)
     return n;
 }
 
-/* ------------------------------------------------------ the CPU target */
-
-static bool cpu_has(const kir_kernel *k) { return pe_progcache_lookup(k) || pe_diskcache_has(k); }
-
-/* One libgccjit context, filed as exec/cpu.c files a batch's: the program
- * cache (runtime lock), then the disk cache (files only). */
-static bool cpu_compile(const kir_kernel *const *kernels, size_t n, char *err, size_t n_err)
-{
-    char so_path[4200];
-    bool to_disk;
-    {
-        PE_API_GUARD; /* the disk cache's temporary names */
-        to_disk = pe_diskcache_temp_path(so_path, sizeof so_path);
-    }
-    pe_kernel_fn *fns = malloc(sizeof *fns * n);
-    pe_gccjit_unit *unit = NULL;
-    bool filed = false;
-    snprintf(err, n_err, "out of memory");
-    if (fns && pe_gccjit_compile(kernels, n, pe_cpu_isa(), to_disk ? so_path : NULL, fns, &unit, err, n_err)) {
-        { /* the runtime lock for this block only */
-            PE_API_GUARD;
-            filed = pe_progcache_insert(kernels, fns, n, unit);
-            if (filed) pe_rt.stats.aot_kernels_compiled += n;
-        }
-        if (!filed) {
-            pe_gccjit_unit_free(unit);
-            snprintf(err, n_err, "out of memory filing them");
-        }
-    }
-    if (to_disk && filed) pe_diskcache_store(so_path, kernels, n);
-    else if (to_disk) unlink(so_path);
-    free(fns);
-    return filed;
-}
-
-static const aot_target cpu_target = {"the CPU", &pe_cpu_executor, &pe_gccjit_fusion_rules, cpu_has, cpu_compile};
-static const aot_target cuda_target = {"the GPU", &pe_cuda_executor, &pe_cuda_fusion_rules, pe_cuda_executor_has,
-                                     pe_cuda_compile_ahead};
-
 /* ------------------------------------------------------------ the thread */
 
 static void *compile_thread(void *arg)
@@ -192,7 +137,7 @@ static void *compile_thread(void *arg)
         bool filed = false;
         if (list) {
             for (size_t i = 0; i < n; i++) list[i] = &kernels[i];
-            filed = aot.target->compile(list, n, err, sizeof err);
+            filed = pe_provision_ahead(aot.target, list, n, err, sizeof err);
         }
         /* on failure the real batches compile what they need, and report what fails */
         if (filed) pe_log_message(PE_LOG_DEBUG, "aot: compiled %zu kernel%s ahead", n, n == 1 ? "" : "s");
@@ -241,9 +186,10 @@ void pe_aot_start(void)
     const char *env = getenv("PE_AOT");
     /* the GPU's kernels when there is one: the batches worth compiling
      * ahead for are the large ones, which go there */
-    aot.target = pe_rt.executor == &pe_cuda_executor ? &cuda_target
-                 : pe_rt.executor == &pe_cpu_executor && pe_cpu_jit_usable() ? &cpu_target
-                                                                              : NULL;
+    aot.target = !(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS)  ? NULL
+                 : pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY ? &pe_cuda_target
+                 : pe_target_on(&pe_cpu_target)                 ? &pe_cpu_target
+                                                                : NULL;
     aot.enabled = !(env && strcmp(env, "0") == 0) && aot.target;
     aot.stopping = false;
     aot.units_seen = 0;
@@ -275,9 +221,9 @@ void pe_aot_stop(void)
     aot.enabled = false;
 }
 
-bool pe_aot_await(const kir_kernel *k, const pe_executor *asker)
+bool pe_aot_await(const kir_kernel *k, const pe_target *asker)
 {
-    if (!aot.enabled || aot.target->executor != asker) return false;
+    if (!aot.enabled || aot.target != asker) return false;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
     job *j = find_job(hash, k);
@@ -296,9 +242,9 @@ bool pe_aot_await(const kir_kernel *k, const pe_executor *asker)
     return true;
 }
 
-void pe_aot_note_served(const kir_kernel *k, const pe_executor *asker)
+void pe_aot_note_served(const kir_kernel *k, const pe_target *asker)
 {
-    if (!aot.enabled || aot.target->executor != asker) return;
+    if (!aot.enabled || aot.target != asker) return;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
     job *j = find_job(hash, k);

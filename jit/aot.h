@@ -2,7 +2,7 @@
  * pecc's static IR describes: speculative batches built from the IR at
  * start-up (aot_speculate.c), their kernels compiled on a background thread
  * into the program cache and the disk cache (aot.c), and what the CPU
- * executor asks of it. */
+ * provisioning asks of it. */
 #ifndef PE_JIT_AOT_H
 #define PE_JIT_AOT_H
 
@@ -33,14 +33,14 @@ void pe_aot_units_added(void);
 /* At pe_shutdown, before the executor stops (runtime lock held; released
  * while waiting): no new compile starts, the one under way is waited for. */
 void pe_aot_stop(void);
-/* For an executor (`asker`), under the runtime lock.  If the background
+/* For a target (`asker`), under the runtime lock.  If the background
  * compile works for it and has kernel k in hand, waits for it with the
  * runtime lock released and returns true (the caller looks in its caches
  * again); else false at once (a CPU batch does not wait for a GPU compile). */
-struct pe_executor;
-bool pe_aot_await(const kir_kernel *k, const struct pe_executor *asker);
+struct pe_target;
+bool pe_aot_await(const kir_kernel *k, const struct pe_target *asker);
 /* A batch of `asker` took k from its cache: counts it in aot_kernels_used
  * the first time, if the background compile put it there. */
-void pe_aot_note_served(const kir_kernel *k, const struct pe_executor *asker);
+void pe_aot_note_served(const kir_kernel *k, const struct pe_target *asker);
 
 #endif

@@ -65,7 +65,7 @@ static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
 static void compute_into(pe_array a, void *dst, size_t dst_bytes)
 {
     if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
-    if (pe_rt.executor == &pe_cuda_executor) return; /* a GPU result is copied straight into dst already */
+    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) return; /* a GPU result is copied straight into dst already */
     uint32_t idx;
     pe_port *p = pe_port_peek(a, &idx);
     if (!p || p->refs_app != 1 || p->temp || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
@@ -302,5 +302,5 @@ void pe_sync_at(const pe_site *s)
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_sync")) return;
     pe_queue_wait_idle();
-    pe_cuda_executor_wait(); /* batches end on the GPU without waiting for it */
+    if (pe_rt.executor->wait) pe_rt.executor->wait(pe_rt.executor); /* GPU batches end without waiting for the GPU */
 }

@@ -14,7 +14,6 @@
  * primitive library (cpu_prims.c), inline and branch-free, whenever every op
  * of the kernel can then vectorise; otherwise, and for f64, libm is called
  * (its scalar routines beat the primitives in a loop that stays scalar). */
-#include <dlfcn.h>
 #include <libgccjit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -675,8 +674,8 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     gcc_jit_block_end_with_void_return(done, NULL);
 }
 
-bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path,
-                       pe_kernel_fn *fns, pe_gccjit_unit **unit, char *err, size_t err_size)
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path, char *err,
+                       size_t err_size)
 {
     gcc_jit_context *ctx = gcc_jit_context_acquire();
     if (!ctx) {
@@ -731,45 +730,14 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        pe_gccjit_kernel_name(kernels[i], names[i], sizeof names[i]);
+        kir_kernel_name(kernels[i], names[i], sizeof names[i]);
         emit_kernel(&e, kernels[i], names[i]);
     }
-    bool ok = true;
-    gcc_jit_result *result = NULL;
-    void *dl = NULL;
-    if (so_path) { /* for the disk cache: a shared object, loaded from where it was written */
-        gcc_jit_context_compile_to_file(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so_path);
-        const char *msg = gcc_jit_context_get_first_error(ctx);
-        if (msg) {
-            snprintf(err, err_size, "%s", msg);
-            ok = false;
-        } else if (!(dl = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
-            snprintf(err, err_size, "cannot load compiled kernels: %s", dlerror());
-            ok = false;
-        }
-    } else if (!(result = gcc_jit_context_compile(ctx))) {
-        const char *msg = gcc_jit_context_get_first_error(ctx);
-        snprintf(err, err_size, "%s", msg ? msg : "libgccjit compilation failed");
-        ok = false;
-    }
-    for (size_t i = 0; i < n && ok; i++) {
-        fns[i] = (pe_kernel_fn)(dl ? dlsym(dl, names[i]) : gcc_jit_result_get_code(result, names[i]));
-        if (!fns[i]) {
-            snprintf(err, err_size, "kernel %s missing from the compiled code", names[i]);
-            ok = false;
-        }
-    }
-    if (ok && !(*unit = malloc(sizeof **unit))) {
-        snprintf(err, err_size, "out of memory");
-        ok = false;
-    }
-    if (ok) {
-        (*unit)->result = result;
-        (*unit)->dl = dl;
-    } else {
-        if (result) gcc_jit_result_release(result);
-        if (dl) dlclose(dl);
-    }
+    /* a shared object at `so_path`, which the CPU executor loads (links) */
+    gcc_jit_context_compile_to_file(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so_path);
+    const char *msg = gcc_jit_context_get_first_error(ctx);
+    bool ok = msg == NULL;
+    if (msg) snprintf(err, err_size, "%s", msg);
     free(names);
     pe_prims_free(e.prims);
     gcc_jit_context_release(ctx);
@@ -787,15 +755,3 @@ uint32_t pe_gccjit_build_stamp(void)
     return (uint32_t)pe_fnv_string(PE_FNV_OFFSET, stamp);
 }
 
-void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n)
-{
-    snprintf(out, n, "pe_k_%016llx", (unsigned long long)kir_hash(k));
-}
-
-void pe_gccjit_unit_free(pe_gccjit_unit *unit)
-{
-    if (!unit) return;
-    if (unit->result) gcc_jit_result_release(unit->result);
-    if (unit->dl) dlclose(unit->dl);
-    free(unit);
-}

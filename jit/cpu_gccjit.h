@@ -8,21 +8,8 @@
 #include "kir.h"
 #include "proggen.h"
 
-/* A compiled kernel: computes iterations [begin, end).  args[p] points to
- * parameter p's buffer, or for a scalar parameter to a double holding it. */
-typedef void (*pe_kernel_fn)(int64_t begin, int64_t end, void *const *args);
-
-/* Owns the code of one compilation: in memory (libgccjit result) or a
- * shared object loaded from the disk cache. */
-typedef struct pe_gccjit_unit {
-    void *result; /* gcc_jit_result *, or NULL */
-    void *dl;     /* dlopen handle, or NULL */
-} pe_gccjit_unit;
-
 /* Identifies this build of the code generator (the disk cache's key has it). */
 uint32_t pe_gccjit_build_stamp(void);
-/* The exported name of kernel k in compiled code: "pe_k_<hash>". */
-void pe_gccjit_kernel_name(const kir_kernel *k, char *out, size_t n);
 
 /* True if the emitter can generate `op` computed in `ctype` giving `dtype`
  * (operand0: the dtype of the first operand, for casts). */
@@ -44,12 +31,10 @@ extern const pe_fusion_rules pe_gccjit_fusion_rules;
 const char *pe_libm_name(pe_op op);
 bool pe_composed_in_double(pe_op op);
 
-/* Compiles n kernels together (to a shared object at `so_path` if given, for
- * the disk cache; else in memory).  On success fns[i] are their entry points
- * and *unit owns them (free with pe_gccjit_unit_free when no kernel is used
- * any more).  On failure writes the compiler's message to err. */
-bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path,
-                       pe_kernel_fn *fns, pe_gccjit_unit **unit, char *err, size_t err_size);
-void pe_gccjit_unit_free(pe_gccjit_unit *unit);
+/* Compiles n kernels together into a shared object at `so_path` (the CPU
+ * executor links it: exec/cpu_link.c; their ABI is pe_kernel_fn there), exported
+ * under kir_kernel_name.  On failure writes the compiler's message to err. */
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path, char *err,
+                       size_t err_size);
 
 #endif

@@ -301,8 +301,6 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-bool pe_cuda_is_reduction(const kir_kernel *k) { return reduction_of(k) != NULL; }
-
 const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_gccjit_can_emit, NULL};
 
 static bool is_extreme(pe_op op) { return op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf; }
@@ -482,7 +480,7 @@ static void emit_kernel(text *t, const kir_kernel *k)
 {
     emitter e = {.t = t, .k = k};
     char name[48];
-    pe_gccjit_kernel_name(k, name, sizeof name);
+    kir_kernel_name(k, name, sizeof name);
     const kir_inst *r = reduction_of(k);
     if (!r) {
         put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);

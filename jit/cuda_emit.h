@@ -58,7 +58,4 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
  * cannot run falls back to the CPU's JIT), reductions fused into any body
  * (the CPU's exception is a gcc vectoriser limit). */
 extern const pe_fusion_rules pe_cuda_fusion_rules;
-/* Whether k is a reduction kernel (its launch geometry differs). */
-bool pe_cuda_is_reduction(const kir_kernel *k);
-
 #endif

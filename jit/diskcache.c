@@ -4,12 +4,12 @@
  * renamed into place, then hard-linked under the name of every kernel it
  * holds: <kernel hash>-<PE version>-<ISA>-<code generator build>.so.  A load reads the file, checks
  * the trailer (a truncated or corrupt file is removed with a warning and the
- * kernel recompiled), dlopens it and touches it for LRU eviction.  The
+ * kernel recompiled) and touches it for LRU eviction; the CPU executor then
+ * loads it (links it), and a file that does not load is discarded too.  The
  * directory is created 0700 and refused if another user could write to it:
  * loading code from it would run whatever they put there. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpu_gccjit.h"
 #include "diskcache.h"
 #include "runtime.h"
 #include "../irformat/fnv.h"
@@ -127,43 +128,27 @@ static bool sealed_ok(const unsigned char *buf, size_t size)
     return memcmp(t.magic, TRAILER_MAGIC, 8) == 0 && t.size == size - sizeof t && t.hash == fnv1a(buf, t.size);
 }
 
-pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit)
+bool pe_diskcache_find(const kir_kernel *k, char *path, size_t n)
 {
-    if (!cache.enabled) return NULL;
-    char path[4200];
-    kernel_path(k, path, sizeof path);
+    if (!cache.enabled) return false;
+    kernel_path(k, path, n);
     size_t size = 0;
     unsigned char *buf = read_file(path, &size);
-    if (!buf) return NULL;
+    if (!buf) return false;
     bool ok = sealed_ok(buf, size);
     free(buf);
     if (!ok) {
-        pe_log_message(PE_LOG_WARN, "kernel cache file %s is truncated or corrupt: removed, the kernel is recompiled", path);
-        unlink(path);
-        return NULL;
+        pe_diskcache_discard(path, "is truncated or corrupt");
+        return false;
     }
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        pe_log_message(PE_LOG_WARN, "kernel cache file %s does not load (%s): removed, the kernel is recompiled", path,
-                       dlerror());
-        unlink(path);
-        return NULL;
-    }
-    char name[64];
-    pe_gccjit_kernel_name(k, name, sizeof name);
-    pe_kernel_fn fn = (pe_kernel_fn)dlsym(dl, name);
-    if (!fn || !(*unit = malloc(sizeof **unit))) {
-        dlclose(dl);
-        if (!fn) {
-            pe_log_message(PE_LOG_WARN, "kernel cache file %s lacks %s: removed, the kernel is recompiled", path, name);
-            unlink(path);
-        }
-        return NULL;
-    }
-    (*unit)->result = NULL;
-    (*unit)->dl = dl;
     utimensat(AT_FDCWD, path, NULL, 0); /* most recently used */
-    return fn;
+    return true;
+}
+
+void pe_diskcache_discard(const char *path, const char *why)
+{
+    pe_log_message(PE_LOG_WARN, "kernel cache file %s %s: removed, the kernel is recompiled", path, why);
+    unlink(path);
 }
 
 bool pe_diskcache_has(const kir_kernel *k)
@@ -282,8 +267,7 @@ void *pe_diskcache_load_blob(const kir_kernel *k, const char *tag, size_t *size)
     unsigned char *buf = read_file(path, &n);
     if (!buf) return NULL;
     if (!sealed_ok(buf, n)) {
-        pe_log_message(PE_LOG_WARN, "kernel cache file %s is truncated or corrupt: removed, the kernel is recompiled", path);
-        unlink(path);
+        pe_diskcache_discard(path, "is truncated or corrupt");
         free(buf);
         return NULL;
     }

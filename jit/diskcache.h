@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "cpu_gccjit.h"
+#include "kir.h"
 
 /* Opens (creating it 0700) the cache directory: `dir` if given, else
  * $XDG_CACHE_HOME/pe, else ~/.cache/pe.  False, with a warning, when it is
@@ -16,9 +16,13 @@ bool pe_diskcache_enabled(void);
 /* The cache directory's path for a file named `name`; false when the disk
  * cache is off. */
 bool pe_diskcache_path(const char *name, char *out, size_t n);
-/* The kernel from disk (*unit then owns the loaded object), or NULL.  A
- * corrupt or truncated file is removed with a warning. */
-pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit);
+/* The path of kernel k's shared object in the cache, checked (sealed,
+ * whole) and marked most recently used; false if there is none.  A corrupt
+ * or truncated file is removed with a warning. */
+bool pe_diskcache_find(const kir_kernel *k, char *path, size_t n);
+/* Removes a cached file that turned out unusable (`why`: "does not load
+ * (...)"), with a warning: its kernels are compiled again. */
+void pe_diskcache_discard(const char *path, const char *why);
 /* Whether a file for kernel k is in the cache (not checked: a load does). */
 bool pe_diskcache_has(const kir_kernel *k);
 /* A fresh path in the cache directory for the compiler to write to. */

@@ -163,7 +163,7 @@ static void free_port(uint32_t idx)
         } else
             pe_mem_free(p->buf, pe_port_bytes(p));
     }
-    if (p->dev_buf) pe_cuda_port_free(p);
+    if (p->dev_buf) pe_rt.executor->free_device_copy(p);
     free(p->err_msg);
     p->buf = NULL;
     p->err_msg = NULL;

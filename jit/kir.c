@@ -120,3 +120,8 @@ bool kir_valid(const kir_kernel *k)
     }
     return true;
 }
+
+void kir_kernel_name(const kir_kernel *k, char *out, size_t n)
+{
+    snprintf(out, n, "pe_k_%016llx", (unsigned long long)kir_hash(k));
+}

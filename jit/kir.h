@@ -72,6 +72,9 @@ typedef struct {
 /* The 64-bit FNV-1a hash of k's canonical bytes (the fields that define the
  * computation, in a fixed order); equal kernels hash equally. */
 uint64_t kir_hash(const kir_kernel *k);
+/* The name kernel k is exported under in compiled code ("pe_k_<hash>"):
+ * the code generators name it, the executors look it up. */
+void kir_kernel_name(const kir_kernel *k, char *out, size_t n);
 bool kir_equal(const kir_kernel *a, const kir_kernel *b);
 /* Whether k is well formed (counts, kinds, types, ops and operand indices in
  * range): kernels read back from disk are checked before any generator

@@ -14,11 +14,35 @@
 #include "../exec/escheduler.h"
 #include "../exec/memory.h"
 #include "aot.h"
+#include "nvrtc.h"
+#include "provision.h"
 #include "trace.h"
 #include "../exec/executor.h"
 #include "../profiler/collect.h"
 
 static pe_device_info cpu_info;
+
+/* A GPU needs the CUDA driver (the executor checks) and NVRTC, which
+ * compiles its kernels (the GPU target's compiler). */
+static bool start_gpu(int ordinal)
+{
+    const char *why = NULL;
+    if (pe_cuda_device_count() > 0 && !pe_nvrtc_available(&why)) {
+        pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
+        return false;
+    }
+    return pe_cuda_executor_start(ordinal);
+}
+
+/* The executors that pe_init started, stopped, and the provisioning with
+ * them (the reverse of the start). */
+static void stop_executors(void)
+{
+    if (!(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS)) return;
+    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) pe_cuda_executor_stop();
+    pe_cpu_executor_stop();
+    pe_provision_stop();
+}
 
 #define DEFAULT_QUEUE_LIMIT 4096
 #define DEFAULT_TRACE_ENTRIES 256
@@ -91,16 +115,17 @@ int pe_init(const pe_config *cfg)
     const char *cache_dir = cfg && cfg->cache_dir ? cfg->cache_dir : getenv("PE_CACHE_DIR");
     int trace_entries = (int)env_int("PE_TRACE_CACHE", DEFAULT_TRACE_ENTRIES, 0);
     if (cfg && cfg->trace_cache_entries) trace_entries = cfg->trace_cache_entries < 0 ? 0 : cfg->trace_cache_entries;
-    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads, cache_dir, trace_entries)) {
+    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads)) {
         pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
         pe_rt.executor = &pe_interp_executor;
     }
+    bool compiles = pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS;
+    if (compiles) pe_provision_start(cache_dir, trace_entries);
     /* the GPU named by PE_DEVICE (cuda:N), else the first one */
-    if (pe_rt.executor == &pe_cpu_executor && pe_rt.device != 0 &&
-        pe_cuda_executor_start(pe_rt.device > 0 ? pe_rt.device - 1 : 0))
+    if (compiles && pe_rt.device != 0 && start_gpu(pe_rt.device > 0 ? pe_rt.device - 1 : 0))
         pe_rt.executor = &pe_cuda_executor;
-    if (pe_rt.device > 0 && pe_rt.executor != &pe_cuda_executor) {
-        if (pe_rt.executor != &pe_interp_executor)
+    if (pe_rt.device > 0 && !(pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY)) {
+        if (compiles)
             pe_log_message(PE_LOG_WARN, "PE_DEVICE asks for CUDA device %d, which cannot be used: the CPU computes",
                            pe_rt.device - 1);
         pe_rt.device = 0;
@@ -111,8 +136,7 @@ int pe_init(const pe_config *cfg)
     pe_rt.batch_epoch++;
     if (!pe_esched_start()) {
         pe_log_message(PE_LOG_ERROR, "cannot start the E-scheduler thread");
-        if (pe_rt.executor == &pe_cuda_executor) pe_cuda_executor_stop();
-        if (pe_rt.executor == &pe_cpu_executor || pe_rt.executor == &pe_cuda_executor) pe_cpu_executor_stop();
+        stop_executors();
         return PE_E_NOMEM;
     }
     pe_rt.initialised = true;
@@ -138,8 +162,7 @@ void pe_shutdown(void)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_scopes_free();
     pe_ports_free_all();
-    if (pe_rt.executor == &pe_cuda_executor) pe_cuda_executor_stop();
-    if (pe_rt.executor == &pe_cpu_executor || pe_rt.executor == &pe_cuda_executor) pe_cpu_executor_stop();
+    stop_executors();
     pe_mem_trim();
     free(pe_rt.queue);
     pe_trace_key_free(&pe_rt.trace_key);
@@ -188,10 +211,10 @@ int pe_set_device_at(const pe_site *s, int dev)
     /* a GPU not in use yet starts now (its context, streams, pool); the
      * interpreter (PE_EXECUTOR=interp) has no GPU */
     if (dev > 0 && !pe_cuda_executor_serves(dev - 1)) {
-        if (pe_rt.executor == &pe_interp_executor)
+        if (!(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS))
             return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d: the interpreter (PE_EXECUTOR=interp) runs "
                             "everything on the CPU", dev - 1);
-        if (!pe_cuda_executor_start(dev - 1))
+        if (!start_gpu(dev - 1))
             return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d cannot be used (the warning above says why)",
                             dev - 1);
         pe_rt.executor = &pe_cuda_executor;

@@ -1,6 +1,7 @@
-/* progcache.c — the program cache in memory: an open hash table from kernel
- * IR (hash, then full comparison) to compiled entry points, and the
- * compilation units that own their code.  Cleared at pe_shutdown. */
+/* progcache.c — the CPU executor's linked code: an open hash table from
+ * kernel IR (hash, then full comparison) to entry points, and the shared
+ * objects (dlopen handles) that hold them.  Cleared when the executor stops. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@ typedef struct {
 
 static entry *table;
 static size_t cap, count;
-static pe_gccjit_unit **units;
+static void **units; /* dlopen handles */
 static size_t n_units, units_cap;
 
 pe_kernel_fn pe_progcache_lookup(const kir_kernel *k)
@@ -44,12 +45,15 @@ static bool grow(void)
     return true;
 }
 
-bool pe_progcache_insert(const kir_kernel *const *kernels, const pe_kernel_fn *fns, size_t n, pe_gccjit_unit *unit)
+bool pe_progcache_insert(const kir_kernel *const *kernels, const pe_kernel_fn *fns, size_t n, void *unit)
 {
     if (n_units == units_cap) {
         size_t ncap = units_cap ? units_cap * 2 : 16;
-        pe_gccjit_unit **nu = realloc(units, ncap * sizeof *nu);
-        if (!nu) return false;
+        void **nu = realloc(units, ncap * sizeof *nu);
+        if (!nu) {
+            dlclose(unit);
+            return false;
+        }
         units = nu;
         units_cap = ncap;
     }
@@ -75,7 +79,7 @@ void pe_progcache_clear(void)
     free(table);
     table = NULL;
     cap = count = 0;
-    for (size_t i = 0; i < n_units; i++) pe_gccjit_unit_free(units[i]);
+    for (size_t i = 0; i < n_units; i++) dlclose(units[i]);
     free(units);
     units = NULL;
     n_units = units_cap = 0;

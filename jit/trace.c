@@ -303,24 +303,6 @@ void pe_trace_clear(void)
     }
 }
 
-bool pe_trace_or_proggen(const pe_batch *b, const pe_fusion_rules *rules, pe_program_seq *seq, bool *hit)
-{
-    pe_rt.stats.trace_lookups++;
-    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    *hit = pe_trace_lookup(b->key, rules, b->entries, b->n, seq);
-    uint64_t t1 = pe_prof_on ? pe_prof_now() : 0;
-    if (*hit) {
-        pe_rt.stats.trace_hits++;
-        for (size_t i = 0; i < seq->n; i++) seq->progs[i].served = PE_SERVED_trace;
-        if (pe_prof_on) pe_prof_proggen(true, t1 - t0, t0, t1);
-        return true;
-    }
-    if (!pe_proggen(b->entries, b->n, b->epoch, rules, seq)) return false;
-    pe_rt.stats.proggen_runs++;
-    if (pe_prof_on) pe_prof_proggen(false, t1 - t0, t1, pe_prof_now());
-    return true;
-}
-
 bool pe_trace_each(void (*fn)(const pe_trace_record *r, void *ctx), void *ctx)
 {
     for (trace_entry *e = tc.lru_tail; e; e = e->lru_prev) {

@@ -23,11 +23,6 @@ void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const
                     uint32_t epoch, const pe_program_seq *seq);
 void pe_trace_clear(void);
 
-/* A batch's program sequence, as every executor gets it: from the trace
- * cache (*hit), else from the program generator, both under the executor's
- * fusion rules; counts lookups, hits and generator runs.  False when out of
- * memory. */
-bool pe_trace_or_proggen(const pe_batch *b, const pe_fusion_rules *rules, pe_program_seq *seq, bool *hit);
 
 /* One cached entry, as the persistent trace cache sees it: the key, the
  * bucket's stable site id, and the sequence with ports as key codes. */
