@@ -1,5 +1,5 @@
 /* bench_first_result.c — time to first result of a Black-Scholes program,
- * for the compile ahead (jit/aot.c).  Built through pecc (bench/CMakeLists:
+ * for the compile ahead (jit/aot/aot.c).  Built through pecc (bench/CMakeLists:
  * bench_first_result_pecc).  The input data is made between pe_init and the
  * first request, as programs do, so the background compile overlaps with it.
  *

@@ -10,7 +10,7 @@
  *   4. compile: first use of a new kernel (NVRTC + module load + run)
  *   5. automatic placement: one-shot jobs on data the host gives (made and
  *      read back each run) on the CPU, on the GPU, and where the cost model
- *      (exec/placement.c) puts them: auto / the better of the two
+ *      (jit/sched/placement.c) puts them: auto / the better of the two
  *
  * Inputs are uploaded by the warm-up runs and stay on the GPU, results stay
  * there until read: "PE" = record + pe_sync (GPU done, result on the GPU);
@@ -30,7 +30,7 @@
 #include <pe.h>
 
 #include "workloads.h"
-#include "exec/cuda_driver.h"
+#include "exec/cuda/cuda_driver.h"
 
 #define RUNS 9
 #define WARMUP 3

@@ -13,9 +13,9 @@
 #include <pe.h>
 
 #include "workloads.h"
-#include "jit/cuda_emit.h"
-#include "jit/nvrtc.h"
-#include "jit/trace.h"
+#include "jit/codegen/cuda_emit.h"
+#include "jit/codegen/nvrtc.h"
+#include "jit/trace/trace.h"
 
 #define MAX_KERNELS 256
 

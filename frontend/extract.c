@@ -376,7 +376,7 @@ static void escape(walker *w, CXCursor ref)
 /* What defines a variable: a PE request (walked, true), {0}, or else false.
  * A request's `result` names the array variable it is assigned to (var: the
  * variable's cursor, or a null cursor when it is not an array variable), so
- * the runtime can follow values through a region (jit/aot.c). */
+ * the runtime can follow values through a region (jit/aot/aot.c). */
 static bool defining_value(walker *w, CXCursor value, CXCursor var)
 {
     CXCursor e = strip(value);

@@ -7,9 +7,9 @@
 
 #include "test_util.h"
 
-#include "jit/cpu_gccjit.h"
-#include "jit/cuda_emit.h"
-#include "jit/kir.h"
+#include "jit/codegen/cpu_gccjit.h"
+#include "jit/codegen/cuda_emit.h"
+#include "jit/kir/kir.h"
 
 static const pe_dtype dtypes[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};
 

@@ -6,8 +6,8 @@
  * kernels.) */
 #include "cuda_test_kernels.h"
 
-#include "jit/diskcache.h"
-#include "jit/nvrtc.h"
+#include "jit/cache/diskcache.h"
+#include "jit/codegen/nvrtc.h"
 
 /* Every kernel of the list compiled in one NVRTC program per architecture. */
 static void compile_all(const kernel_list *l, const char *what)

@@ -3,15 +3,15 @@
  * with tests/cuda_on_host.hpp standing in for CUDA (device library = libm;
  * element-wise kernels thread after thread, reductions with each block's
  * threads running together), and every value is checked against the
- * reference math (exec/refmath.c), a C loop or long double. */
+ * reference math (exec/interp/refmath.c), a C loop or long double. */
 #include "cuda_test_kernels.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "exec/executor.h"
-#include "exec/refmath.h"
-#include "jit/runtime.h"
+#include "exec/base/executor.h"
+#include "exec/interp/refmath.h"
+#include "exec/base/runtime.h"
 
 /* ------------------------------------------------ kernels run on the host */
 

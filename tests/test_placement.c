@@ -1,5 +1,5 @@
 /* test_placement.c — the cost model of automatic placement
- * (exec/placement.c) on the figures of real machines: an H100 SXM and an
+ * (jit/sched/placement.c) on the figures of real machines: an H100 SXM and an
  * RTX 3090 as their drivers describe them, a host CPU of 2 and of 16
  * threads.  The model's speeds are checked against what was measured on
  * the H100 (bench/RESULTS.md); its choices against the cases that decide
@@ -9,9 +9,10 @@
  * test_cuda_multi_gpu checks on the emulated GPUs.) */
 #include "test_util.h"
 
-#include "exec/placement.h"
-#include "jit/cpu_gccjit.h"
-#include "jit/cuda_emit.h"
+#include "jit/sched/placement.h"
+#include "../jit/record/record.h"
+#include "jit/codegen/cpu_gccjit.h"
+#include "jit/codegen/cuda_emit.h"
 
 /* cuDeviceGetAttribute's answers on the two parts */
 static const pe_cuda_device h100 = {.name = "NVIDIA H100 80GB HBM3", .cc_major = 9, .cc_minor = 0, .sms = 132,

@@ -6,7 +6,7 @@
  * earlier work it does not depend on, and after the work it does.  Both
  * executors. */
 #include "test_util.h"
-#include "exec/escheduler.h"
+#include "jit/sched/escheduler.h"
 
 static pe_stats stats(void)
 {

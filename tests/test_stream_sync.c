@@ -1,4 +1,4 @@
-/* test_stream_sync.c — the stream/event planner (exec/stream_sync.c)
+/* test_stream_sync.c — the stream/event planner (exec/cuda/stream_sync.c)
  * against a model of CUDA's semantics: streams run their commands in order;
  * an event record is enqueued on a stream; a wait, when enqueued, captures
  * the event's most recent record and blocks its stream until that record's
@@ -8,7 +8,7 @@
  * more waits than one per cross-stream dependency (and fewer overall). */
 #include "test_util.h"
 
-#include "exec/stream_sync.h"
+#include "exec/cuda/stream_sync.h"
 
 typedef struct {
     int kind;      /* 0 wait, 1 op */

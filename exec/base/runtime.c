@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "../../jit/runtime.h"
+#include "runtime.h"
 
 pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tail = UINT32_MAX};
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aot.sh BIN_DIR — the compile ahead of closed regions' op lists (jit/aot.c):
+# aot.sh BIN_DIR — the compile ahead of closed regions' op lists (jit/aot/aot.c):
 #  1. aotloop built with pecc, f32 data, a fresh PE_CACHE_DIR: the loop's
 #     first batch compiles nothing on the application's path, its kernel
 #     came from the background compile (aot_kernels_used >= 1); the values

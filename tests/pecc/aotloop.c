@@ -1,5 +1,5 @@
 /* aotloop.c — a loop whose body is a fused element-wise chain with source
- * literals and a full reduction, for the compile ahead (jit/aot.c).  Built
+ * literals and a full reduction, for the compile ahead (jit/aot/aot.c).  Built
  * through pecc and plainly by the tests (tests/pecc/aot.sh).
  *
  *   aotloop N ITERATIONS f32|f64   prints "values ..." and the first

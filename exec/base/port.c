@@ -1,0 +1,234 @@
+/* port.c — the port table behind handles.  A handle is index + generation
+ * ((gen << 32) | (index + 1)); a slot's generation changes each time it is
+ * reused, so stale handles are detected (jit/handle.c), and the slot
+ * remembers where its last application reference was released so that a
+ * later use can say where.
+ * Ports are counted twice: application references (handles) and runtime
+ * references (pending consumers, queue entries); a port dies when both are
+ * zero and no pe_map view is outstanding.  Free slots are reused in FIFO
+ * order, and only once PE_FREE_SLOT_RESERVE of them wait, so that a release
+ * site stays around for diagnostics long after the release: with immediate
+ * reuse, a program that releases an array and makes a new one would hand the
+ * new one the old slot, and a later use of the old handle could only say
+ * "stale" instead of naming where it was released. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "shape.h"
+#include "executor.h"
+#include "memory.h"
+
+#define NO_SLOT UINT32_MAX
+#define PE_FREE_SLOT_RESERVE 64
+
+
+static bool add_page(void)
+{
+    pe_port **pages = realloc(pe_rt.pages, (pe_rt.n_pages + 1) * sizeof *pages);
+    if (!pages) return false;
+    pe_rt.pages = pages;
+    pe_port *page = calloc(PE_PAGE_SIZE, sizeof *page);
+    if (!page) return false;
+    pe_rt.pages[pe_rt.n_pages++] = page;
+    return true;
+}
+
+/* Generations continue across pe_init/pe_shutdown cycles, so a handle kept
+ * from an earlier session never matches a port of a later one. */
+static uint32_t session_generation;
+
+uint32_t pe_port_new(void)
+{
+    uint32_t idx;
+    /* a fresh slot while the free list is short (or a page cannot be had) */
+    bool fresh = pe_rt.free_head == NO_SLOT || pe_rt.n_free < PE_FREE_SLOT_RESERVE;
+    if (fresh && pe_rt.n_slots == pe_rt.n_pages * PE_PAGE_SIZE && (pe_rt.n_slots >= UINT32_MAX - PE_PAGE_SIZE || !add_page()))
+        fresh = false;
+    if (fresh) {
+        idx = pe_rt.n_slots++;
+    } else {
+        if (pe_rt.free_head == NO_SLOT) return NO_SLOT;
+        idx = pe_rt.free_head;
+        pe_rt.free_head = pe_port_at(idx)->next_free;
+        if (pe_rt.free_head == NO_SLOT) pe_rt.free_tail = NO_SLOT;
+        pe_rt.n_free--;
+    }
+    pe_port *p = pe_port_at(idx);
+    uint32_t gen = (p->gen > session_generation ? p->gen : session_generation) + 1, released_gen = p->released_gen;
+    const pe_site *release_site = p->release_site;
+    memset(p, 0, sizeof *p);
+    p->gen = gen ? gen : 1;
+    p->released_gen = released_gen;
+    p->release_site = release_site;
+    p->state = PE_PORT_PENDING;
+    p->next_free = NO_SLOT;
+    pe_rt.stats.live_arrays++;
+    return idx;
+}
+
+
+pe_port *pe_port_peek(pe_array a, uint32_t *idx_out)
+{
+    uint64_t idx = (a.h & 0xffffffffu) - 1;
+    if (a.h == 0 || idx >= pe_rt.n_slots) return NULL;
+    pe_port *p = pe_port_at((uint32_t)idx);
+    if (p->gen != (uint32_t)(a.h >> 32) || p->state == PE_PORT_FREE) return NULL;
+    if (idx_out) *idx_out = (uint32_t)idx;
+    return p;
+}
+
+
+void pe_port_ref(uint32_t idx) { pe_port_at(idx)->refs_int++; }
+
+void pe_port_unref(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    p->refs_int--;
+    pe_port_maybe_free(idx);
+}
+
+
+void pe_port_drop_inputs(pe_port *p)
+{
+    int n = p->n_in;
+    p->n_in = 0;
+    for (int i = 0; i < n; i++) pe_port_unref(p->in[i]);
+}
+
+static void free_port(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    pe_port_drop_inputs(p);
+    if (p->buf) {
+        if (p->free_fn) {
+            p->free_fn(p->buf, p->free_ctx);
+            pe_mem_account(-(long long)pe_port_bytes(p));
+        } else
+            pe_mem_free(p->buf, pe_port_bytes(p));
+    }
+    if (p->dev_buf) pe_rt.executor->free_device_copy(p);
+    free(p->err_msg);
+    p->buf = NULL;
+    p->err_msg = NULL;
+    p->state = PE_PORT_FREE;
+    p->next_free = NO_SLOT;
+    if (pe_rt.free_tail == NO_SLOT) pe_rt.free_head = idx;
+    else pe_port_at(pe_rt.free_tail)->next_free = idx;
+    pe_rt.free_tail = idx;
+    pe_rt.n_free++;
+    pe_rt.stats.live_arrays--;
+}
+
+void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                      const int64_t *shape, const int64_t *params, int n_params)
+{
+    p->op = (uint8_t)op;
+    p->dtype = (uint8_t)dtype;
+    p->ctype = (uint8_t)ctype;
+    p->rank = (uint8_t)rank;
+    for (int d = 0; d < rank; d++) p->shape[d] = shape[d];
+    p->numel = pe_shape_numel(rank, shape);
+    for (int i = 0; i < n_params; i++) p->param[i] = params[i];
+    p->n_in = (uint8_t)n;
+    for (int i = 0; i < n; i++) p->in[i] = in[i];
+}
+
+void pe_port_maybe_free(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    if (p->state != PE_PORT_FREE && p->refs_app == 0 && p->refs_int == 0 && p->maps == 0) free_port(idx);
+}
+
+void pe_ports_forget_since(uint32_t first)
+{
+    for (uint32_t i = first; i < pe_rt.n_slots; i++) {
+        pe_port *p = pe_port_at(i);
+        if (p->state == PE_PORT_FREE) continue;
+        if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
+        free(p->err_msg);
+        uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
+        memset(p, 0, sizeof *p);
+        p->gen = gen;
+        p->state = PE_PORT_FREE;
+        p->next_free = NO_SLOT;
+        pe_rt.stats.live_arrays--;
+    }
+    pe_rt.n_slots = first;
+}
+
+/* At shutdown every port dies, referenced or not. */
+void pe_ports_free_all(void)
+{
+    for (uint32_t i = 0; i < pe_rt.n_slots; i++) {
+        pe_port *p = pe_port_at(i);
+        if (p->gen >= session_generation) session_generation = p->gen + 1;
+        if (p->state == PE_PORT_FREE) continue;
+        p->n_in = 0; /* inputs die in this same sweep */
+        p->refs_app = p->refs_int = p->maps = 0;
+        free_port(i);
+    }
+    for (uint32_t i = 0; i < pe_rt.n_pages; i++) free(pe_rt.pages[i]);
+    free(pe_rt.pages);
+    pe_rt.pages = NULL;
+    pe_rt.n_pages = pe_rt.n_slots = 0;
+    pe_rt.free_head = pe_rt.free_tail = NO_SLOT;
+    pe_rt.n_free = 0;
+}
+
+size_t pe_dtype_size(pe_dtype t)
+{
+    switch (t) {
+    case PE_F32: case PE_I32: return 4;
+    case PE_F64: return 8;
+    case PE_BOOL: return 1;
+    case PE_C64: return 8;
+    case PE_C128: return 16;
+    }
+    return 0;
+}
+
+const char *pe_dtype_name(pe_dtype t)
+{
+    switch (t) {
+    case PE_F32: return "f32";
+    case PE_F64: return "f64";
+    case PE_I32: return "i32";
+    case PE_BOOL: return "bool";
+    case PE_C64: return "c64";
+    case PE_C128: return "c128";
+    }
+    return "?";
+}
+
+/* The free function of a lent buffer: it is the application's, PE gives
+ * nothing back (the accounting is undone by free_port). */
+static void lent_buffer_free(void *data, void *ctx)
+{
+    (void)data, (void)ctx;
+}
+
+void pe_port_lend_buffer(pe_port *p, void *dst)
+{
+    p->buf = dst;
+    p->free_fn = lent_buffer_free;
+    p->free_ctx = NULL;
+    pe_mem_account((long long)pe_port_bytes(p));
+}
+
+bool pe_port_result_buffer(pe_port *p)
+{
+    if (p->buf && p->free_fn == lent_buffer_free) return true;
+    p->buf = pe_mem_alloc(pe_port_bytes(p));
+    return p->buf != NULL;
+}
+
+void pe_port_result_drop(pe_port *p)
+{
+    if (p->free_fn == lent_buffer_free) return; /* the application's buffer */
+    if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
+    p->buf = NULL;
+}
+
+bool pe_port_host(pe_port *p) { return !p->host_stale || pe_rt.executor->host_copy(p); }

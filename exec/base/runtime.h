@@ -1,0 +1,208 @@
+/* runtime.h — the ground's model, which every module of the runtime uses:
+ * ports (the DAG nodes behind handles) and their table, work-queue entries
+ * and batches, the global runtime state and its lock.  The ground's other
+ * headers: error.h (messages, log), site.h (call sites), shape.h
+ * (broadcasting and type rules), memory.h (host buffers), executor.h (the
+ * executor interface).  Nothing here is public; include/pe.h is the only
+ * public header. */
+#ifndef PE_BASE_RUNTIME_H
+#define PE_BASE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pe.h"
+#include "../../irformat/ops.h"
+
+/* ------------------------------------------------------------------ ports */
+
+typedef enum {
+    PE_PORT_FREE = 0, /* slot unused */
+    PE_PORT_PENDING,  /* recorded, its COMPUTE entry waits in the work queue */
+    PE_PORT_READY,    /* value available (buffer, or `value` for constants) */
+    PE_PORT_INVALID   /* an operation failed: err_code / err_msg say why */
+} pe_port_state;
+
+#define PE_PORT_MAX_INPUTS 3
+
+typedef struct pe_port {
+    uint32_t gen;        /* generation of the slot; bumped on each reuse */
+    uint8_t state;       /* pe_port_state */
+    uint8_t op;          /* pe_op */
+    uint8_t dtype;       /* pe_dtype of the result */
+    uint8_t ctype;       /* pe_dtype operands are converted to before computing */
+    uint8_t rank;
+    uint8_t n_in;
+    bool weak;           /* weakly typed: a C scalar, or folded from C scalars */
+    bool temp;           /* a C-scalar operand: released by the op that consumes it */
+    bool literal;        /* a constant the static IR says is a source literal: specialised into kernels */
+    uint32_t in[PE_PORT_MAX_INPUTS]; /* input port indices (held by refs_int while pending) */
+    int64_t shape[PE_MAX_RANK];
+    int64_t numel;
+    int64_t param[2 * PE_MAX_RANK];  /* op parameters: axis, slice start, ... */
+    double value;        /* PE_OP_constant: the uniform value (already rounded to dtype) */
+    const pe_site *site; /* where the application asked for it */
+    int32_t refs_app;    /* application references (handles) */
+    int32_t refs_int;    /* runtime references: pending consumers, queue entries */
+    int32_t maps;        /* outstanding pe_map views */
+    void *buf;           /* host buffer, numel * element size bytes, or NULL */
+    void *dev_buf;       /* a copy in GPU memory (CUDA executor), or NULL */
+    uint8_t dev_gpu;     /* dev_buf's GPU: its ordinal among the CUDA devices */
+    bool host_stale;     /* READY, computed on the GPU: buf is not made yet (pe_port_host) */
+    void (*free_fn)(void *data, void *ctx); /* pe_adopt's deallocator, else NULL */
+    void *free_ctx;
+    pe_status err_code;  /* PE_PORT_INVALID: the error */
+    char *err_msg;       /* PE_PORT_INVALID: its message, or NULL if it propagated */
+    /* Diagnostics for handles of this slot after the last application release. */
+    uint32_t released_gen;
+    const pe_site *release_site;
+    uint32_t next_free;  /* free list link */
+    uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
+    uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
+    uint32_t batch;          /* PENDING: the batch (epoch) its COMPUTE entry belongs to */
+    bool released_in_batch;  /* its batch holds a RELEASE entry for it: invisible after the batch */
+    uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
+} pe_port;
+
+/* ------------------------------------------------------------- work queue */
+
+typedef enum {
+    PE_ENTRY_COMPUTE, /* compute the port */
+    PE_ENTRY_RELEASE, /* the application dropped its last reference to the port */
+    PE_ENTRY_HINT     /* the application will read the port soon */
+} pe_entry_kind;
+
+typedef struct {
+    uint8_t kind;  /* pe_entry_kind */
+    uint32_t port; /* port index */
+} pe_entry;
+
+/* The trace key of the batch being recorded, extended in O(1) per queue
+ * entry (trace.c). */
+typedef struct {
+    uint8_t *bytes;
+    size_t len, cap;
+    uint64_t first_site;       /* bucket: the first entry's stable site id (0: none yet) */
+    uint32_t *externals;       /* operands from outside the batch, numbered in the key */
+    uint32_t n_externals, externals_cap;
+    bool broken;               /* out of memory while building: never cached */
+} pe_trace_key;
+
+/* What the C-scheduler hands an executor: queue entries and their key. */
+typedef struct {
+    const pe_entry *entries;
+    size_t n;
+    const pe_trace_key *key;
+    uint32_t epoch; /* the batch's number: its ports have port->batch == epoch */
+    int device;     /* pe_rt.device when it was recorded (pe_set_device): -1 automatic, 0 CPU, k GPU k - 1 */
+} pe_batch;
+
+/* ---------------------------------------------------------- global state */
+
+typedef struct {
+    pe_array *items;
+    size_t count, cap;
+} pe_handle_list;
+
+typedef struct pe_executor pe_executor;
+
+typedef struct {
+    bool initialised;
+    /* configuration */
+    int log_level;          /* pe_log_level */
+    int threads;
+    int device;             /* -1: automatic */
+    int64_t queue_limit;
+    /* port table: pages of stable port records */
+    pe_port **pages;
+    uint32_t n_pages;
+    uint32_t n_slots;       /* slots handed out so far */
+    uint32_t free_head, free_tail; /* FIFO free list (delays reuse, keeps release sites) */
+    uint32_t n_free;               /* slots on the free list */
+    /* work queue */
+    pe_entry *queue;
+    size_t queue_len, queue_cap;
+    pe_trace_key trace_key;
+    uint32_t batch_epoch;   /* the number of the batch being recorded */
+    int block_depth;
+    /* execution */
+    pe_executor *executor;
+    pe_stats stats;
+} pe_runtime;
+
+extern pe_runtime pe_rt;
+
+#define PE_PAGE_BITS 10
+#define PE_PAGE_SIZE (1u << PE_PAGE_BITS)
+
+static inline pe_port *pe_port_at(uint32_t idx) { return &pe_rt.pages[idx >> PE_PAGE_BITS][idx & (PE_PAGE_SIZE - 1)]; }
+static inline pe_array pe_handle_of(uint32_t idx) { return (pe_array){((uint64_t)pe_port_at(idx)->gen << 32) | (idx + 1)}; }
+size_t pe_dtype_size(pe_dtype t);
+/* The bytes of a port's value (host or device copy). */
+static inline size_t pe_port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
+const char *pe_dtype_name(pe_dtype t);
+static inline bool pe_dtype_is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+/* ------------------------------------------------------------- api lock */
+
+/* Application threads may call the API at once: every entry point holds the
+ * runtime's (recursive) lock for its duration.  Error handlers run under it
+ * and may call the API. */
+int pe_api_lock(void);
+void pe_api_unlock(int *guard);
+#define PE_API_GUARD __attribute__((cleanup(pe_api_unlock), unused)) int pe__api_guard = pe_api_lock()
+/* Waits on `cond` with the runtime lock released meanwhile (the caller holds it). */
+void pe_api_wait(void *cond);
+/* Lets go of the lock entirely (kernels run without it) and takes it back. */
+int pe_api_suspend(void);
+void pe_api_resume(int depth);
+/* Whether the calling thread holds the lock: for assert()s of a function's
+ * precondition ("runtime lock held"), checked in debug builds. */
+bool pe_api_held(void);
+/* Takes the lock around fork() (pe_init installs it once): a child forked
+ * while another thread held it gets it free. */
+void pe_api_install_fork_handlers(void);
+
+/* -------------------------------------------------- port.c, the port table */
+
+/* The port behind a handle of a slot in use (its generation matches), or
+ * NULL: no error raised, for callers that only act on live handles. */
+pe_port *pe_port_peek(pe_array a, uint32_t *idx_out);
+/* A new port slot (state PENDING, refs all zero), or UINT32_MAX when out of memory. */
+uint32_t pe_port_new(void);
+void pe_port_ref(uint32_t idx);   /* +1 runtime reference */
+void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zero */
+/* A computed port's host buffer: the caller's own, lent by a pe_read that
+ * is the value's last use (the result is computed straight into it), or a
+ * new one; false when out of memory.  Drop gives back all but a lent one. */
+bool pe_port_result_buffer(pe_port *p);
+void pe_port_result_drop(pe_port *p);
+/* Lends dst to pending port p as its result buffer (free_fn marks it lent). */
+void pe_port_lend_buffer(pe_port *p, void *dst);
+/* Writes what a new port computes: op, types, shape, parameters, inputs
+ * (their references are the caller's to take). */
+void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                      const int64_t *shape, const int64_t *params, int n_params);
+void pe_port_maybe_free(uint32_t idx);
+/* Makes p's host copy: a value computed on a GPU is copied down on first
+ * use, by the executor that holds it; false when it cannot, p is then
+ * INVALID with the reason. */
+bool pe_port_host(pe_port *p);
+void pe_port_drop_inputs(pe_port *p);
+void pe_ports_free_all(void);
+/* Frees the ports in slots [first, n_slots): fresh slots the caller took
+ * after noting n_slots, holding nothing anyone else references; the slots
+ * go back as if never handed out (the free list, and with it the reuse
+ * order behind release diagnostics, is untouched). */
+void pe_ports_forget_since(uint32_t first);
+
+/* ------------------------------------------------------------ liveness.c */
+
+/* The backward pass (the program generator's and the interpreter's):
+ * counts each pending port's consumers in the batch that are still to be computed; a port the batch
+ * released with none of them is dead, and so, in turn, its producers. */
+void pe_find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch);
+bool pe_port_dead_in_batch(const pe_port *p);
+
+#endif

@@ -1,0 +1,116 @@
+/* shape.c — NumPy broadcasting and PE's type promotion (bool < i32 < f32 <
+ * f64, with weakly typed C-scalar operands that adopt the array's type). */
+#include "runtime.h"
+
+#include "shape.h"
+static int rank_of_type(pe_dtype t)
+{
+    switch (t) {
+    case PE_BOOL: return 0;
+    case PE_I32: return 1;
+    case PE_F32: return 2;
+    default: return 3;
+    }
+}
+
+pe_dtype pe_promote(pe_dtype a, pe_dtype b) { return rank_of_type(a) >= rank_of_type(b) ? a : b; }
+
+/* Strong operands promote among themselves; a weak operand only raises the
+ * kind: a weak float with integer or bool arrays gives f32, a weak int with
+ * bool arrays gives i32.  Only weak operands: ordinary promotion. */
+pe_dtype pe_promote_operands(pe_port *const *in, int n)
+{
+    bool any_strong = false, weak_float = false, weak_int = false;
+    pe_dtype strong = PE_BOOL, weak = PE_BOOL;
+    for (int i = 0; i < n; i++) {
+        if (in[i]->weak) {
+            weak = pe_promote(weak, (pe_dtype)in[i]->dtype);
+            if (pe_dtype_is_float((pe_dtype)in[i]->dtype)) weak_float = true;
+            else if (in[i]->dtype == PE_I32) weak_int = true;
+        } else {
+            strong = any_strong ? pe_promote(strong, (pe_dtype)in[i]->dtype) : (pe_dtype)in[i]->dtype;
+            any_strong = true;
+        }
+    }
+    if (!any_strong) return weak;
+    if (weak_float && !pe_dtype_is_float(strong)) return PE_F32;
+    if (weak_int && strong == PE_BOOL) return PE_I32;
+    return strong;
+}
+
+pe_dtype pe_compute_dtype(pe_result_rule rule, pe_dtype promoted)
+{
+    switch (rule) {
+    case PE_RESULT_ARITH: return promoted == PE_BOOL ? PE_I32 : promoted;
+    case PE_RESULT_FLOAT: return pe_dtype_is_float(promoted) ? promoted : PE_F32;
+    default: return promoted;
+    }
+}
+
+pe_dtype pe_result_dtype(pe_result_rule rule, pe_dtype promoted)
+{
+    switch (rule) {
+    case PE_RESULT_BOOL: return PE_BOOL;
+    case PE_RESULT_INDEX: return PE_I32;
+    default: return pe_compute_dtype(rule, promoted);
+    }
+}
+
+void pe_op_types(pe_op op, pe_port *const *in, int n, pe_dtype *dtype, pe_dtype *ctype)
+{
+    pe_dtype promoted;
+    if (pe_op_table[op].kind == PE_KIND_REDUCE) /* one operand keeps its type; dot's two promote */
+        promoted = n == 2 ? pe_promote_operands(in, 2) : (pe_dtype)in[0]->dtype;
+    else /* cond's condition does not take part in promotion */
+        promoted = op == PE_OP_cond ? pe_promote_operands(in + 1, n - 1) : pe_promote_operands(in, n);
+    *ctype = pe_compute_dtype(pe_op_table[op].result, promoted);
+    *dtype = pe_result_dtype(pe_op_table[op].result, promoted);
+}
+
+bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape)
+{
+    int r = 0;
+    for (int i = 0; i < n; i++)
+        if (in[i]->rank > r) r = in[i]->rank;
+    for (int d = 0; d < r; d++) shape[d] = 1;
+    for (int i = 0; i < n; i++) {
+        int off = r - in[i]->rank;
+        for (int d = 0; d < in[i]->rank; d++) {
+            int64_t have = shape[off + d], dim = in[i]->shape[d];
+            if (dim == have || dim == 1) continue;
+            if (have == 1) shape[off + d] = dim;
+            else return false;
+        }
+    }
+    *rank = r;
+    return true;
+}
+
+bool pe_normalise_axis(int *axis, int rank)
+{
+    int a = *axis < 0 ? *axis + rank : *axis;
+    if (a < 0 || a >= rank) return false;
+    *axis = a;
+    return true;
+}
+
+int64_t pe_shape_numel(int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= shape[d];
+    return n;
+}
+
+void pe_broadcast_strides(int in_rank, const int64_t *in_shape, int rank, int64_t *stride)
+{
+    int off = rank - in_rank;
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        int k = d - off;
+        if (k < 0 || in_shape[k] == 1) stride[d] = 0;
+        else {
+            stride[d] = s;
+            s *= in_shape[k];
+        }
+    }
+}

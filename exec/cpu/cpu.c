@@ -1,0 +1,244 @@
+/* cpu.c — the CPU executor: links the CPU target's shared objects (dlopen;
+ * the code it holds is progcache.c's), and runs a batch's program sequence
+ * (jit/sched/batch.c provisioned it): fused kernels launched in chunks on the
+ * thread pool, the interpreter for what has no kernel, partials of
+ * reductions combined in chunk order. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "../base/executor.h"
+#include "../base/memory.h"
+#include "threadpool.h"
+#include "progcache.h"
+#include "../../profiler/collect.h"
+
+static char isa[32];
+const char *pe_cpu_isa(void) { return isa; }
+
+bool pe_cpu_executor_start(int threads)
+{
+    pe_device_info info;
+    pe_detect_cpu(&info);
+    snprintf(isa, sizeof isa, "%s", info.arch);
+    return pe_pool_start(threads);
+}
+
+void pe_cpu_executor_stop(void)
+{
+    pe_pool_stop();
+    pe_progcache_clear();
+}
+
+static const void *cpu_linked(pe_executor *ex, int place, const kir_kernel *k)
+{
+    (void)ex, (void)place;
+    return (const void *)pe_progcache_lookup(k);
+}
+
+/* Loads a shared object the CPU target compiled (or the disk cache kept)
+ * and files its kernels' entry points. */
+static bool cpu_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
+                     bool *fatal, char *err, size_t n_err)
+{
+    (void)ex, (void)place;
+    *fatal = false;
+    void *dl = dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        snprintf(err, n_err, "does not load (%s)", dlerror());
+        return false;
+    }
+    pe_kernel_fn *fns = malloc(sizeof *fns * (n ? n : 1));
+    for (size_t i = 0; fns && i < n; i++) {
+        char name[48];
+        kir_kernel_name(kernels[i], name, sizeof name);
+        if (!(fns[i] = (pe_kernel_fn)dlsym(dl, name))) {
+            snprintf(err, n_err, "lacks %s", name);
+            free(fns);
+            dlclose(dl);
+            return false;
+        }
+    }
+    bool filed = fns && pe_progcache_insert(kernels, fns, n, dl); /* the cache owns dl */
+    if (!fns) dlclose(dl);
+    if (!filed) snprintf(err, n_err, "out of memory");
+    free(fns);
+    return filed;
+}
+
+static bool cpu_usable(pe_executor *ex, int place)
+{
+    (void)ex;
+    return place == 0;
+}
+
+static void cpu_arch(pe_executor *ex, int place, char *out, size_t n)
+{
+    (void)ex, (void)place;
+    snprintf(out, n, "%s", pe_cpu_isa());
+}
+
+static int cpu_places(pe_executor *ex, int *out, int max)
+{
+    (void)ex;
+    if (max < 1) return 0;
+    out[0] = 0;
+    return 1;
+}
+
+static void finish_members(const pe_program *p)
+{
+    for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
+}
+
+/* Combines the per-chunk partials of a reduction kernel, in chunk order:
+ * each chunk leaves (high, low) parts, the low part nonzero for compensated
+ * f64 sums. */
+double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
+{
+    if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
+        double best = op == PE_OP_min_reduce ? __builtin_inf() : op == PE_OP_norminf ? 0.0 : -__builtin_inf();
+        for (int64_t c = 0; c < n_chunks; c++) {
+            double v = partials[2 * c];
+            if (v != v) return v;
+            if (op == PE_OP_min_reduce ? v < best : v > best) best = v;
+        }
+        return best;
+    }
+    double sum = 0, comp = 0; /* Neumaier */
+    for (int64_t c = 0; c < 2 * n_chunks; c++) {
+        double x = partials[c], t = sum + x;
+        comp += __builtin_fabs(sum) >= __builtin_fabs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+    }
+    sum += comp;
+    if (op == PE_OP_mean) return sum / (double)numel;
+    if (op == PE_OP_norm2) return __builtin_sqrt(sum);
+    return sum;
+}
+
+void pe_store_scalar(pe_port *p, double v)
+{
+    if (p->dtype == PE_F32) *(float *)p->buf = (float)v;
+    else *(double *)p->buf = v;
+}
+
+/* The profile's record of one launch: bytes each array parameter moves. */
+static void profile_kernel(const pe_program *p, uint64_t t0, uint64_t t1)
+{
+    pe_prof_kernel_run run = {.hash = kir_hash(p->kir), .device = "cpu", .members = p->members,
+                              .n_members = p->n_members, .elements = p->numel, .served = p->served,
+                              .compile_ns = p->compile_ns};
+    pe_program_traffic(p, &run.bytes_read, &run.bytes_written);
+    pe_prof_kernel_ran(&run, t0, t1, -1);
+    pe_prof_add(PE_PC_pool_capacity_ns, (t1 - t0) * (uint64_t)pe_rt.threads);
+}
+
+static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
+{
+    const kir_kernel *k = p->kir;
+    void *args[KIR_MAX_PARAMS];
+    double scalars[KIR_MAX_PARAMS];
+    int64_t n_chunks = (p->numel + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
+    double *partials = NULL;
+    int reduce_param = -1;
+    for (int i = 0; i < k->n_params; i++) { /* an invalid input makes every member invalid */
+        pe_port *q = pe_port_at(p->bind[i]);
+        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_READY) pe_port_host(q); /* a GPU result */
+        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_INVALID) {
+            for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(pe_port_at(p->members[m]), q);
+            finish_members(p);
+            return 0;
+        }
+    }
+    for (int i = 0; i < k->n_params; i++) {
+        pe_port *q = pe_port_at(p->bind[i]);
+        if (k->params[i].kind == KIR_IN_SCALAR) {
+            scalars[i] = q->value;
+            args[i] = &scalars[i];
+        } else if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) {
+            pe_port_result_buffer(q); /* NULL buf: out of memory, below */
+            if (k->params[i].kind == KIR_OUT_PARTIAL) {
+                reduce_param = i;
+                partials = malloc(sizeof *partials * (size_t)(n_chunks ? 2 * n_chunks : 1));
+            }
+            if (!q->buf || (k->params[i].kind == KIR_OUT_PARTIAL && !partials)) {
+                /* out of memory: the interpreter reports it port by port */
+                free(partials);
+                pe_port_result_drop(q);
+                for (int j = 0; j < i; j++)
+                    if (k->params[j].kind == KIR_OUT || k->params[j].kind == KIR_OUT_PARTIAL)
+                        pe_port_result_drop(pe_port_at(p->bind[j]));
+                size_t computed = 0;
+                for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
+                return computed;
+            }
+            args[i] = k->params[i].kind == KIR_OUT_PARTIAL ? (void *)partials : q->buf;
+        } else {
+            args[i] = q->buf;
+        }
+    }
+    /* kernels touch only buffers this batch keeps alive: run them without
+     * the runtime lock, so the application goes on recording */
+    bool has_output = reduce_param >= 0;
+    for (int i = 0; i < k->n_params && !has_output; i++) has_output = k->params[i].kind == KIR_OUT;
+    if (has_output) { /* a kernel whose values nobody sees (all released) need not run */
+        uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+        int depth = pe_api_suspend();
+        if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
+        else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
+        pe_api_resume(depth);
+        pe_rt.stats.kernels_launched++;
+        if (pe_prof_on) profile_kernel(p, t0, pe_prof_now());
+    }
+    if (reduce_param >= 0) {
+        pe_port *r = pe_port_at(p->bind[reduce_param]);
+        pe_store_scalar(r, pe_combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
+        free(partials);
+    }
+    for (int m = 0; m < p->n_members; m++) pe_port_at(p->members[m])->state = PE_PORT_READY;
+    finish_members(p);
+    return (size_t)p->n_members;
+}
+
+static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *seq, const void *const *code,
+                      int place)
+{
+    (void)ex, (void)b, (void)place;
+    size_t computed = 0;
+    for (size_t i = 0; i < seq->n; i++) {
+        const pe_program *p = &seq->progs[i];
+        switch (p->kind) {
+        case PE_PROG_SKIP: {
+            pe_port *port = pe_port_at(p->port);
+            pe_port_drop_inputs(port);
+            port->state = PE_PORT_READY;
+            break;
+        }
+        case PE_PROG_INTERP:
+            computed += pe_interp_execute(pe_port_at(p->port));
+            break;
+        case PE_PROG_KERNEL:
+            if (code[i]) {
+                computed += run_kernel(p, (pe_kernel_fn)code[i]);
+            } else {
+                for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
+            }
+            break;
+        }
+    }
+    return computed;
+}
+
+pe_executor pe_cpu_executor = {
+    .name = "cpu-jit",
+    .caps = PE_EXEC_RUNS_KERNELS,
+    .run = cpu_run,
+    .usable = cpu_usable,
+    .arch = cpu_arch,
+    .places = cpu_places,
+    .linked = cpu_linked,
+    .link = cpu_link,
+};

@@ -1,0 +1,170 @@
+/* refmath.c — the reference semantics of each element-wise op of the catalog.
+ *
+ * Every MAP row of ops.def must have a ref_<name> here: the table below is
+ * expanded from the catalog, so a missing one is a compile error.  Values are
+ * computed in double precision from operands already converted to the op's
+ * compute type; the caller rounds the result to the result dtype. */
+#define _GNU_SOURCE
+#include "refmath.h"
+
+#include <math.h>
+
+typedef double (*ref_fn)(double a, double b, double c);
+
+#define REF(name, expr) \
+    static double ref_##name(double a, double b, double c) { (void)a; (void)b; (void)c; return (expr); }
+
+static double nan_propagating_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : a < b ? a : (b < a ? b : (signbit(a) ? a : b)); }
+static double nan_propagating_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : a > b ? a : (b > a ? b : (signbit(a) ? b : a)); }
+
+/* x^(1/n), with the real odd root of a negative x (root(-8, 3) = -2). */
+static double real_root(double x, double n)
+{
+    if (x < 0 && n == trunc(n) && fmod(fabs(n), 2.0) == 1.0) return -pow(-x, 1.0 / n);
+    return pow(x, 1.0 / n);
+}
+
+static double sign_of(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+static bool truth(double x) { return x != 0; } /* NaN is true, as in C */
+
+REF(add, a + b)
+REF(sub, a - b)
+REF(mul, a * b)
+REF(div, a / b)
+REF(pow, pow(a, b))
+REF(mod, fmod(a, b))
+REF(neg, -a)
+REF(abs, fabs(a))
+REF(sign, sign_of(a))
+REF(fma, fma(a, b, c))
+REF(min, nan_propagating_min(a, b))
+REF(max, nan_propagating_max(a, b))
+REF(clamp, nan_propagating_min(nan_propagating_max(a, b), c))
+REF(exp, exp(a))
+REF(exp2, exp2(a))
+REF(exp10, exp10(a))
+REF(expm1, expm1(a))
+REF(log, log(a))
+REF(log2, log2(a))
+REF(log10, log10(a))
+REF(log1p, log1p(a))
+REF(logb, log(a) / log(b))
+REF(sqrt, sqrt(a))
+REF(rsqrt, 1.0 / sqrt(a))
+REF(cbrt, cbrt(a))
+REF(root, real_root(a, b))
+REF(rcp, 1.0 / a)
+REF(sin, sin(a))
+REF(cos, cos(a))
+REF(tan, tan(a))
+REF(sec, 1.0 / cos(a))
+REF(csc, 1.0 / sin(a))
+REF(cot, 1.0 / tan(a))
+REF(asin, asin(a))
+REF(acos, acos(a))
+REF(atan, atan(a))
+REF(asec, acos(1.0 / a))
+REF(acsc, asin(1.0 / a))
+REF(acot, atan(1.0 / a))
+REF(atan2, atan2(a, b))
+REF(sinh, sinh(a))
+REF(cosh, cosh(a))
+REF(tanh, tanh(a))
+REF(sech, 1.0 / cosh(a))
+REF(csch, 1.0 / sinh(a))
+REF(coth, 1.0 / tanh(a))
+REF(asinh, asinh(a))
+REF(acosh, acosh(a))
+REF(atanh, atanh(a))
+REF(erf, erf(a))
+REF(erfc, erfc(a))
+/* in long double: in the tail erfc's slope turns the rounding of -a/sqrt(2) into
+ * dozens of ulps */
+REF(cdf_norm, (double)(0.5L * erfcl(-(long double)a * 0.707106781186547524400844362104849039L)))
+REF(floor, floor(a))
+REF(ceil, ceil(a))
+REF(trunc, trunc(a))
+REF(round, round(a))
+REF(isnan, isnan(a) ? 1.0 : 0.0)
+REF(isinf, isinf(a) ? 1.0 : 0.0)
+REF(isfinite, isfinite(a) ? 1.0 : 0.0)
+REF(and, truth(a) && truth(b))
+REF(or, truth(a) || truth(b))
+REF(not, !truth(a))
+REF(nand, !(truth(a) && truth(b)))
+REF(nor, !(truth(a) || truth(b)))
+REF(xor, truth(a) != truth(b))
+REF(lt, a < b)
+REF(le, a <= b)
+REF(gt, a > b)
+REF(ge, a >= b)
+REF(eq, a == b)
+REF(ne, a != b)
+REF(cond, truth(a) ? b : c)
+REF(cast, a)
+
+/* Only MAP rows expand to a table entry. */
+#define ENTRY_MAP(name) [PE_OP_##name] = ref_##name,
+#define ENTRY_REDUCE(name)
+#define ENTRY_GENERATOR(name)
+#define ENTRY_VIEW(name)
+#define ENTRY_INTRINSIC(name)
+#define ENTRY_IO(name)
+static const ref_fn ref_table[PE_OP__COUNT] = {
+#define PE_OP(name, kind, arity, fusible, cost, result) ENTRY_##kind(name)
+#include "../../irformat/ops.def"
+};
+
+double pe_ref_map(pe_op op, double a, double b, double c) { return ref_table[op](a, b, c); }
+
+bool pe_ref_is_integer_op(pe_op op)
+{
+    switch (op) {
+    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_div: case PE_OP_mod:
+    case PE_OP_neg: case PE_OP_abs: case PE_OP_fma:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int32_t pe_ref_map_i32(pe_op op, int32_t a, int32_t b, int32_t c)
+{
+    /* Unsigned arithmetic wraps without undefined behaviour. */
+    uint32_t ua = (uint32_t)a, ub = (uint32_t)b, uc = (uint32_t)c;
+    switch (op) {
+    case PE_OP_add: return (int32_t)(ua + ub);
+    case PE_OP_sub: return (int32_t)(ua - ub);
+    case PE_OP_mul: return (int32_t)(ua * ub);
+    case PE_OP_fma: return (int32_t)(ua * ub + uc);
+    case PE_OP_neg: return (int32_t)(0u - ua);
+    case PE_OP_abs: return a < 0 ? (int32_t)(0u - ua) : a;
+    case PE_OP_div:
+        if (b == 0) return 0;
+        if (a == INT32_MIN && b == -1) return INT32_MIN;
+        return a / b;
+    case PE_OP_mod:
+        if (b == 0 || b == -1) return 0;
+        return a % b;
+    default:
+        return pe_ref_to_i32(pe_ref_map(op, a, b, c));
+    }
+}
+
+int32_t pe_ref_to_i32(double v)
+{
+    if (isnan(v)) return 0;
+    if (v >= 2147483647.0) return INT32_MAX;
+    if (v <= -2147483648.0) return INT32_MIN;
+    return (int32_t)v;
+}
+
+double pe_ref_round_to(pe_dtype t, double v)
+{
+    switch (t) {
+    case PE_F32: return (double)(float)v;
+    case PE_I32: return (double)pe_ref_to_i32(v);
+    case PE_BOOL: return v != 0 ? 1.0 : 0.0;
+    default: return v;
+    }
+}

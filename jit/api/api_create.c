@@ -1,0 +1,187 @@
+/* api_create.c — entry points that make arrays: from host data (copied or
+ * adopted), uniform constants (pe_scalar, pe_fill, C-scalar operands) and
+ * generators (pe_index, pe_identity). */
+#include <string.h>
+
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/site.h"
+#include "../../exec/base/shape.h"
+#include "../record/record.h"
+#include "../../profiler/collect.h"
+#include "../../exec/base/memory.h"
+#include "../../exec/cpu/threadpool.h"
+
+#define NO_SLOT UINT32_MAX
+
+/* A READY data port holding `buf`; NO_SLOT after raising. */
+static uint32_t make_data(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape)
+{
+    uint32_t idx = pe_port_new();
+    if (idx == NO_SLOT) {
+        pe_raise(s, PE_E_NOMEM, api, "out of memory for the port table");
+        return NO_SLOT;
+    }
+    pe_port *p = pe_port_at(idx);
+    p->op = PE_OP_data;
+    p->dtype = p->ctype = (uint8_t)t;
+    p->rank = (uint8_t)rank;
+    for (int d = 0; d < rank; d++) p->shape[d] = shape[d];
+    p->numel = pe_shape_numel(rank, shape);
+    p->site = s;
+    p->state = PE_PORT_READY;
+    return idx;
+}
+
+static bool check_creation(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape)
+{
+    if (!pe_require_init(s, api)) return false;
+    pe_rt.stats.ops_recorded++;
+    return pe_check_dtype(s, api, t) && pe_check_shape(s, api, rank, shape);
+}
+
+pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, const void *data)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_from_host";
+    if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
+    if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_data, pe_last_error()->code);
+    int64_t n = pe_shape_numel(rank, shape);
+    if (!data && n > 0) {
+        pe_raise(s, PE_E_ARG, api, "data is NULL");
+        return pe_invalid_result(s, PE_OP_data, PE_E_ARG);
+    }
+    size_t bytes = (size_t)n * pe_dtype_size(t);
+    void *buf = pe_mem_alloc(bytes);
+    if (!buf) {
+        pe_raise(s, PE_E_NOMEM, api, "out of memory for %zu bytes", bytes);
+        return pe_invalid_result(s, PE_OP_data, PE_E_NOMEM);
+    }
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    if (bytes) pe_mem_copy(buf, data, bytes);
+    if (t == PE_BOOL) /* normalise to 0/1 */
+        for (size_t i = 0; i < bytes; i++) ((uint8_t *)buf)[i] = ((uint8_t *)buf)[i] != 0;
+    uint32_t idx = make_data(s, api, t, rank, shape);
+    if (idx == NO_SLOT) {
+        pe_mem_free(buf, bytes);
+        return (pe_array){0};
+    }
+    pe_port_at(idx)->buf = buf;
+    if (pe_prof_on) pe_prof_call(s), pe_prof_io_at(s, PE_PROF_WRITE, bytes, t0, pe_prof_now());
+    return pe_publish(idx);
+}
+
+pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, void *data,
+                     void (*free_fn)(void *, void *), void *ctx)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_adopt";
+    if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
+    if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_data, pe_last_error()->code);
+    if (!data) {
+        pe_raise(s, PE_E_ARG, api, "data is NULL");
+        return pe_invalid_result(s, PE_OP_data, PE_E_ARG);
+    }
+    if (!free_fn) {
+        pe_raise(s, PE_E_ARG, api, "free_fn is NULL: the runtime must be able to give the buffer back");
+        return pe_invalid_result(s, PE_OP_data, PE_E_ARG);
+    }
+    uint32_t idx = make_data(s, api, t, rank, shape);
+    if (idx == NO_SLOT) return (pe_array){0};
+    pe_port *p = pe_port_at(idx);
+    p->buf = data;
+    p->free_fn = free_fn;
+    p->free_ctx = ctx;
+    pe_mem_account((long long)((size_t)p->numel * pe_dtype_size(t)));
+    if (pe_prof_on) { /* taken over, not copied: a write of no time */
+        uint64_t now = pe_prof_now();
+        pe_prof_call(s), pe_prof_io_at(s, PE_PROF_WRITE, (size_t)p->numel * pe_dtype_size(t), now, now);
+    }
+    return pe_publish(idx);
+}
+
+pe_array pe_f32_1d_at(const pe_site *s, const float *data, int64_t n)
+{
+    PE_API_GUARD;
+    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F32, 1, &n, data);
+}
+pe_array pe_f64_1d_at(const pe_site *s, const double *data, int64_t n)
+{
+    PE_API_GUARD;
+    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F64, 1, &n, data);
+}
+pe_array pe_f32_2d_at(const pe_site *s, const float *data, int64_t rows, int64_t cols)
+{
+    PE_API_GUARD;
+    int64_t shape[2] = {rows, cols};
+    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F32, 2, shape, data);
+}
+pe_array pe_f64_2d_at(const pe_site *s, const double *data, int64_t rows, int64_t cols)
+{
+    PE_API_GUARD;
+    int64_t shape[2] = {rows, cols};
+    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F64, 2, shape, data);
+}
+
+pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double v)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_fill";
+    if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
+    if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_constant, pe_last_error()->code);
+    uint32_t idx = pe_make_constant(t, rank, shape, v, false, s);
+    if (idx == NO_SLOT) {
+        pe_raise(s, PE_E_NOMEM, api, "out of memory for the port table");
+        return (pe_array){0};
+    }
+    if (pe_prof_on) pe_prof_call(s);
+    return pe_publish(idx);
+}
+
+pe_array pe_scalar_at(const pe_site *s, pe_dtype t, double v) { return pe_fill_at(PE_SITE_OR_CALLER(s), t, 0, NULL, v); }
+
+/* C-scalar operands: weakly typed 0-d constants that the consuming operation
+ * releases.  Before pe_init they give the null handle quietly: the operation
+ * itself reports the missing pe_init, once. */
+static pe_array weak_scalar(pe_dtype t, double v)
+{
+    PE_API_GUARD;
+    if (!pe_rt.initialised) return (pe_array){0};
+    uint32_t idx = pe_make_constant(t, 0, NULL, v, true, NULL);
+    if (idx == NO_SLOT) return (pe_array){0};
+    pe_port_at(idx)->temp = true;
+    pe_port_at(idx)->refs_app = 1;
+    return pe_handle_of(idx);
+}
+pe_array pe__weak_f32(float v) { return weak_scalar(PE_F32, v); }
+pe_array pe__weak_f64(double v) { return weak_scalar(PE_F64, v); }
+pe_array pe__weak_int(long long v) { return weak_scalar(PE_I32, (double)v); }
+
+pe_array pe_index_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, int axis)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_index";
+    if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
+    if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_index, pe_last_error()->code);
+    if (!pe_normalise_axis(&axis, rank)) {
+        pe_raise(s, PE_E_ARG, api, "axis %d out of range for rank %d", axis, rank);
+        return pe_invalid_result(s, PE_OP_index, PE_E_ARG);
+    }
+    int64_t param = axis;
+    return pe_record_op(s, PE_OP_index, NULL, 0, t, t, rank, shape, &param, 1);
+}
+
+pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_identity";
+    int64_t shape[2] = {n, n};
+    if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
+    if (!check_creation(s, api, t, 2, shape)) return pe_invalid_result(s, PE_OP_identity, pe_last_error()->code);
+    return pe_record_op(s, PE_OP_identity, NULL, 0, t, t, 2, shape, NULL, 0);
+}

@@ -1,0 +1,38 @@
+/* api_lifetime.c — pe_retain and pe_release: the application's references.
+ * (Scopes, which release on the application's behalf, are in scope.c.) */
+#include "../../exec/base/runtime.h"
+
+#include "../../exec/base/error.h"
+#include "../../exec/base/site.h"
+#include "../record/record.h"
+pe_array pe_retain_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, "pe_retain", &idx);
+    if (!p) return (pe_array){0};
+    p->refs_app++;
+    return a;
+}
+
+void pe_release_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_release")) return;
+    uint64_t i = (a.h & 0xffffffffu) - 1;
+    /* name the first release when it is done twice */
+    if (a.h != 0 && i < pe_rt.n_slots) {
+        pe_port *p = pe_port_at((uint32_t)i);
+        if (p->released_gen == (uint32_t)(a.h >> 32) && (p->gen != p->released_gen || p->refs_app == 0)) {
+            const pe_site *r = p->release_site;
+            pe_raise(s, PE_E_HANDLE, "pe_release", "array released twice (first released at %s:%d: %s)",
+                     r ? r->file : "?", r ? r->line : 0, r ? r->func : "?");
+            return;
+        }
+    }
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, "pe_release", &idx)) return;
+    pe_port_release_app(idx, s);
+}

@@ -1,0 +1,311 @@
+/* api_read.c — where the application waits for values: pe_read, pe_map,
+ * pe_unmap, and the hints and synchronisation calls that start work early
+ * (pe_hint_read, pe_flush, pe_sync, pe_block_begin/end); also the shape
+ * queries, which never wait. */
+#include <string.h>
+
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/site.h"
+#include "../../exec/base/shape.h"
+#include "../record/record.h"
+#include "../../exec/base/executor.h"
+#include "../../exec/base/memory.h"
+#include "../../exec/cpu/threadpool.h"
+#include "../../profiler/collect.h"
+#include "../record/irload.h"
+
+/* Makes a's value available (on the host, if `host`: a GPU result is copied
+ * down on first use); raises PE_E_INVALID for an invalid array. */
+static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
+{
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, api, &idx);
+    if (!p) return NULL;
+    /* the profile's direct counters: the application waiting here, a GPU result coming down */
+    uint64_t wait_t0 = pe_prof_on && p->state == PE_PORT_PENDING ? pe_prof_now() : 0;
+    pe_queue_wait_port(p);
+    if (wait_t0) pe_prof_io_at(s, PE_PROF_WAIT, 0, wait_t0, pe_prof_now());
+    bool copy_down = host && p->state == PE_PORT_READY && p->host_stale;
+    uint64_t copy_t0 = pe_prof_on && copy_down ? pe_prof_now() : 0;
+    if (host && p->state == PE_PORT_READY) pe_port_host(p);
+    if (copy_t0) pe_prof_io_at(s, PE_PROF_COPY, pe_port_bytes(p), copy_t0, pe_prof_now());
+    if (p->state == PE_PORT_INVALID) {
+        if (p->err_msg)
+            pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
+        else
+            pe_raise(s, PE_E_INVALID, api, "the array is invalid: an operation it depends on failed");
+        return NULL;
+    }
+    return p;
+}
+
+static pe_status status_of_failure(void)
+{
+    const pe_error *e = pe_last_error();
+    return e ? e->code : PE_E_ARG;
+}
+
+static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (t) {
+        case PE_F32: ((float *)dst)[i] = (float)v; break;
+        case PE_F64: ((double *)dst)[i] = v; break;
+        case PE_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
+        case PE_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
+        default: break;
+        }
+    }
+}
+
+/* Below this a copy costs less than the bookkeeping. */
+#define MIN_IN_PLACE_BYTES 16384
+
+/* When a's read is its value's last use: if the value is an element-wise
+ * result still to be computed, in the batch being recorded, with no
+ * consumer and no other reference, dst becomes its result buffer and the
+ * kernel writes straight into the caller's memory (no copy).  Otherwise
+ * nothing changes and the read copies. */
+static void compute_into(pe_array a, void *dst, size_t dst_bytes)
+{
+    if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
+    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) return; /* a GPU result is copied straight into dst already */
+    uint32_t idx;
+    pe_port *p = pe_port_peek(a, &idx);
+    if (!p || p->refs_app != 1 || p->temp || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
+        p->refs_int > 1 || p->maps || p->buf || pe_op_table[p->op].kind != PE_KIND_MAP ||
+        pe_port_bytes(p) != dst_bytes)
+        return;
+    pe_port_lend_buffer(p, dst);
+    pe_rt.stats.reads_in_place++;
+}
+
+static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, const char *api)
+{
+    pe_port *p = wait_for(s, a, api, false);
+    if (!p) return status_of_failure();
+    size_t bytes = pe_port_bytes(p);
+    if (!dst) return pe_raise(s, PE_E_ARG, api, "dst is NULL");
+    if (dst_bytes != bytes)
+        return pe_raise(s, PE_E_ARG, api, "dst_bytes is %zu but the %s array of %lld elements needs %zu",
+                        dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    if (p->state == PE_PORT_READY && p->host_stale) {
+        if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
+            return pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg ? p->err_msg : "");
+    } else if (p->buf == dst) {
+        /* computed in place */
+    } else if (p->buf) {
+        pe_mem_copy(dst, p->buf, bytes);
+    } else {
+        fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
+    }
+    if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now());
+    return PE_OK;
+}
+
+int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    /* a result on the GPU goes straight into dst (pe_port_copy_out); on the
+     * CPU, where pecc's IR says the read is the value's last use, the kernel
+     * writes into dst itself */
+    if (pe_ir_read_is_last_use(s, a)) compute_into(a, dst, dst_bytes);
+    int rc = read_into(s, a, dst, dst_bytes, "pe_read");
+    if (rc == PE_OK) pe_ir_release_operands(s, "pe_read", &a, 1); /* pe_read(pe_sum(x), ...): the sum is done with */
+    return rc;
+}
+
+int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, "pe_read_release", &idx)) return status_of_failure();
+    compute_into(a, dst, dst_bytes);
+    int rc = read_into(s, a, dst, dst_bytes, "pe_read_release");
+    pe_port_release_app(idx, s); /* in every case: the handle is done with */
+    return rc;
+}
+
+/* Reads a 1-element array of any dtype into a float or a double. */
+static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const char *api)
+{
+    pe_port *p = wait_for(s, a, api, true);
+    if (!p) return status_of_failure();
+    if (!dst) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
+    if (p->numel != 1)
+        return pe_raise(s, PE_E_ARG, api, "the array has %lld elements, not 1", (long long)p->numel);
+    double v;
+    if (!p->buf) v = p->value;
+    else switch ((pe_dtype)p->dtype) {
+        case PE_F32: v = *(const float *)p->buf; break;
+        case PE_F64: v = *(const double *)p->buf; break;
+        case PE_I32: v = *(const int32_t *)p->buf; break;
+        default: v = *(const uint8_t *)p->buf; break;
+        }
+    if (as_f32) *(float *)dst = (float)v;
+    else *(double *)dst = v;
+    if (pe_prof_on) {
+        uint64_t now = pe_prof_now();
+        pe_prof_io_at(s, PE_PROF_READ, as_f32 ? sizeof(float) : sizeof(double), now, now);
+    }
+    return PE_OK;
+}
+
+int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    int rc = read_one(s, a, v, true, "pe_read_f32");
+    if (rc == PE_OK) pe_ir_release_operands(s, "pe_read_f32", &a, 1);
+    return rc;
+}
+
+int pe_read_f64_at(const pe_site *s, pe_array a, double *v)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    int rc = read_one(s, a, v, false, "pe_read_f64");
+    if (rc == PE_OK) pe_ir_release_operands(s, "pe_read_f64", &a, 1);
+    return rc;
+}
+
+const void *pe_map_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    pe_port *p = wait_for(s, a, "pe_map", true);
+    if (!p) return NULL;
+    if (!p->buf && !pe_interp_materialise(p)) {
+        pe_raise(s, PE_E_NOMEM, "pe_map", "out of memory for a host copy");
+        return NULL;
+    }
+    p->maps++;
+    if (pe_prof_on) { /* a view, not a copy: a read of no time */
+        uint64_t now = pe_prof_now();
+        pe_prof_io_at(s, PE_PROF_READ, pe_port_bytes(p), now, now);
+    }
+    return p->buf;
+}
+
+/* A mapped array may have been released meanwhile: its view stays valid until
+ * this unmap, which then frees it. */
+void pe_unmap_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_unmap")) return;
+    uint32_t idx;
+    pe_port *p = pe_port_peek(a, &idx);
+    if (p && p->maps > 0) {
+        p->maps--;
+        pe_port_maybe_free(idx);
+        return;
+    }
+    if (pe_port_lookup(s, a, "pe_unmap", &idx)) pe_raise(s, PE_E_ARG, "pe_unmap", "the array is not mapped");
+}
+
+/* ------------------------------------------------------------- queries */
+
+static pe_port *query(const pe_site *s, pe_array a, const char *api)
+{
+    uint32_t idx;
+    return pe_port_lookup(s, a, api, &idx);
+}
+
+pe_dtype pe_dtype_of_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_dtype_of");
+    return p ? (pe_dtype)p->dtype : PE_F32;
+}
+
+int pe_rank_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_rank");
+    return p ? p->rank : -1;
+}
+
+int64_t pe_dim_at(const pe_site *s, pe_array a, int axis)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    pe_port *p = query(s, a, "pe_dim");
+    if (!p) return -1;
+    if (!pe_normalise_axis(&axis, p->rank)) {
+        pe_raise(s, PE_E_ARG, "pe_dim", "axis %d out of range for rank %d", axis, p->rank);
+        return -1;
+    }
+    return p->shape[axis];
+}
+
+int64_t pe_numel_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    pe_port *p = query(PE_SITE_OR_CALLER(s), a, "pe_numel");
+    return p ? p->numel : -1;
+}
+
+int pe_is_valid(pe_array a)
+{
+    PE_API_GUARD;
+    uint64_t i = (a.h & 0xffffffffu) - 1;
+    if (!pe_rt.initialised || a.h == 0 || i >= pe_rt.n_slots) return 0;
+    pe_port *p = pe_port_at((uint32_t)i);
+    return p->gen == (uint32_t)(a.h >> 32) && p->refs_app > 0 && p->state != PE_PORT_FREE &&
+           p->state != PE_PORT_INVALID;
+}
+
+/* ----------------------------------------------- hints and synchronisation */
+
+void pe_hint_read_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, "pe_hint_read", &idx);
+    if (!p || p->state != PE_PORT_PENDING) return;
+    pe_queue_push(PE_ENTRY_HINT, idx);
+    pe_queue_flush();
+}
+
+void pe_block_begin_at(const pe_site *s)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_block_begin")) return;
+    pe_rt.block_depth++;
+}
+
+void pe_block_end_at(const pe_site *s)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_block_end")) return;
+    if (pe_rt.block_depth == 0) {
+        pe_raise(s, PE_E_ARG, "pe_block_end", "pe_block_end without a matching pe_block_begin");
+        return;
+    }
+    if (--pe_rt.block_depth == 0) pe_queue_flush();
+}
+
+void pe_flush_at(const pe_site *s)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_flush")) return;
+    pe_queue_flush();
+}
+
+void pe_sync_at(const pe_site *s)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_sync")) return;
+    pe_queue_wait_idle();
+    if (pe_rt.executor->wait) pe_rt.executor->wait(pe_rt.executor); /* GPU batches end without waiting for the GPU */
+}

@@ -1,0 +1,236 @@
+/* lifecycle.c — pe_init / pe_shutdown, configuration (pe_config, then the
+ * PE_* environment), devices, counters.  The runtime state and its lock
+ * live in the ground layer (exec/base/runtime.c). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/site.h"
+#include "../record/record.h"
+#include "../../exec/cuda/cuda_driver.h"
+#include "../../exec/cpu/device.h"
+#include "../sched/escheduler.h"
+#include "../../exec/base/memory.h"
+#include "../aot/aot.h"
+#include "../record/irload.h"
+#include "../codegen/nvrtc.h"
+#include "../provision/provision.h"
+#include "../trace/trace.h"
+#include "../../exec/base/executor.h"
+#include "../../profiler/collect.h"
+
+static pe_device_info cpu_info;
+
+/* A GPU needs the CUDA driver (the executor checks) and NVRTC, which
+ * compiles its kernels (the GPU target's compiler). */
+static bool start_gpu(int ordinal)
+{
+    const char *why = NULL;
+    if (pe_cuda_device_count() > 0 && !pe_nvrtc_available(&why)) {
+        pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
+        return false;
+    }
+    return pe_cuda_executor_start(ordinal);
+}
+
+/* The executors that pe_init started, stopped, and the provisioning with
+ * them (the reverse of the start). */
+static void stop_executors(void)
+{
+    if (!(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS)) return;
+    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) pe_cuda_executor_stop();
+    pe_cpu_executor_stop();
+    pe_provision_stop(pe_ir_fingerprint());
+}
+
+#define DEFAULT_QUEUE_LIMIT 4096
+#define DEFAULT_TRACE_ENTRIES 256
+
+const char *pe_version(void) { return PE_VERSION_STRING; }
+
+/* Reads a positive integer variable; warns and keeps `fallback` when malformed. */
+static int64_t env_int(const char *name, int64_t fallback, int64_t min)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || n < min) {
+        pe_log_message(PE_LOG_WARN, "%s=%s is not an integer >= %lld; using %lld", name, v, (long long)min,
+               (long long)fallback);
+        return fallback;
+    }
+    return n;
+}
+
+static int env_log_level(int fallback)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    const char *v = getenv("PE_LOG");
+    if (!v || !*v) return fallback;
+    for (int i = 0; i < 4; i++)
+        if (strcasecmp(v, names[i]) == 0) return i;
+    pe_log_message(PE_LOG_WARN, "PE_LOG=%s is not one of error|warn|info|debug; using warn", v);
+    return fallback;
+}
+
+/* PE_DEVICE: auto | cpu | cuda | cuda:N, as a device number (-1: automatic;
+ * 0: the CPU; 1 + N: CUDA device N).  Whether that GPU exists is checked
+ * once the executors are up. */
+static int env_device(void)
+{
+    const char *v = getenv("PE_DEVICE");
+    if (!v || !*v || strcasecmp(v, "auto") == 0) return -1;
+    if (strcasecmp(v, "cpu") == 0) return 0;
+    if (strcasecmp(v, "cuda") == 0) return 1;
+    if (strncasecmp(v, "cuda:", 5) == 0) {
+        char *end;
+        long n = strtol(v + 5, &end, 10);
+        if (!*end && end != v + 5 && n >= 0 && n < 64) return 1 + (int)n;
+    }
+    pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s is not one of auto|cpu|cuda|cuda:N; using auto", v);
+    return -1;
+}
+
+int pe_init(const pe_config *cfg)
+{
+    pe_api_install_fork_handlers();
+    PE_API_GUARD;
+    if (pe_rt.initialised) return PE_OK;
+    pe_rt.log_level = env_log_level(PE_LOG_WARN);
+    if (cfg && cfg->log_level > 0 && cfg->log_level <= PE_LOG_DEBUG + 1) pe_rt.log_level = cfg->log_level - 1;
+    pe_detect_cpu(&cpu_info);
+    pe_rt.threads = (int)env_int("PE_THREADS", cpu_info.cores, 1);
+    if (cfg && cfg->threads > 0) pe_rt.threads = cfg->threads;
+    pe_rt.device = env_device();
+    if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
+    pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
+    if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
+    const char *executor = cfg && cfg->executor ? cfg->executor : getenv("PE_EXECUTOR");
+    pe_rt.executor = &pe_cpu_executor;
+    if (executor && *executor && strcasecmp(executor, "interp") == 0) pe_rt.executor = &pe_interp_executor;
+    else if (executor && *executor && strcasecmp(executor, "jit") != 0)
+        pe_log_message(PE_LOG_WARN, "PE_EXECUTOR=%s is not one of jit|interp; using jit", executor);
+    const char *cache_dir = cfg && cfg->cache_dir ? cfg->cache_dir : getenv("PE_CACHE_DIR");
+    int trace_entries = (int)env_int("PE_TRACE_CACHE", DEFAULT_TRACE_ENTRIES, 0);
+    if (cfg && cfg->trace_cache_entries) trace_entries = cfg->trace_cache_entries < 0 ? 0 : cfg->trace_cache_entries;
+    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads)) {
+        pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
+        pe_rt.executor = &pe_interp_executor;
+    }
+    bool compiles = pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS;
+    if (compiles) pe_provision_start(cache_dir, trace_entries, pe_ir_fingerprint());
+    /* the GPU named by PE_DEVICE (cuda:N), else the first one */
+    if (compiles && pe_rt.device != 0 && start_gpu(pe_rt.device > 0 ? pe_rt.device - 1 : 0))
+        pe_rt.executor = &pe_cuda_executor;
+    if (pe_rt.device > 0 && !(pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY)) {
+        if (compiles)
+            pe_log_message(PE_LOG_WARN, "PE_DEVICE asks for CUDA device %d, which cannot be used: the CPU computes",
+                           pe_rt.device - 1);
+        pe_rt.device = 0;
+    }
+    pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
+    pe_rt.n_free = 0;
+    memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
+    pe_rt.batch_epoch++;
+    if (!pe_esched_start()) {
+        pe_log_message(PE_LOG_ERROR, "cannot start the E-scheduler thread");
+        stop_executors();
+        return PE_E_NOMEM;
+    }
+    pe_rt.initialised = true;
+    pe_aot_start(); /* after the executor: it compiles for it */
+    char device[sizeof cpu_info.name + sizeof cpu_info.arch + 64];
+    snprintf(device, sizeof device, "%s executor on %s (%s)", pe_rt.executor->name, cpu_info.name, cpu_info.arch);
+    pe_prof_start(device, pe_rt.threads, cfg ? cfg->profile : NULL); /* NULL: PE_PROFILE */
+    pe_log_message(PE_LOG_INFO, "PE %s on %s (%s, %d threads), executor %s", PE_VERSION_STRING, cpu_info.name,
+           cpu_info.arch, pe_rt.threads, pe_rt.executor->name);
+    return PE_OK;
+}
+
+void pe_shutdown(void)
+{
+    PE_API_GUARD;
+    if (!pe_rt.initialised) return;
+    pe_queue_flush();
+    pe_queue_wait_idle();
+    pe_esched_stop();
+    pe_aot_stop();
+    pe_prof_finish();
+    if (pe_rt.stats.live_arrays > 0)
+        pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
+    pe_scopes_free();
+    pe_ports_free_all();
+    stop_executors();
+    pe_mem_trim();
+    free(pe_rt.queue);
+    pe_trace_key_free(&pe_rt.trace_key);
+    pe_rt.queue = NULL;
+    pe_rt.queue_len = pe_rt.queue_cap = 0;
+    pe_rt.block_depth = 0;
+    pe_rt.initialised = false;
+}
+
+/* The CPU, then the CUDA devices the driver reports (whether or not the
+ * CUDA executor uses them). */
+int pe_device_count(void) { return 1 + pe_cuda_device_count(); }
+
+int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!out) return pe_raise(s, PE_E_ARG, "pe_device_info", "out is NULL");
+    if (dev < 0 || dev >= pe_device_count())
+        return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU%s)", dev,
+                        pe_device_count() > 1 ? ", 1.. = CUDA" : "");
+    if (dev == 0) {
+        if (!cpu_info.cores) pe_detect_cpu(&cpu_info);
+        *out = cpu_info;
+        return PE_OK;
+    }
+    const pe_cuda_device *d = pe_cuda_device_at(dev - 1);
+    memset(out, 0, sizeof *out);
+    out->kind = PE_DEVICE_CUDA;
+    snprintf(out->name, sizeof out->name, "%s", d->name);
+    snprintf(out->arch, sizeof out->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    out->memory_bytes = d->memory_bytes;
+    out->cores = d->sms;
+    return PE_OK;
+}
+
+int pe_set_device_at(const pe_site *s, int dev)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_set_device")) return PE_E_ARG;
+    if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
+        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU%s)", dev,
+                        pe_device_count() > 1 ? ", 1.. = CUDA" : "");
+    pe_queue_flush(); /* work recorded so far runs where it was meant to */
+    /* a GPU not in use yet starts now (its context, streams, pool); the
+     * interpreter (PE_EXECUTOR=interp) has no GPU */
+    if (dev > 0 && !pe_cuda_executor_serves(dev - 1)) {
+        if (!(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS))
+            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d: the interpreter (PE_EXECUTOR=interp) runs "
+                            "everything on the CPU", dev - 1);
+        if (!start_gpu(dev - 1))
+            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d cannot be used (the warning above says why)",
+                            dev - 1);
+        pe_rt.executor = &pe_cuda_executor;
+    }
+    pe_rt.device = dev;
+    return PE_OK;
+}
+
+void pe_get_stats(pe_stats *out)
+{
+    PE_API_GUARD;
+    if (!out) return;
+    *out = pe_rt.stats;
+    out->queued = (int64_t)pe_rt.queue_len;
+}

@@ -1,0 +1,757 @@
+/* cpu_gccjit.c — the CPU code generator: kernel IR to machine code through
+ * libgccjit.  Each kernel becomes
+ *     void k_<hash>(long begin, long end, void **args)
+ * with one loop over [begin, end); SSA values become locals (registers after
+ * optimisation), selects become small if/else diamonds that gcc if-converts.
+ * All kernels of a program sequence are compiled in one context, because a
+ * compilation costs ~40-55 ms whatever its size (gcc runs as/ld) and
+ * libgccjit serialises compilations.  Options: -O3, the ISA level detected at
+ * start-up (-march=native is rejected by libgccjit), -fno-math-errno and
+ * -fno-trapping-math as command-line options (as a driver option
+ * -ffast-math would link crtfastmath.o and flush subnormals process-wide).
+ * Math functions are gcc builtins: sqrt, fabs, floor, fma... inline.  f32
+ * transcendentals (exp, log, sin, cos, erf, cdf_norm, pow, ...) come from the
+ * primitive library (cpu_prims.c), inline and branch-free, whenever every op
+ * of the kernel can then vectorise; otherwise, and for f64, libm is called
+ * (its scalar routines beat the primitives in a loop that stays scalar). */
+#include <libgccjit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_gccjit.h"
+#include "cpu_prims.h"
+#include "gccjit_build.h"
+#include "../../irformat/fnv.h"
+
+/* Accumulators of a reduction kernel (consecutive elements, one per lane). */
+#define REDUCE_LANES 8
+
+typedef struct {
+    gcc_jit_context *ctx;
+    gcc_jit_function *fn;
+    gcc_jit_block *cur;
+    gcc_jit_type *t_void, *t_bool, *t_long, *t_u32, *t_double, *t_voidp;
+    gcc_jit_type *t_of[4]; /* by pe_dtype: float, double, int, unsigned char */
+    gcc_jit_rvalue *ptr[KIR_MAX_PARAMS]; /* typed buffer pointers, or scalar values */
+    gcc_jit_rvalue *val[KIR_MAX_BODY];
+    const kir_kernel *k;
+    gcc_jit_lvalue *i;
+    gcc_jit_rvalue *index; /* the element the body being emitted works on */
+    gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
+    gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
+    pe_prims *prims;       /* vectorisable routines of this context */
+    bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
+    int n_locals;
+} emitter;
+
+/* --------------------------------------------------------- what we emit */
+
+static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+const char *pe_libm_name(pe_op op)
+{
+    switch (op) {
+    case PE_OP_exp: return "exp";
+    case PE_OP_exp2: return "exp2";
+    case PE_OP_exp10: return "exp10";
+    case PE_OP_expm1: return "expm1";
+    case PE_OP_log: return "log";
+    case PE_OP_log2: return "log2";
+    case PE_OP_log10: return "log10";
+    case PE_OP_log1p: return "log1p";
+    case PE_OP_sqrt: return "sqrt";
+    case PE_OP_cbrt: return "cbrt";
+    case PE_OP_sin: return "sin";
+    case PE_OP_cos: return "cos";
+    case PE_OP_tan: return "tan";
+    case PE_OP_asin: return "asin";
+    case PE_OP_acos: return "acos";
+    case PE_OP_atan: return "atan";
+    case PE_OP_sinh: return "sinh";
+    case PE_OP_cosh: return "cosh";
+    case PE_OP_tanh: return "tanh";
+    case PE_OP_asinh: return "asinh";
+    case PE_OP_acosh: return "acosh";
+    case PE_OP_atanh: return "atanh";
+    case PE_OP_erf: return "erf";
+    case PE_OP_erfc: return "erfc";
+    case PE_OP_floor: return "floor";
+    case PE_OP_ceil: return "ceil";
+    case PE_OP_trunc: return "trunc";
+    case PE_OP_round: return "round";
+    case PE_OP_abs: return "fabs";
+    case PE_OP_pow: return "pow";
+    case PE_OP_atan2: return "atan2";
+    case PE_OP_fma: return "fma";
+    default: return NULL;
+    }
+}
+
+bool pe_gccjit_reduction_fusible(const kir_kernel *body)
+{
+    for (int i = 0; i < body->n_body; i++)
+        if (body->body[i].kind == KIR_OP && body->body[i].op == PE_OP_pow && body->body[i].ctype == PE_F32) return false;
+    return true;
+}
+
+bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+{
+    if (ctype > PE_BOOL || dtype > PE_BOOL) return false;
+    switch (op) {
+    /* full reductions accumulate in double: float compute types only (i32 sums wrap) */
+    case PE_OP_sum: case PE_OP_mean: case PE_OP_dot: case PE_OP_norm1: case PE_OP_max_reduce:
+    case PE_OP_min_reduce: case PE_OP_norminf:
+        return is_float(ctype);
+    case PE_OP_norm2: /* the reference scales by the largest magnitude: f32 squares cannot overflow a double */
+        return ctype == PE_F32;
+    case PE_OP_index: case PE_OP_identity: /* generators: from the element's coordinates */
+        return true;
+    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_sign:
+    case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge: case PE_OP_eq: case PE_OP_ne:
+    case PE_OP_and: case PE_OP_or: case PE_OP_not: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
+    case PE_OP_cond:
+        return true;
+    case PE_OP_cast:
+        (void)operand0;
+        return true;
+    case PE_OP_min: case PE_OP_max: case PE_OP_clamp: case PE_OP_div: case PE_OP_mod:
+        return ctype == PE_I32 || is_float(ctype);
+    case PE_OP_abs:
+        return true;
+    case PE_OP_rsqrt: case PE_OP_rcp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:
+    case PE_OP_asec: case PE_OP_acsc: case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
+    case PE_OP_cdf_norm: case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite:
+        return is_float(ctype);
+    default:
+        return is_float(ctype) && pe_libm_name(op) != NULL;
+    }
+}
+
+const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_gccjit_can_emit, pe_gccjit_reduction_fusible};
+
+/* ------------------------------------------------------------- helpers */
+
+static gcc_jit_type *type_of(emitter *e, pe_dtype t) { return e->t_of[t]; }
+
+static pe_jit_cursor cursor(emitter *e) { return (pe_jit_cursor){e->ctx, e->fn, e->cur, &e->n_locals}; }
+
+static gcc_jit_rvalue *to_local(emitter *e, gcc_jit_rvalue *v, gcc_jit_type *t) { return pe_jit_local(cursor(e), v, t); }
+
+static gcc_jit_rvalue *cast(emitter *e, gcc_jit_rvalue *v, pe_dtype from, pe_dtype to)
+{
+    if (from == to) return v;
+    if (to == PE_BOOL) { /* nonzero is true (NaN too) */
+        gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, type_of(e, from));
+        gcc_jit_rvalue *c = gcc_jit_context_new_comparison(e->ctx, NULL, GCC_JIT_COMPARISON_NE, v, zero);
+        return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_BOOL]);
+    }
+    return gcc_jit_context_new_cast(e->ctx, NULL, v, type_of(e, to));
+}
+
+static gcc_jit_rvalue *truth(emitter *e, gcc_jit_rvalue *v, pe_dtype t)
+{
+    return gcc_jit_context_new_comparison(e->ctx, NULL, GCC_JIT_COMPARISON_NE, v,
+                                          gcc_jit_context_zero(e->ctx, type_of(e, t)));
+}
+
+static gcc_jit_rvalue *bool_to_u8(emitter *e, gcc_jit_rvalue *c)
+{
+    return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_BOOL]);
+}
+
+/* c ? a : b without a branch (see pe_jit_select). */
+static gcc_jit_rvalue *choose(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, gcc_jit_rvalue *b, gcc_jit_type *t)
+{
+    bool wide = t == e->t_double, is_float = wide || t == e->t_of[PE_F32];
+    gcc_jit_type *U = wide ? gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG) : e->t_u32;
+    return pe_jit_select(cursor(e), c, a, b, t, U, is_float);
+}
+
+static gcc_jit_rvalue *math(emitter *e, const char *name, pe_dtype t, int n, gcc_jit_rvalue **args)
+{
+    gcc_jit_function *prim = e->use_prims ? pe_prims_get(e->prims, name, t == PE_F32) : NULL;
+    if (prim) return gcc_jit_context_new_call(e->ctx, NULL, prim, n, args);
+    char builtin[48];
+    snprintf(builtin, sizeof builtin, "__builtin_%s%s", name, t == PE_F32 ? "f" : "");
+    gcc_jit_function *f = gcc_jit_context_get_builtin_function(e->ctx, builtin);
+    return gcc_jit_context_new_call(e->ctx, NULL, f, n, args);
+}
+
+static gcc_jit_rvalue *math1(emitter *e, const char *name, pe_dtype t, gcc_jit_rvalue *a)
+{
+    return math(e, name, t, 1, &a);
+}
+
+static gcc_jit_rvalue *num(emitter *e, pe_dtype t, double v)
+{
+    return gcc_jit_context_new_rvalue_from_double(e->ctx, type_of(e, t), v);
+}
+
+static gcc_jit_rvalue *bin(emitter *e, enum gcc_jit_binary_op op, pe_dtype t, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, op, type_of(e, t), a, b);
+}
+
+static gcc_jit_rvalue *cmp(emitter *e, enum gcc_jit_comparison op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_comparison(e->ctx, NULL, op, a, b);
+}
+
+/* min/max as the reference has them: NaN if either is NaN; on a tie the
+ * zero with the sign min prefers (-0) or max prefers (+0), which for equal
+ * values is the OR (min) or AND (max) of their bits. */
+static gcc_jit_rvalue *minmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b, bool is_min, pe_dtype t)
+{
+    gcc_jit_type *T = e->t_of[t];
+    gcc_jit_rvalue *pick = choose(e, cmp(e, is_min ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a), b, a, T);
+    if (!is_float(t)) return pick;
+    bool wide = t == PE_F64;
+    gcc_jit_type *U = wide ? gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG) : e->t_u32;
+    gcc_jit_rvalue *bits = gcc_jit_context_new_binary_op(
+        e->ctx, NULL, is_min ? GCC_JIT_BINARY_OP_BITWISE_OR : GCC_JIT_BINARY_OP_BITWISE_AND, U,
+        gcc_jit_context_new_bitcast(e->ctx, NULL, a, U), gcc_jit_context_new_bitcast(e->ctx, NULL, b, U));
+    gcc_jit_rvalue *tie = to_local(e, gcc_jit_context_new_bitcast(e->ctx, NULL, bits, T), T);
+    pick = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, a, b), tie, pick, T);
+    gcc_jit_rvalue *nan = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
+                                                        cmp(e, GCC_JIT_COMPARISON_NE, a, a), cmp(e, GCC_JIT_COMPARISON_NE, b, b));
+    return choose(e, nan, to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, t, a, b), T), pick, T);
+}
+
+/* i32 arithmetic wraps: compute in unsigned. */
+static gcc_jit_rvalue *wrap(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    gcc_jit_rvalue *ua = gcc_jit_context_new_cast(e->ctx, NULL, a, e->t_u32);
+    gcc_jit_rvalue *ub = gcc_jit_context_new_cast(e->ctx, NULL, b, e->t_u32);
+    gcc_jit_rvalue *r = gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_u32, ua, ub);
+    return gcc_jit_context_new_cast(e->ctx, NULL, r, e->t_of[PE_I32]);
+}
+
+/* ------------------------------------------------------------------ ops */
+
+/* Coordinate `axis` of element e->index in the kernel's iteration shape, as i32. */
+static gcc_jit_rvalue *coordinate(emitter *e, int axis)
+{
+    int64_t inner = 1;
+    for (int d = e->k->rank - 1; d > axis; d--) inner *= e->k->shape[d];
+    gcc_jit_rvalue *q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, e->index,
+                                                      gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, inner));
+    q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MODULO, e->t_long, q,
+                                      gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, e->k->shape[axis]));
+    return gcc_jit_context_new_cast(e->ctx, NULL, q, e->t_of[PE_I32]);
+}
+
+/* f32 ops computed in double and rounded once, as the reference does: those
+ * composed of two roundings where the composition is ill-conditioned
+ * (acos(1/x) near 1, 1/tan near a pole), and erf/erfc, whose glibc f32
+ * versions are 3 ulp off. */
+bool pe_composed_in_double(pe_op op)
+{
+    switch (op) {
+    case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec: case PE_OP_acsc:
+    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth: case PE_OP_cdf_norm: case PE_OP_rsqrt:
+    case PE_OP_erf: case PE_OP_erfc:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
+static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
+{
+    const char *name = op == PE_OP_cdf_norm ? "cdf_norm" : pe_libm_name(op);
+    return name ? pe_prims_get(prims, name, true) : NULL;
+}
+
+static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
+{
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
+    /* erf, erfc, cdf_norm: the primitives are accurate in f32 */
+    if (ct == PE_F32 && pe_composed_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
+    gcc_jit_type *T = type_of(e, ct);
+    gcc_jit_rvalue *v[3];
+    for (int j = 0; j < in->n; j++) {
+        pe_dtype from = (pe_dtype)e->k->body[in->a[j]].dtype;
+        bool raw = (op == PE_OP_cond && j == 0) || op == PE_OP_cast;
+        v[j] = raw ? e->val[in->a[j]] : cast(e, e->val[in->a[j]], from, ct);
+    }
+    bool fl = is_float(ct);
+    switch (op) {
+    case PE_OP_add: return fl ? bin(e, GCC_JIT_BINARY_OP_PLUS, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_PLUS, v[0], v[1]);
+    case PE_OP_sub: return fl ? bin(e, GCC_JIT_BINARY_OP_MINUS, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_MINUS, v[0], v[1]);
+    case PE_OP_mul: return fl ? bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_MULT, v[0], v[1]);
+    case PE_OP_neg:
+        return fl ? gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, T, v[0])
+                  : wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]);
+    case PE_OP_div:
+        if (fl) return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, v[0], v[1]);
+        if (op == PE_OP_mod && fl) return math(e, "fmod", ct, 2, v);
+        __attribute__((fallthrough)); /* i32 division and remainder share their guards */
+    case PE_OP_mod: {
+        if (fl) return math(e, "fmod", ct, 2, v);
+        /* b == 0 gives 0; b == -1 avoids INT_MIN / -1 (quotient -a wraps, remainder 0) */
+        gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, T), *minus1 = gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1);
+        gcc_jit_rvalue *safe_b = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), gcc_jit_context_one(e->ctx, T), v[1], T);
+        safe_b = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, safe_b, minus1), gcc_jit_context_one(e->ctx, T), safe_b, T);
+        gcc_jit_rvalue *q = bin(e, op == PE_OP_div ? GCC_JIT_BINARY_OP_DIVIDE : GCC_JIT_BINARY_OP_MODULO, ct, v[0], safe_b);
+        gcc_jit_rvalue *by_minus1 = op == PE_OP_div ? wrap(e, GCC_JIT_BINARY_OP_MINUS, zero, v[0]) : zero;
+        q = to_local(e, q, T);
+        q = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], minus1), by_minus1, q, T);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), zero, q, T);
+    }
+    case PE_OP_abs:
+        if (fl) return math1(e, "fabs", ct, v[0]);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], gcc_jit_context_zero(e->ctx, T)),
+                      wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]), v[0], T);
+    case PE_OP_sign: {
+        gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, T);
+        gcc_jit_rvalue *neg = choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], zero),
+                                     gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1), v[0], T);
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_GT, v[0], zero), gcc_jit_context_one(e->ctx, T), neg, T);
+    }
+    case PE_OP_min: return minmax(e, v[0], v[1], true, ct);
+    case PE_OP_max: return minmax(e, v[0], v[1], false, ct);
+    case PE_OP_clamp: return minmax(e, minmax(e, v[0], v[1], false, ct), v[2], true, ct);
+    case PE_OP_fma: return math(e, "fma", ct, 3, v);
+    case PE_OP_pow: return math(e, "pow", ct, 2, v);
+    case PE_OP_atan2: return math(e, "atan2", ct, 2, v);
+    case PE_OP_rcp: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]);
+    case PE_OP_rsqrt: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sqrt", ct, v[0]));
+    case PE_OP_logb:
+        return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, math1(e, "log", ct, v[0]), math1(e, "log", ct, v[1]));
+    case PE_OP_sec: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "cos", ct, v[0]));
+    case PE_OP_csc: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sin", ct, v[0]));
+    case PE_OP_cot: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "tan", ct, v[0]));
+    case PE_OP_sech: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "cosh", ct, v[0]));
+    case PE_OP_csch: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sinh", ct, v[0]));
+    case PE_OP_coth: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "tanh", ct, v[0]));
+    case PE_OP_asec: return math1(e, "acos", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_acsc: return math1(e, "asin", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_acot: return math1(e, "atan", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)).  For f64 in long double: the tail's slope
+                              amplifies any rounding of the argument (as the reference does); for f32
+                              (ct is then f64) double is already far more than enough */
+        if (ct == PE_F32) return gcc_jit_context_new_call(e->ctx, NULL, prim_f32(e->prims, op), 1, v);
+        if ((pe_dtype)in->ctype == PE_F32)
+            return bin(e, GCC_JIT_BINARY_OP_MULT, ct, num(e, ct, 0.5),
+                       math1(e, "erfc", ct, bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], num(e, ct, -0.70710678118654752440))));
+        gcc_jit_type *LD = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_LONG_DOUBLE);
+        gcc_jit_rvalue *x = gcc_jit_context_new_cast(e->ctx, NULL, v[0], LD);
+        /* -x / sqrtl(2): a double constant would round 1/sqrt(2) to 53 bits */
+        gcc_jit_rvalue *two = gcc_jit_context_new_rvalue_from_double(e->ctx, LD, 2.0);
+        gcc_jit_rvalue *root2 = gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, "__builtin_sqrtl"), 1, &two);
+        gcc_jit_rvalue *arg = gcc_jit_context_new_binary_op(
+            e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, LD, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, LD, x), root2);
+        gcc_jit_rvalue *c = gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, "__builtin_erfcl"), 1, &arg);
+        gcc_jit_rvalue *half = gcc_jit_context_new_rvalue_from_double(e->ctx, LD, 0.5);
+        return gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, LD, half, c), T);
+    }
+    case PE_OP_isnan: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_NE, v[0], v[0]));
+    case PE_OP_isinf:
+        return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
+    case PE_OP_isfinite:
+        return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
+    case PE_OP_lt: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], v[1]));
+    case PE_OP_le: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LE, v[0], v[1]));
+    case PE_OP_gt: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_GT, v[0], v[1]));
+    case PE_OP_ge: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_GE, v[0], v[1]));
+    case PE_OP_eq: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[0], v[1]));
+    case PE_OP_ne: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_NE, v[0], v[1]));
+    case PE_OP_and: case PE_OP_or: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor: case PE_OP_not: {
+        gcc_jit_rvalue *a = truth(e, v[0], ct);
+        if (op == PE_OP_not)
+            return bool_to_u8(e, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, a));
+        gcc_jit_rvalue *b = truth(e, v[1], ct), *r;
+        if (op == PE_OP_xor) r = cmp(e, GCC_JIT_COMPARISON_NE, a, b);
+        else r = gcc_jit_context_new_binary_op(e->ctx, NULL, op == PE_OP_and || op == PE_OP_nand ? GCC_JIT_BINARY_OP_LOGICAL_AND : GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool, a, b);
+        if (op == PE_OP_nand || op == PE_OP_nor)
+            r = gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, r);
+        return bool_to_u8(e, r);
+    }
+    case PE_OP_cond: {
+        pe_dtype c_type = (pe_dtype)e->k->body[in->a[0]].dtype;
+        return choose(e, truth(e, v[0], c_type), v[1], v[2], T);
+    }
+    case PE_OP_cast: {
+        pe_dtype from = (pe_dtype)e->k->body[in->a[0]].dtype;
+        if (rt == PE_I32 && is_float(from)) { /* truncate, saturate, NaN -> 0 (as the reference) */
+            gcc_jit_rvalue *d = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, v[0], e->t_double), e->t_double);
+            gcc_jit_rvalue *hi = num(e, PE_F64, 2147483647.0), *lo = num(e, PE_F64, -2147483648.0);
+            gcc_jit_rvalue *c = choose(e, cmp(e, GCC_JIT_COMPARISON_GE, d, hi), hi, d, e->t_double);
+            c = choose(e, cmp(e, GCC_JIT_COMPARISON_LE, c, lo), lo, c, e->t_double);
+            c = choose(e, cmp(e, GCC_JIT_COMPARISON_NE, d, d), num(e, PE_F64, 0.0), c, e->t_double);
+            return gcc_jit_context_new_cast(e->ctx, NULL, c, e->t_of[PE_I32]);
+        }
+        return cast(e, v[0], from, rt);
+    }
+    case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
+    case PE_OP_identity: /* row == column */
+        return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
+    default: {
+        const char *name = pe_libm_name(op);
+        return math1(e, name, ct, v[0]);
+    }
+    }
+}
+
+/* --------------------------------------------------------------- kernel */
+
+static gcc_jit_rvalue *element_index(emitter *e, const kir_param *p)
+{
+    gcc_jit_rvalue *i = e->index;
+    if (p->kind != KIR_IN_BROADCAST) return i;
+    /* i -> coordinates of the iteration space -> offset with the operand's strides */
+    gcc_jit_rvalue *off = gcc_jit_context_zero(e->ctx, e->t_long);
+    int64_t inner = 1;
+    for (int d = e->k->rank - 1; d >= 0; d--) {
+        if (p->stride[d] != 0) {
+            gcc_jit_rvalue *q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, i,
+                                                              gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, inner));
+            if (d > 0)
+                q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MODULO, e->t_long, q,
+                                                  gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, e->k->shape[d]));
+            gcc_jit_rvalue *term = gcc_jit_context_new_binary_op(
+                e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, e->t_long, q,
+                gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, p->stride[d]));
+            off = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_PLUS, e->t_long, off, term);
+        }
+        inner *= e->k->shape[d];
+    }
+    return off;
+}
+
+/* The accumulator's start: the identity of the reduction. */
+static double reduce_identity(pe_op op)
+{
+    switch (op) {
+    case PE_OP_max_reduce: return -__builtin_inf();
+    case PE_OP_min_reduce: return __builtin_inf();
+    default: return 0.0;
+    }
+}
+
+static void emit_reduce(emitter *e, const kir_inst *in)
+{
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype;
+    gcc_jit_rvalue *v[2];
+    for (int j = 0; j + 1 < in->n; j++) { /* operands meet in ctype, then widen exactly */
+        gcc_jit_rvalue *x = e->val[in->a[j + 1]];
+        pe_dtype from = (pe_dtype)e->k->body[in->a[j + 1]].dtype;
+        if (op == PE_OP_dot) x = cast(e, x, from, ct), from = ct;
+        v[j] = gcc_jit_context_new_cast(e->ctx, NULL, x, e->t_double);
+    }
+    gcc_jit_rvalue *x = v[0], *acc = gcc_jit_lvalue_as_rvalue(e->acc);
+    switch (op) {
+    case PE_OP_dot: x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, v[0], v[1]); break;
+    case PE_OP_norm1: case PE_OP_norminf: x = math1(e, "fabs", PE_F64, x); break;
+    case PE_OP_norm2: x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, x); break;
+    default: break;
+    }
+    x = to_local(e, x, e->t_double);
+    if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
+        /* a NaN sticks: once acc is NaN no comparison replaces it */
+        gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
+        gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
+                                                             cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
+    } else if (e->comp) { /* Neumaier: the low part the sum loses goes to comp */
+        gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, acc, x), e->t_double);
+        gcc_jit_rvalue *acc_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, acc), math1(e, "fabs", PE_F64, x));
+        gcc_jit_rvalue *lost_x = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, acc, t), x);
+        gcc_jit_rvalue *lost_acc = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, x, t), acc);
+        gcc_jit_rvalue *lost = choose(e, acc_big, to_local(e, lost_x, e->t_double), to_local(e, lost_acc, e->t_double), e->t_double);
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->comp, GCC_JIT_BINARY_OP_PLUS, lost);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, t);
+    } else {
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_PLUS, x);
+    }
+}
+
+/* f64 sums are compensated: double lanes alone would lose what the
+ * reference keeps.  (f32 operands summed in double need no compensation.) */
+static bool compensated(const kir_inst *reduce)
+{
+    pe_op op = (pe_op)reduce->op;
+    return reduce->ctype == PE_F64 && op != PE_OP_max_reduce && op != PE_OP_min_reduce && op != PE_OP_norminf;
+}
+
+static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, long b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_long, a, gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, b));
+}
+
+/* Two lanes' accumulators combined: a sum, or the extreme with NaN sticking. */
+static gcc_jit_rvalue *combine_lanes(emitter *e, pe_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    if (op != PE_OP_max_reduce && op != PE_OP_min_reduce && op != PE_OP_norminf)
+        return to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
+    gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a);
+    gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
+                                                         cmp(e, GCC_JIT_COMPARISON_NE, b, b), better);
+    gcc_jit_rvalue *a_nan = cmp(e, GCC_JIT_COMPARISON_NE, a, a);
+    take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_AND, e->t_bool,
+                                         gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, a_nan), take);
+    return choose(e, take, b, a, e->t_double);
+}
+
+/* The kernel body for element e->index, accumulating into e->acc. */
+static void emit_body(emitter *e, const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind == KIR_LOAD) {
+            const kir_param *q = &k->params[in->a[0]];
+            gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
+                                    ? e->ptr[in->a[0]]
+                                    : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
+                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
+            e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
+        } else if (in->kind == KIR_REDUCE) {
+            emit_reduce(e, in);
+        } else if (in->kind == KIR_STORE) {
+            gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], e->index);
+            gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
+        } else {
+            gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
+            gcc_jit_rvalue *r = emit_op(e, in);
+            if (gcc_jit_rvalue_get_type(r) != T) r = gcc_jit_context_new_cast(e->ctx, NULL, r, T);
+            e->val[v] = to_local(e, r, T);
+        }
+    }
+}
+
+/* Whether every op of k becomes inline code (no scalar libm call) once the
+ * primitives replace exp and log.  Only then do the primitives pay: in a loop
+ * that stays scalar, glibc's table-driven routines are faster than them. */
+static bool vectorisable(pe_prims *prims, const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind != KIR_OP) continue;
+        pe_op op = (pe_op)in->op;
+        if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
+        if (pe_composed_in_double(op) && in->ctype == PE_F32) return false;
+        switch (op) {
+        case PE_OP_sqrt: case PE_OP_abs: case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_fma:
+            break;
+        case PE_OP_rsqrt: case PE_OP_rcp:
+            break;
+        default:
+            if (pe_libm_name(op) || pe_composed_in_double(op) || op == PE_OP_mod) return false;
+        }
+    }
+    return true;
+}
+
+static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
+{
+    e->k = k;
+    e->n_locals = 0;
+    e->use_prims = vectorisable(e->prims, k);
+    gcc_jit_param *params[3] = {
+        gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "begin"),
+        gcc_jit_context_new_param(e->ctx, NULL, e->t_long, "end"),
+        gcc_jit_context_new_param(e->ctx, NULL, gcc_jit_type_get_pointer(e->t_voidp), "args"),
+    };
+    e->fn = gcc_jit_context_new_function(e->ctx, NULL, GCC_JIT_FUNCTION_EXPORTED, e->t_void, name, 3, params, 0);
+    gcc_jit_block *entry = gcc_jit_function_new_block(e->fn, "entry");
+    gcc_jit_block *cond = gcc_jit_function_new_block(e->fn, "cond");
+    gcc_jit_block *body = gcc_jit_function_new_block(e->fn, "body");
+    gcc_jit_block *done = gcc_jit_function_new_block(e->fn, "done");
+    gcc_jit_rvalue *args = gcc_jit_param_as_rvalue(params[2]);
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        gcc_jit_type *T = type_of(e, (pe_dtype)q->dtype);
+        gcc_jit_rvalue *raw = gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
+            e->ctx, NULL, args, gcc_jit_context_new_rvalue_from_int(e->ctx, e->t_long, p)));
+        char pname[16];
+        snprintf(pname, sizeof pname, "p%d", p);
+        if (q->kind == KIR_IN_LITERAL) { /* compiled in: the loop folds it */
+            e->ptr[p] = q->dtype == PE_F32 || q->dtype == PE_F64 ? gcc_jit_context_new_rvalue_from_double(e->ctx, T, q->value)
+                                                              : gcc_jit_context_new_rvalue_from_long(e->ctx, T, (long)q->value);
+        } else if (q->kind == KIR_IN_SCALAR) {
+            gcc_jit_rvalue *dp = gcc_jit_context_new_cast(e->ctx, NULL, raw, gcc_jit_type_get_pointer(e->t_double));
+            gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, T, pname);
+            gcc_jit_block_add_assignment(entry, NULL, l,
+                                         gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_lvalue_as_rvalue(
+                                                                      gcc_jit_rvalue_dereference(dp, NULL)), T));
+            e->ptr[p] = gcc_jit_lvalue_as_rvalue(l);
+        } else {
+            gcc_jit_type *PT = gcc_jit_type_get_pointer(T);
+            gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, PT, pname);
+            gcc_jit_block_add_assignment(entry, NULL, l, gcc_jit_context_new_cast(e->ctx, NULL, raw, PT));
+            e->ptr[p] = gcc_jit_lvalue_as_rvalue(l);
+        }
+    }
+    e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
+    gcc_jit_block_add_assignment(entry, NULL, e->i, gcc_jit_param_as_rvalue(params[0]));
+    const kir_inst *reduce = NULL;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) reduce = &k->body[v];
+    gcc_jit_rvalue *i = gcc_jit_lvalue_as_rvalue(e->i), *end = gcc_jit_param_as_rvalue(params[1]);
+    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
+    bool with_comp = reduce && compensated(reduce);
+    if (reduce) {
+        /* REDUCE_LANES accumulators over consecutive elements: independent
+         * chains the vectoriser packs, combined in a fixed tree at the end */
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            char name[16];
+            snprintf(name, sizeof name, "acc%d", l);
+            acc[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
+            gcc_jit_block_add_assignment(entry, NULL, acc[l], num(e, PE_F64, reduce_identity((pe_op)reduce->op)));
+            comp[l] = NULL;
+            if (with_comp) {
+                snprintf(name, sizeof name, "comp%d", l);
+                comp[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
+                gcc_jit_block_add_assignment(entry, NULL, comp[l], num(e, PE_F64, 0.0));
+            }
+        }
+        gcc_jit_block *lanes_cond = gcc_jit_function_new_block(e->fn, "lanes_cond");
+        gcc_jit_block *lanes_body = gcc_jit_function_new_block(e->fn, "lanes_body");
+        gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
+        gcc_jit_rvalue *last = bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES);
+        gcc_jit_block_end_with_conditional(lanes_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LE, last, end), lanes_body, cond);
+        e->cur = lanes_body;
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
+            e->acc = acc[l];
+            e->comp = comp[l];
+            emit_body(e, k);
+        }
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS,
+                                        gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, REDUCE_LANES));
+        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    } else {
+        gcc_jit_block_end_with_jump(entry, NULL, cond);
+    }
+    /* the remaining elements one by one (into lane 0) */
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, i, end), body, done);
+    e->cur = body;
+    e->index = i;
+    e->acc = reduce ? acc[0] : NULL;
+    e->comp = with_comp ? comp[0] : NULL;
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
+        e->cur = done;
+        gcc_jit_rvalue *hi[REDUCE_LANES], *lo[REDUCE_LANES];
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
+            lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : num(e, PE_F64, 0.0);
+        }
+        for (int width = REDUCE_LANES; width > 1; width /= 2)
+            for (int l = 0; l < width / 2; l++) {
+                if (with_comp) { /* (hi, lo) pairs added without losing the low parts */
+                    gcc_jit_rvalue *a = hi[2 * l], *b = hi[2 * l + 1];
+                    gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
+                    gcc_jit_rvalue *a_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, a), math1(e, "fabs", PE_F64, b));
+                    gcc_jit_rvalue *lost = choose(
+                        e, a_big,
+                        to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, a, t), b), e->t_double),
+                        to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, b, t), a), e->t_double),
+                        e->t_double);
+                    lo[l] = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lost,
+                                            bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lo[2 * l], lo[2 * l + 1])), e->t_double);
+                    hi[l] = t;
+                } else {
+                    hi[l] = combine_lanes(e, (pe_op)reduce->op, hi[2 * l], hi[2 * l + 1]);
+                }
+            }
+        gcc_jit_rvalue *slot = gcc_jit_context_new_binary_op(
+            e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, e->t_long,
+            gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, gcc_jit_param_as_rvalue(params[0]),
+                                          gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, KIR_REDUCE_CHUNK)),
+            gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, 2));
+        gcc_jit_rvalue *slot_lo = bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, 1);
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot), hi[0]);
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot_lo), lo[0]);
+        done = e->cur;
+    }
+    gcc_jit_block_end_with_void_return(done, NULL);
+}
+
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path, char *err,
+                       size_t err_size)
+{
+    gcc_jit_context *ctx = gcc_jit_context_acquire();
+    if (!ctx) {
+        snprintf(err, err_size, "gcc_jit_context_acquire failed");
+        return false;
+    }
+    gcc_jit_context_set_int_option(ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
+    char march[48];
+    if (isa && strncmp(isa, "x86-64", 6) == 0) {
+        snprintf(march, sizeof march, "-march=%s", isa);
+        gcc_jit_context_add_command_line_option(ctx, march);
+    }
+    gcc_jit_context_add_command_line_option(ctx, "-fno-math-errno");
+    /* a value must not depend on whether fusion kept an intermediate in a
+     * register: no contraction of a * b + c into an FMA behind the program's
+     * back (the primitives use FMA by name) */
+    gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=off");
+    gcc_jit_context_add_command_line_option(ctx, "-fno-trapping-math");
+    /* parameters never alias outputs (fresh buffers), but libgccjit 12 has no
+     * restrict: let the vectoriser version the loop for as many pairs as a
+     * fused kernel has */
+    gcc_jit_context_add_command_line_option(ctx, "--param=vect-max-version-for-alias-checks=1000");
+    /* the primitives are always_inline: a kernel with several transcendental
+     * ops (sin, cos and pow in one loop), or pow alone, passes gcc's default
+     * growth and size limits, and an always_inline that cannot be inlined is
+     * a compile error */
+    gcc_jit_context_add_command_line_option(ctx, "--param=large-function-growth=100000");
+    gcc_jit_context_add_command_line_option(ctx, "--param=large-function-insns=1000000");
+    gcc_jit_context_add_command_line_option(ctx, "--param=inline-unit-growth=100000");
+    gcc_jit_context_add_command_line_option(ctx, "--param=max-inline-insns-single=100000");
+    /* for developers: e.g. PE_JIT_OPTION=-fopt-info-vec-missed explains what did not vectorise */
+    const char *extra = getenv("PE_JIT_OPTION");
+    if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
+    /* x86-64-v3 and v4 have FMA */
+    bool fma = isa && (strcmp(isa, "x86-64-v3") == 0 || strcmp(isa, "x86-64-v4") == 0);
+    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma)};
+    e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
+    e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
+    e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);
+    e.t_u32 = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_INT);
+    e.t_double = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_DOUBLE);
+    e.t_voidp = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID_PTR);
+    e.t_of[PE_F32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_FLOAT);
+    e.t_of[PE_F64] = e.t_double;
+    e.t_of[PE_I32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_INT);
+    e.t_of[PE_BOOL] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_CHAR);
+    char (*names)[48] = calloc(n ? n : 1, sizeof *names);
+    if (!names) {
+        pe_prims_free(e.prims);
+        gcc_jit_context_release(ctx);
+        snprintf(err, err_size, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        kir_kernel_name(kernels[i], names[i], sizeof names[i]);
+        emit_kernel(&e, kernels[i], names[i]);
+    }
+    /* a shared object at `so_path`, which the CPU executor loads (links) */
+    gcc_jit_context_compile_to_file(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so_path);
+    const char *msg = gcc_jit_context_get_first_error(ctx);
+    bool ok = msg == NULL;
+    if (msg) snprintf(err, err_size, "%s", msg);
+    free(names);
+    pe_prims_free(e.prims);
+    gcc_jit_context_release(ctx);
+    return ok;
+}
+
+/* Kernels from another build of this generator may differ for the same IR
+ * (and the executor's conventions with them): the disk cache keys files by
+ * this stamp of the build too. */
+uint32_t pe_gccjit_build_stamp(void)
+{
+    /* the hash of the code generator's sources (CMake), so that no kernel
+     * compiled by another version of them is ever loaded from disk */
+    const char *stamp = PE_CODEGEN_HASH " " PE_VERSION_STRING;
+    return (uint32_t)pe_fnv_string(PE_FNV_OFFSET, stamp);
+}
+

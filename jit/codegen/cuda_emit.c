@@ -1,0 +1,595 @@
+/* cuda_emit.c — kernel IR to CUDA C (see cuda_emit.h for the launch
+ * convention).  Each SSA value becomes a local; selects are ?: (the GPU
+ * predicates them); math comes from CUDA's device library (expf, erfcf,
+ * normcdf, ...), whose documented accuracy is within PE's 2-ulp contract for
+ * f32 except where the CPU emitter, too, computes in double and rounds once
+ * (composed ops, erf, erfc, rsqrt); f32 cdf_norm is PE's own
+ * (cuda_cdf_norm.cuh).  Which ops, dtypes and
+ * reductions exist is the CPU emitter's decision (pe_gccjit_can_emit): both
+ * generators take the same program sequences. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_gccjit.h"
+#include "cuda_emit.h"
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...)
+{
+    if (t->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = true;
+            return;
+        }
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap * 2 + (size_t)n + 1;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->oom = true;
+            return;
+        }
+        t->s = s, t->cap = cap;
+    }
+}
+
+static const char *ctype_name(pe_dtype t)
+{
+    switch (t) {
+    case PE_F32: return "float";
+    case PE_F64: return "double";
+    case PE_I32: return "int";
+    default: return "unsigned char";
+    }
+}
+
+static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+
+/* Helpers every kernel may use: reference min/max (NaN wins, ties of zeros
+ * by sign), i32 wrap-around, the saturating float -> i32 conversion. */
+static const char prelude[] =
+    "static __device__ __forceinline__ float pe_min(float a, float b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __int_as_float(__float_as_int(a) | __float_as_int(b));\n"
+    "  return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ float pe_max(float a, float b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __int_as_float(__float_as_int(a) & __float_as_int(b));\n"
+    "  return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ double pe_min(double a, double b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b));\n"
+    "  return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ double pe_max(double a, double b) {\n"
+    "  if (a != a || b != b) return a + b;\n"
+    "  if (a == b) return __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));\n"
+    "  return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ int pe_min(int a, int b) { return b < a ? b : a; }\n"
+    "static __device__ __forceinline__ int pe_max(int a, int b) { return b > a ? b : a; }\n"
+    "static __device__ __forceinline__ int pe_wrap(unsigned v) { return (int)v; }\n"
+    "static __device__ __forceinline__ int pe_to_i32(double d) {\n"
+    "  if (d != d) return 0;\n"
+    "  if (d >= 2147483647.0) return 2147483647;\n"
+    "  if (d <= -2147483648.0) return (-2147483647 - 1);\n"
+    "  return (int)d; }\n"
+    "static __device__ __forceinline__ int pe_idiv(int a, int b) {\n"
+    "  if (b == 0) return 0;\n"
+    "  if (b == -1) return pe_wrap(0u - (unsigned)a);\n"
+    "  return a / b; }\n"
+    "static __device__ __forceinline__ int pe_imod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+    /* reductions: NaN sticks; sums of f64 keep their low part (Neumaier) */
+    "static __device__ __forceinline__ bool pe_takes(double acc, double x, bool is_min) {\n"
+    "  return acc == acc && (x != x || (is_min ? x < acc : x > acc)); }\n"
+    "static __device__ __forceinline__ void pe_two_sum(double &hi, double &lo, double x) {\n"
+    "  double t = hi + x;\n"
+    "  lo += fabs(hi) >= fabs(x) ? (hi - t) + x : (x - t) + hi;\n"
+    "  hi = t; }\n";
+
+/* jit/codegen/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
+ * what that file asks of its includer. */
+extern const char pe_cuda_cdf_source[];
+static const char cdf_includer[] =
+    "#define PE_CONSTANT static __constant__\n"
+    "#define PE_DEVICE static __device__ __forceinline__\n"
+    "#define pe_rcp_rn __frcp_rn\n"
+    "#define pe_bits_of(d) ((unsigned long long)__double_as_longlong(d))\n"
+    "#define pe_of_bits(u) __longlong_as_double((long long)(u))\n";
+
+typedef struct {
+    text *t;
+    const kir_kernel *k;
+    bool has_tail[KIR_MAX_BODY]; /* tail<v> = pe_cdf_tail_f32(|v|) is emitted */
+    bool lanes; /* the body of the vector loop: arrays are the lane arrays in<p>[L] / out<p>[L] */
+} emitter;
+
+/* Value v converted to type `to`. */
+static void value_as(emitter *e, int v, pe_dtype to, char *out, size_t n)
+{
+    pe_dtype from = (pe_dtype)e->k->body[v].dtype;
+    if (from == to) snprintf(out, n, "v%d", v);
+    else if (to == PE_BOOL) snprintf(out, n, "(unsigned char)(v%d != 0)", v);
+    else snprintf(out, n, "(%s)v%d", ctype_name(to), v);
+}
+
+/* v<j> of the instruction's operand j converted to the compute type. */
+static void operand(emitter *e, const kir_inst *in, int j, pe_dtype to, char *out, size_t n)
+{
+    value_as(e, in->a[j], to, out, n);
+}
+
+/* cdf_norm(x) and cdf_norm(-x) share the tail T(|x|) (Black-Scholes' N(d)
+ * and N(-d): half its FP64 work): the value whose magnitude the tail of
+ * f32 cdf_norm(src) takes, emitted once per kernel.  NVRTC does not find
+ * this itself. */
+static int cdf_tail_of(emitter *e, int src)
+{
+    const kir_inst *s = &e->k->body[src];
+    bool negation = s->kind == KIR_OP && s->op == PE_OP_neg && s->dtype == PE_F32 && s->ctype == PE_F32 &&
+                    e->k->body[s->a[0]].dtype == PE_F32;
+    int root = negation ? s->a[0] : src;
+    if (!e->has_tail[root]) {
+        char x[96];
+        value_as(e, root, PE_F32, x, sizeof x);
+        put(e->t, "    double tail%d = pe_cdf_tail_f32(fabsf(%s));\n", root, x);
+        e->has_tail[root] = true;
+    }
+    return root;
+}
+
+/* Coordinate `axis` of element i in the kernel's iteration shape. */
+static void coordinate(emitter *e, int axis, char *out, size_t n)
+{
+    long long inner = 1;
+    for (int d = e->k->rank - 1; d > axis; d--) inner *= e->k->shape[d];
+    snprintf(out, n, "(int)((i / %lldLL) %% %lldLL)", inner, (long long)e->k->shape[axis]);
+}
+
+static void emit_op(emitter *e, int v, const kir_inst *in)
+{
+    text *t = e->t;
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
+    bool cdf_f32 = op == PE_OP_cdf_norm && ct == PE_F32;
+    if (ct == PE_F32 && pe_composed_in_double(op) && !cdf_f32) ct = PE_F64;
+    const char *T = ctype_name(ct), *R = ctype_name(rt);
+    const char *f = ct == PE_F32 ? "f" : "";
+    char a[3][96];
+    for (int j = 0; j < in->n; j++) {
+        bool raw = (op == PE_OP_cond && j == 0) || op == PE_OP_cast;
+        if (raw) snprintf(a[j], sizeof a[j], "v%d", in->a[j]);
+        else operand(e, in, j, ct, a[j], sizeof a[j]);
+    }
+    bool fl = is_float(ct);
+    int tail = cdf_f32 ? cdf_tail_of(e, in->a[0]) : -1;
+    /* a bool result is 0 or 1 whatever the arithmetic made (bool + bool in
+     * a bool ctype is 1, not 2; the recorder promotes bool arithmetic to
+     * i32, but the emitter takes the IR it is given, as the CPU's does) */
+    if (rt == PE_BOOL) put(t, "    unsigned char v%d = (unsigned char)((", v);
+    else put(t, "    %s v%d = (%s)(", R, v, R);
+    switch (op) {
+    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: {
+        char sym = op == PE_OP_add ? '+' : op == PE_OP_sub ? '-' : '*';
+        if (fl) put(t, "%s %c %s", a[0], sym, a[1]);
+        else put(t, "pe_wrap((unsigned)%s %c (unsigned)%s)", a[0], sym, a[1]);
+        break;
+    }
+    case PE_OP_neg:
+        if (fl) put(t, "-%s", a[0]);
+        else put(t, "pe_wrap(0u - (unsigned)%s)", a[0]);
+        break;
+    case PE_OP_div:
+        if (fl) put(t, "%s / %s", a[0], a[1]);
+        else put(t, "pe_idiv(%s, %s)", a[0], a[1]);
+        break;
+    case PE_OP_mod:
+        if (fl) put(t, "fmod%s(%s, %s)", f, a[0], a[1]);
+        else put(t, "pe_imod(%s, %s)", a[0], a[1]);
+        break;
+    case PE_OP_abs:
+        if (fl) put(t, "fabs%s(%s)", f, a[0]);
+        else put(t, "%s < 0 ? pe_wrap(0u - (unsigned)%s) : %s", a[0], a[0], a[0]);
+        break;
+    case PE_OP_sign: /* NaN and signed zeros pass through */
+        put(t, "%s > (%s)0 ? (%s)1 : %s < (%s)0 ? (%s)-1 : %s", a[0], T, T, a[0], T, T, a[0]);
+        break;
+    case PE_OP_min: put(t, "pe_min(%s, %s)", a[0], a[1]); break;
+    case PE_OP_max: put(t, "pe_max(%s, %s)", a[0], a[1]); break;
+    case PE_OP_clamp: put(t, "pe_min(pe_max(%s, %s), %s)", a[0], a[1], a[2]); break;
+    case PE_OP_fma: put(t, "fma%s(%s, %s, %s)", f, a[0], a[1], a[2]); break;
+    case PE_OP_pow: put(t, "pow%s(%s, %s)", f, a[0], a[1]); break;
+    case PE_OP_atan2: put(t, "atan2%s(%s, %s)", f, a[0], a[1]); break;
+    case PE_OP_rcp: put(t, "(%s)1 / %s", T, a[0]); break;
+    case PE_OP_rsqrt: put(t, "(%s)1 / sqrt%s(%s)", T, f, a[0]); break;
+    case PE_OP_logb: put(t, "log%s(%s) / log%s(%s)", f, a[0], f, a[1]); break;
+    case PE_OP_sec: put(t, "(%s)1 / cos%s(%s)", T, f, a[0]); break;
+    case PE_OP_csc: put(t, "(%s)1 / sin%s(%s)", T, f, a[0]); break;
+    case PE_OP_cot: put(t, "(%s)1 / tan%s(%s)", T, f, a[0]); break;
+    case PE_OP_sech: put(t, "(%s)1 / cosh%s(%s)", T, f, a[0]); break;
+    case PE_OP_csch: put(t, "(%s)1 / sinh%s(%s)", T, f, a[0]); break;
+    case PE_OP_coth: put(t, "(%s)1 / tanh%s(%s)", T, f, a[0]); break;
+    case PE_OP_asec: put(t, "acos%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_acsc: put(t, "asin%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_acot: put(t, "atan%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_cdf_norm:
+        if (cdf_f32) put(t, "pe_cdf_norm_f32(%s, tail%d)", a[0], tail);
+        else put(t, "normcdf(%s)", a[0]);
+        break;
+    case PE_OP_isnan: put(t, "%s != %s", a[0], a[0]); break;
+    case PE_OP_isinf: put(t, "fabs%s(%s) == (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
+    case PE_OP_isfinite: put(t, "fabs%s(%s) < (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
+    case PE_OP_lt: put(t, "%s < %s", a[0], a[1]); break;
+    case PE_OP_le: put(t, "%s <= %s", a[0], a[1]); break;
+    case PE_OP_gt: put(t, "%s > %s", a[0], a[1]); break;
+    case PE_OP_ge: put(t, "%s >= %s", a[0], a[1]); break;
+    case PE_OP_eq: put(t, "%s == %s", a[0], a[1]); break;
+    case PE_OP_ne: put(t, "%s != %s", a[0], a[1]); break;
+    case PE_OP_not: put(t, "!(%s != 0)", a[0]); break;
+    case PE_OP_and: put(t, "(%s != 0) && (%s != 0)", a[0], a[1]); break;
+    case PE_OP_or: put(t, "(%s != 0) || (%s != 0)", a[0], a[1]); break;
+    case PE_OP_nand: put(t, "!((%s != 0) && (%s != 0))", a[0], a[1]); break;
+    case PE_OP_nor: put(t, "!((%s != 0) || (%s != 0))", a[0], a[1]); break;
+    case PE_OP_xor: put(t, "(%s != 0) != (%s != 0)", a[0], a[1]); break;
+    case PE_OP_cond: put(t, "%s != 0 ? %s : %s", a[0], a[1], a[2]); break;
+    case PE_OP_cast: {
+        pe_dtype from = (pe_dtype)e->k->body[in->a[0]].dtype;
+        if (rt == PE_I32 && is_float(from)) put(t, "pe_to_i32((double)%s)", a[0]);
+        else if (rt == PE_BOOL) put(t, "%s != 0", a[0]); /* NaN is true */
+        else put(t, "%s", a[0]);
+        break;
+    }
+    case PE_OP_index: {
+        char c[96];
+        coordinate(e, in->a[0], c, sizeof c);
+        put(t, "%s", c);
+        break;
+    }
+    case PE_OP_identity: {
+        char r[96], c[96];
+        coordinate(e, 0, r, sizeof r);
+        coordinate(e, 1, c, sizeof c);
+        put(t, "%s == %s", r, c);
+        break;
+    }
+    default:
+        put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
+        break;
+    }
+    put(t, rt == PE_BOOL ? ") != 0);\n" : ");\n");
+}
+
+/* Offset of element i in a broadcast operand (strides per iteration axis). */
+static void element_index(emitter *e, const kir_param *p, char *out, size_t n)
+{
+    if (p->kind != KIR_IN_BROADCAST) {
+        snprintf(out, n, "i");
+        return;
+    }
+    size_t len = (size_t)snprintf(out, n, "(0LL");
+    long long inner = 1;
+    for (int d = e->k->rank - 1; d >= 0; d--) {
+        if (p->stride[d] != 0 && len < n) {
+            if (d > 0)
+                len += (size_t)snprintf(out + len, n - len, " + (i / %lldLL) %% %lldLL * %lldLL", inner,
+                                        (long long)e->k->shape[d], (long long)p->stride[d]);
+            else
+                len += (size_t)snprintf(out + len, n - len, " + (i / %lldLL) * %lldLL", inner, (long long)p->stride[d]);
+        }
+        inner *= e->k->shape[d];
+    }
+    if (len < n) snprintf(out + len, n - len, ")");
+}
+
+static const kir_inst *reduction_of(const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) return &k->body[v];
+    return NULL;
+}
+
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_gccjit_can_emit, NULL};
+
+static bool is_extreme(pe_op op) { return op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf; }
+static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
+
+static void emit_reduce(emitter *e, const kir_inst *in)
+{
+    text *t = e->t;
+    pe_op op = (pe_op)in->op;
+    pe_dtype ct = (pe_dtype)in->ctype;
+    char x0[96], x1[96];
+    /* operands meet in ctype (dot), then widen exactly to double */
+    if (op == PE_OP_dot) {
+        operand(e, in, 1, ct, x0, sizeof x0);
+        operand(e, in, 2, ct, x1, sizeof x1);
+        put(t, "    { double x = (double)(%s) * (double)(%s);\n", x0, x1);
+    } else {
+        put(t, "    { double x = (double)v%d;\n", in->a[1]);
+        if (op == PE_OP_norm1 || op == PE_OP_norminf) put(t, "      x = fabs(x);\n");
+        if (op == PE_OP_norm2) put(t, "      x = x * x;\n");
+    }
+    if (is_extreme(op)) put(t, "      if (pe_takes(acc, x, %s)) acc = x; }\n", op == PE_OP_min_reduce ? "true" : "false");
+    else if (compensated(in)) put(t, "      pe_two_sum(acc, comp, x); }\n");
+    else put(t, "      acc += x; }\n");
+}
+
+static void emit_body(emitter *e)
+{
+    const kir_kernel *k = e->k;
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind == KIR_LOAD) {
+            const kir_param *q = &k->params[in->a[0]];
+            const char *T = ctype_name((pe_dtype)in->dtype);
+            if (q->kind == KIR_IN_LITERAL) { /* compiled in, bit-exact (NaN and infinities too) */
+                if (q->dtype == PE_F32) {
+                    float f = (float)q->value;
+                    uint32_t bits;
+                    memcpy(&bits, &f, sizeof bits);
+                    put(e->t, "    %s v%d = (%s)__int_as_float(0x%08x);\n", T, v, T, bits);
+                } else if (q->dtype == PE_F64) {
+                    uint64_t bits;
+                    memcpy(&bits, &q->value, sizeof bits);
+                    put(e->t, "    %s v%d = (%s)__longlong_as_double(0x%016llxLL);\n", T, v, T, (unsigned long long)bits);
+                } else {
+                    put(e->t, "    %s v%d = (%s)%lld;\n", T, v, T, (long long)q->value);
+                }
+            } else if (q->kind == KIR_IN_SCALAR) {
+                put(e->t, "    %s v%d = (%s)a.p[%d].value;\n", T, v, T, in->a[0]);
+            } else if (e->lanes && q->kind == KIR_IN_CONTIG) {
+                put(e->t, "    %s v%d = (%s)in%d[L];\n", T, v, T, in->a[0]);
+            } else {
+                char idx[512];
+                element_index(e, q, idx, sizeof idx);
+                put(e->t, "    %s v%d = (%s)((const %s *)a.p[%d].ptr)[%s];\n", T, v, T, ctype_name((pe_dtype)q->dtype),
+                    in->a[0], idx);
+            }
+        } else if (in->kind == KIR_STORE) {
+            const kir_param *q = &k->params[in->a[0]];
+            if (e->lanes) put(e->t, "    out%d[L] = v%d;\n", in->a[0], in->a[1]);
+            else put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
+        } else if (in->kind == KIR_REDUCE) {
+            emit_reduce(e, in);
+        } else {
+            emit_op(e, v, in);
+        }
+    }
+}
+
+/* Whether an element-wise kernel gets the vector loop (its contiguous
+ * arrays 4 elements at a time; broadcast operands are read lane by lane at
+ * their strided index): little arithmetic per element, where memory instructions
+ * and index arithmetic are a large part of the work (a kernel with
+ * transcendental ops is bound by them, and four lanes of it would only
+ * raise register pressure). */
+static bool is_array(const kir_param *q) { return q->kind == KIR_IN_CONTIG || q->kind == KIR_OUT; }
+
+static bool vectorised(const kir_kernel *k)
+{
+    int cost = 0, arrays = 0;
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (!is_array(q)) continue; /* broadcast operands: loaded lane by lane */
+        if (q->dtype != PE_F32 && q->dtype != PE_F64 && q->dtype != PE_I32 && q->dtype != PE_BOOL) return false;
+        arrays++;
+    }
+    /* each array's 4 lanes live in registers at once: many arrays would spill */
+    if (arrays > PE_CUDA_VECTOR_MAX_ARRAYS) return false;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_OP) cost += pe_op_table[k->body[v].op].cost;
+    return cost <= PE_CUDA_VECTOR_MAX_COST;
+}
+
+/* CUDA's type of 4 elements of an f32, i32 or bool array (f64: two double2). */
+static const char *vector_type(pe_dtype t) { return t == PE_F32 ? "float4" : t == PE_I32 ? "int4" : "uchar4"; }
+
+/* Group g of input array p (16-byte loads; f64: two, bool: one 4-byte
+ * load) into the lane array in<p>. */
+static void vector_load(text *t, const kir_param *q, int p)
+{
+    if (q->dtype == PE_F64) {
+        put(t, "      const double2 q%da = ((const double2 *)a.p[%d].ptr)[2 * g], q%db = ((const double2 *)a.p[%d].ptr)[2 * g + 1];\n",
+            p, p, p, p);
+        put(t, "      const double in%d[4] = {q%da.x, q%da.y, q%db.x, q%db.y};\n", p, p, p, p, p);
+    } else {
+        const char *V = vector_type((pe_dtype)q->dtype);
+        put(t, "      const %s q%d = ((const %s *)a.p[%d].ptr)[g];\n", V, p, V, p);
+        put(t, "      const %s in%d[4] = {q%d.x, q%d.y, q%d.z, q%d.w};\n", ctype_name((pe_dtype)q->dtype), p, p, p, p, p);
+    }
+}
+
+/* The lane array out<p> into group g of output array p, alike. */
+static void vector_store(text *t, const kir_param *q, int p)
+{
+    if (q->dtype == PE_F64) {
+        put(t, "      { double2 s; s.x = out%d[0]; s.y = out%d[1]; ((double2 *)a.p[%d].ptr)[2 * g] = s;\n", p, p, p);
+        put(t, "        s.x = out%d[2]; s.y = out%d[3]; ((double2 *)a.p[%d].ptr)[2 * g + 1] = s; }\n", p, p, p);
+    } else {
+        const char *V = vector_type((pe_dtype)q->dtype);
+        put(t, "      { %s s; s.x = out%d[0]; s.y = out%d[1]; s.z = out%d[2]; s.w = out%d[3]; ((%s *)a.p[%d].ptr)[g] = s; }\n", V,
+            p, p, p, p, V, p);
+    }
+}
+
+/* The vector loop: groups g of 4 elements (4g .. 4g+3) from `from` below
+ * `to`, `step` apart, while every array is 16-byte aligned (a view's offset
+ * may not be); `start` becomes where the scalar loop takes over (the last
+ * elements, or all of them when an array is not aligned). */
+static void emit_vector_loop(emitter *e, const char *from, const char *to, const char *step)
+{
+    text *t = e->t;
+    const kir_kernel *k = e->k;
+    put(t, "  if (((0ULL");
+    for (int p = 0; p < k->n_params; p++)
+        if (is_array(&k->params[p])) put(t, " | a.p[%d].ptr", p);
+    put(t, ") & 15ULL) == 0) {\n");
+    put(t, "    const long long groups = %s;\n", to);
+    put(t, "    for (long long g = %s; g < groups; g += %s) {\n", from, step);
+    for (int p = 0; p < k->n_params; p++) {
+        if (k->params[p].kind == KIR_IN_CONTIG) vector_load(t, &k->params[p], p);
+        if (k->params[p].kind == KIR_OUT) put(t, "      %s out%d[4];\n", ctype_name((pe_dtype)k->params[p].dtype), p);
+    }
+    put(t, "#pragma unroll\n      for (int L = 0; L < 4; L++) {\n      const long long i = 4 * g + L; (void)i;\n");
+    e->lanes = true;
+    emit_body(e);
+    e->lanes = false;
+    memset(e->has_tail, 0, sizeof e->has_tail); /* those were the lane loop's */
+    put(t, "      }\n");
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_OUT) vector_store(t, &k->params[p], p);
+    put(t, "    }\n    start = 4 * groups;\n  }\n");
+}
+
+/* What the vector loop and the shuffle tree take for granted. */
+_Static_assert(KIR_REDUCE_CHUNK % 4 == 0, "a chunk is whole groups of 4: the vector loop stays inside it");
+_Static_assert(PE_CUDA_REDUCE_THREADS % 32 == 0 && PE_CUDA_REDUCE_THREADS <= 1024, "whole warps, one block");
+_Static_assert(((PE_CUDA_REDUCE_THREADS / 32) & (PE_CUDA_REDUCE_THREADS / 32 - 1)) == 0,
+               "the second shuffle tree halves the number of warps down to one");
+
+/* Lane l combines lane l + d's accumulator into its own, d = from, from/2,
+ * ..., 1: lane 0 ends with the lanes' [0, 2 from) in a fixed order. */
+static void emit_shuffle_tree(text *t, const kir_inst *r, int from)
+{
+    pe_op op = (pe_op)r->op;
+    put(t, "  for (int d = %d; d > 0; d >>= 1) {\n", from);
+    put(t, "    double o = __shfl_down_sync(0xffffffffu, acc, d);\n");
+    if (is_extreme(op))
+        put(t, "    if (pe_takes(acc, o, %s)) acc = o;\n", op == PE_OP_min_reduce ? "true" : "false");
+    else if (compensated(r))
+        put(t, "    comp += __shfl_down_sync(0xffffffffu, comp, d);\n    pe_two_sum(acc, comp, o);\n");
+    else
+        put(t, "    acc += o;\n");
+    put(t, "  }\n");
+}
+
+static void emit_kernel(text *t, const kir_kernel *k)
+{
+    emitter e = {.t = t, .k = k};
+    char name[48];
+    kir_kernel_name(k, name, sizeof name);
+    const kir_inst *r = reduction_of(k);
+    if (!r) {
+        put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
+        put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n"
+               "  long long start = 0;\n");
+        if (vectorised(k)) emit_vector_loop(&e, "first", "n / 4", "stride");
+        put(t, "  for (long long i = start + first; i < n; i += stride) {\n");
+        emit_body(&e);
+        put(t, "  }\n}\n");
+        return;
+    }
+    pe_op op = (pe_op)r->op;
+    double start = op == PE_OP_max_reduce ? -__builtin_inf() : op == PE_OP_min_reduce ? __builtin_inf() : 0.0;
+    int warps = PE_CUDA_REDUCE_THREADS / 32;
+    put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
+        PE_CUDA_REDUCE_THREADS, name);
+    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
+    put(t, "  const long long begin = (long long)blockIdx.x * %dLL;\n", KIR_REDUCE_CHUNK);
+    put(t, "  const long long end = n < begin + %dLL ? n : begin + %dLL;\n", KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK);
+    put(t, "  double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                                                                                : "__longlong_as_double(0xfff0000000000000LL)");
+    put(t, "  long long start = begin;\n");
+    if (vectorised(k)) { /* the chunk's groups of 4 (a chunk starts at a multiple of 4) */
+        char step[16];
+        snprintf(step, sizeof step, "%d", PE_CUDA_REDUCE_THREADS);
+        emit_vector_loop(&e, "begin / 4 + threadIdx.x", "end / 4", step);
+    }
+    put(t, "  for (long long i = start + threadIdx.x; i < end; i += %d) {\n", PE_CUDA_REDUCE_THREADS);
+    emit_body(&e);
+    put(t, "  }\n");
+    /* A fixed tree, the same order on every GPU: within each warp by
+     * shuffles (lane l takes lane l + 16, + 8, ... + 1), then warp 0 over
+     * the warps' results the same way. */
+    emit_shuffle_tree(t, r, 16);
+    put(t, "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = acc, sh_lo[threadIdx.x >> 5] = comp;\n");
+    put(t, "  __syncthreads();\n");
+    put(t, "  if (threadIdx.x >= 32) return;\n");
+    put(t, "  acc = sh_hi[threadIdx.x %% %d], comp = sh_lo[threadIdx.x %% %d];\n", warps, warps);
+    emit_shuffle_tree(t, r, warps / 2);
+    put(t, "  if (threadIdx.x == 0) {\n");
+    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x] = acc;\n", r->a[0]);
+    put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = comp;\n  }\n}\n", r->a[0]);
+}
+
+/* The combiner (cuda_emit.h): thread t takes the t-th contiguous run of
+ * the values in order (the chunks' high and low parts for sums, their highs
+ * for extremes), then neighbouring runs are combined pairwise, left before
+ * right (lane l takes lane l + d for d = 1, 2, ..., within each warp, then
+ * across the warps): a fixed order, so the result is the same on every GPU
+ * and every run, and ties and NaNs go to the earliest chunk as on the host. */
+static void emit_combiner(text *t)
+{
+    int warps = PE_CUDA_REDUCE_THREADS / 32;
+    put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
+        PE_CUDA_REDUCE_THREADS, PE_CUDA_COMBINER);
+    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
+    put(t, "  const double *part = (const double *)a.p[0].ptr;\n"
+           "  const int op = (int)a.p[3].value;\n");
+    put(t, "  const bool is_min = op == %d, extreme = is_min || op == %d || op == %d;\n", PE_OP_min_reduce,
+        PE_OP_max_reduce, PE_OP_norminf);
+    put(t, "  const double none = op == %d ? __longlong_as_double(0xfff0000000000000LL)\n"
+           "                    : is_min ? __longlong_as_double(0x7ff0000000000000LL) : 0.0;\n",
+        PE_OP_max_reduce);
+    put(t, "  const long long count = extreme ? n : 2 * n, per = (count + %d) / %d;\n", PE_CUDA_REDUCE_THREADS - 1,
+        PE_CUDA_REDUCE_THREADS);
+    put(t, "  const long long from = threadIdx.x * per, to = count < from + per ? count : from + per;\n"
+           "  double acc = none, comp = 0.0;\n"
+           "  for (long long i = from; i < to; i++) {\n"
+           "    if (!extreme) pe_two_sum(acc, comp, part[i]);\n"
+           "    else if (pe_takes(acc, part[2 * i], is_min)) acc = part[2 * i];\n"
+           "  }\n");
+    const char *tree = "  for (int d = 1; d < %d; d <<= 1) {\n"
+                       "    const double o = __shfl_down_sync(0xffffffffu, acc, d), oc = __shfl_down_sync(0xffffffffu, comp, d);\n"
+                       "    if ((threadIdx.x & (2 * d - 1)) != 0) continue;\n"
+                       "    if (!extreme) pe_two_sum(acc, comp, o), comp += oc;\n"
+                       "    else if (pe_takes(acc, o, is_min)) acc = o;\n"
+                       "  }\n";
+    put(t, tree, 32);
+    put(t, "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = acc, sh_lo[threadIdx.x >> 5] = comp;\n"
+           "  __syncthreads();\n"
+           "  if (threadIdx.x >= 32) return;\n");
+    put(t, "  acc = threadIdx.x < %d ? sh_hi[threadIdx.x] : none, comp = threadIdx.x < %d ? sh_lo[threadIdx.x] : 0.0;\n",
+        warps, warps);
+    put(t, tree, warps);
+    put(t, "  if (threadIdx.x != 0) return;\n"
+           "  double v = extreme ? acc : acc + comp;\n");
+    put(t, "  if (op == %d) v = v / a.p[2].value;\n", PE_OP_mean);
+    put(t, "  if (op == %d) v = sqrt(v);\n", PE_OP_norm2);
+    put(t, "  if (a.p[4].value != 0.0) *(float *)a.p[1].ptr = (float)v;\n"
+           "  else *(double *)a.p[1].ptr = v;\n}\n");
+}
+
+char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
+{
+    text t = {.s = malloc(16384), .cap = 16384};
+    if (!t.s) return NULL;
+    t.s[0] = 0;
+    put(&t, "typedef union { unsigned long long ptr; double value; } pe_cuda_arg;\n");
+    put(&t, "typedef struct { pe_cuda_arg p[%d]; } pe_cuda_args;\n", KIR_MAX_PARAMS);
+    put(&t, "%s%s%s", prelude, cdf_includer, pe_cuda_cdf_source);
+    bool reductions = false;
+    for (size_t i = 0; i < n; i++) {
+        emit_kernel(&t, kernels[i]);
+        reductions |= reduction_of(kernels[i]) != NULL;
+    }
+    if (reductions) emit_combiner(&t);
+    if (t.oom) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}

@@ -1,0 +1,61 @@
+/* cuda_emit.h — the CUDA code generator: kernel IR to CUDA C for NVRTC, the
+ * same kernels the CPU emitter makes from the same IR, with the same
+ * reference semantics (NaN and signed-zero rules, saturating casts, i32
+ * wrap-around, f32 ops that the reference rounds once from double).
+ *
+ * Launch convention of every kernel:
+ *     extern "C" __global__ void pe_k_<hash>(long long n, pe_cuda_args a)
+ * a.p[k] is parameter k: a device pointer, or for a scalar parameter its
+ * value as a double.  Element-wise kernels: any grid, a grid-stride loop over
+ * [0, n) (over groups of 4 elements first, where vectorised).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
+ * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
+ * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
+ * in a fixed combination order, so the result does not depend on the GPU
+ * (the order within a chunk depends on whether its arrays are 16-byte
+ * aligned, i.e. on the vector loop: a view at an odd offset may differ from
+ * a copy of it in the last bits).
+ *
+ * A program with reduction kernels also holds their combiner, launched after
+ * each of them on the same stream with one block of PE_CUDA_REDUCE_THREADS
+ * threads, n = the reduction's number of chunks:
+ *     extern "C" __global__ void pe_combine(long long n, pe_cuda_args a)
+ * a.p[0]: the partials, a.p[1]: the result (one element), a.p[2]: the number
+ * of elements reduced (for the mean), a.p[3]: the reduction's pe_op, a.p[4]:
+ * nonzero for an f32 result (else f64).  It combines the partials in a fixed
+ * order, compensated as the chunks are, so a reduction's value never leaves
+ * the GPU unless the host asks for it. */
+#ifndef PE_JIT_CUDA_EMIT_H
+#define PE_JIT_CUDA_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../kir/kir.h"
+#include "../proggen/proggen.h"
+
+#define PE_CUDA_REDUCE_THREADS 256
+#define PE_CUDA_COMBINER "pe_combine"
+/* Element-wise kernels whose ops cost at most this much per element (the op
+ * catalog's cost: add 1, div 4, exp 20) read and write their contiguous
+ * arrays 4 elements at a time where those are 16-byte aligned (broadcast
+ * operands are read element by element). */
+#define PE_CUDA_VECTOR_MAX_COST 64
+#define PE_CUDA_VECTOR_MAX_ARRAYS 12 /* inputs and outputs */
+
+typedef union {
+    unsigned long long ptr; /* CUdeviceptr */
+    double value;
+} pe_cuda_arg;
+
+typedef struct {
+    pe_cuda_arg p[KIR_MAX_PARAMS];
+} pe_cuda_args;
+
+/* Appends the CUDA C of n kernels (after one shared prelude) to a new
+ * malloc'ed string; NULL when out of memory. */
+char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
+/* The CUDA executor's fusion rules: the CPU emitter's ops (a kernel the GPU
+ * cannot run falls back to the CPU's JIT), reductions fused into any body
+ * (the CPU's exception is a gcc vectoriser limit). */
+extern const pe_fusion_rules pe_cuda_fusion_rules;
+#endif

@@ -1,0 +1,127 @@
+/* kir.c — canonical bytes, hashing, equality and printing of the kernel IR. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kir.h"
+#include "../../irformat/fnv.h"
+
+/* Canonical bytes: the fields that define the computation, in a fixed order,
+ * with no padding.  Scalar values are not part of a kernel; literals are. */
+typedef struct {
+    uint64_t h;
+} fnv;
+static void fnv_bytes(fnv *f, const void *p, size_t n) { f->h = pe_fnv_bytes(f->h, p, n); }
+static void fnv_u64(fnv *f, uint64_t v) { fnv_bytes(f, &v, sizeof v); }
+
+uint64_t kir_hash(const kir_kernel *k)
+{
+    fnv f = {PE_FNV_OFFSET};
+    fnv_u64(&f, (uint64_t)k->rank);
+    for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)k->shape[d]);
+    fnv_u64(&f, (uint64_t)k->n_params);
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        uint8_t head[2] = {q->kind, q->dtype};
+        fnv_bytes(&f, head, 2);
+        if (q->kind == KIR_IN_BROADCAST)
+            for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)q->stride[d]);
+        if (q->kind == KIR_IN_LITERAL) fnv_bytes(&f, &q->value, sizeof q->value);
+    }
+    fnv_u64(&f, (uint64_t)k->n_body);
+    for (int i = 0; i < k->n_body; i++) {
+        const kir_inst *b = &k->body[i];
+        uint8_t head[5] = {b->kind, b->op, b->dtype, b->ctype, b->n};
+        fnv_bytes(&f, head, 5);
+        fnv_bytes(&f, b->a, sizeof b->a); /* unused entries are 0; generators keep their axis in a[0] */
+    }
+    return f.h;
+}
+
+bool kir_equal(const kir_kernel *a, const kir_kernel *b)
+{
+    if (a->rank != b->rank || a->n_params != b->n_params || a->n_body != b->n_body) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    for (int p = 0; p < a->n_params; p++) {
+        const kir_param *x = &a->params[p], *y = &b->params[p];
+        if (x->kind != y->kind || x->dtype != y->dtype) return false;
+        if (x->kind == KIR_IN_BROADCAST)
+            for (int d = 0; d < a->rank; d++)
+                if (x->stride[d] != y->stride[d]) return false;
+        if (x->kind == KIR_IN_LITERAL && memcmp(&x->value, &y->value, sizeof x->value) != 0) return false;
+    }
+    for (int i = 0; i < a->n_body; i++) {
+        const kir_inst *x = &a->body[i], *y = &b->body[i];
+        if (x->kind != y->kind || x->op != y->op || x->dtype != y->dtype || x->ctype != y->ctype || x->n != y->n)
+            return false;
+        for (int j = 0; j < 3; j++)
+            if (x->a[j] != y->a[j]) return false;
+    }
+    return true;
+}
+
+void kir_print(const kir_kernel *k, char *out, size_t n)
+{
+    static const char *const kinds[] = {"in", "bcast", "scalar", "out", "partials", "literal"};
+    static const char *const types[] = {"f32", "f64", "i32", "bool", "c64", "c128"};
+    size_t used = 0;
+#define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
+    PUT("kernel rank %d params %d body %d\n", k->rank, k->n_params, k->n_body);
+    for (int p = 0; p < k->n_params; p++) {
+        PUT("  p%d %s %s", p, kinds[k->params[p].kind], types[k->params[p].dtype]);
+        if (k->params[p].kind == KIR_IN_LITERAL) PUT(" = %.17g", k->params[p].value);
+        PUT("\n");
+    }
+    for (int i = 0; i < k->n_body; i++) {
+        const kir_inst *b = &k->body[i];
+        if (b->kind == KIR_LOAD) PUT("  v%d = load p%d : %s\n", i, b->a[0], types[b->dtype]);
+        else if (b->kind == KIR_STORE) PUT("  store p%d = v%d\n", b->a[0], b->a[1]);
+        else if (b->kind == KIR_REDUCE)
+            PUT("  reduce %s p%d <- v%d%s\n", pe_op_table[b->op].name, b->a[0], b->a[1], b->n > 2 ? " * v2" : "");
+        else {
+            PUT("  v%d = %s(", i, pe_op_table[b->op].name);
+            for (int j = 0; j < b->n; j++) PUT(j ? ", v%d" : "v%d", b->a[j]);
+            PUT(") : %s in %s\n", types[b->dtype], types[b->ctype]);
+        }
+    }
+#undef PUT
+}
+
+bool kir_valid(const kir_kernel *k)
+{
+    if (k->rank < 0 || k->rank > PE_MAX_RANK || k->n_params < 0 || k->n_params > KIR_MAX_PARAMS || k->n_body < 0 ||
+        k->n_body > KIR_MAX_BODY)
+        return false;
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind > KIR_IN_LITERAL || k->params[p].dtype > PE_C128) return false;
+    for (int i = 0; i < k->n_body; i++) {
+        const kir_inst *b = &k->body[i];
+        if (b->dtype > PE_C128 || b->ctype > PE_C128 || b->n > 3) return false;
+        switch (b->kind) {
+        case KIR_LOAD:
+            if (b->a[0] >= k->n_params) return false;
+            break;
+        case KIR_STORE:
+            if (b->a[0] >= k->n_params || b->a[1] >= i) return false;
+            break;
+        case KIR_REDUCE:
+            if (b->op >= PE_OP__COUNT || b->a[0] >= k->n_params || b->n < 2) return false;
+            for (int j = 1; j < b->n; j++)
+                if (b->a[j] >= i) return false;
+            break;
+        case KIR_OP:
+            if (b->op >= PE_OP__COUNT) return false;
+            if (pe_op_table[b->op].kind != PE_KIND_GENERATOR)
+                for (int j = 0; j < b->n; j++)
+                    if (b->a[j] >= i) return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+void kir_kernel_name(const kir_kernel *k, char *out, size_t n)
+{
+    snprintf(out, n, "pe_k_%016llx", (unsigned long long)kir_hash(k));
+}

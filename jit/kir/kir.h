@@ -1,0 +1,86 @@
+/* kir.h — the kernel IR: a target-independent, canonical, hashable
+ * description of one fused element-wise kernel.  The program generator
+ * (proggen.c) builds it from ports; code generators (cpu_gccjit.c, later the
+ * CUDA emitter) consume it and never see ports.  Its canonical bytes key the
+ * program cache.
+ *
+ * A kernel iterates i over [begin, end) of a row-major iteration space.
+ * Parameters are arrays read or written at i (CONTIG), arrays read through a
+ * broadcast (BROADCAST: element strides per iteration axis, 0 where
+ * stretched; the iteration shape is then part of the kernel), or uniform
+ * scalars passed at launch (SCALAR: the value is not part of the kernel), or
+ * uniform scalars compiled in (LITERAL: the value is part of the kernel).
+ * The body is SSA: value v is the result of body[v]. */
+#ifndef PE_JIT_KIR_H
+#define PE_JIT_KIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pe.h"
+#include "../../irformat/ops.h"
+
+#define KIR_MAX_PARAMS 64
+#define KIR_MAX_BODY 256
+
+/* KIR_IN_LITERAL: a uniform scalar whose value is part of the kernel (a
+ * source literal, per the static IR): compiled in as a constant. */
+typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL } kir_param_kind;
+
+/* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
+ * iterations in double and writes the chunk's partial as (high, low) to
+ * partials[2 * (begin / KIR_REDUCE_CHUNK)] and the slot after it (low is the
+ * compensation of f64 sums, else 0); the executor combines the partials in
+ * chunk order.  Launches are cut at chunk boundaries whatever the thread
+ * count, so results are bitwise the same for any number of threads. */
+#define KIR_REDUCE_CHUNK 16384
+
+typedef struct {
+    uint8_t kind;  /* kir_param_kind */
+    uint8_t dtype; /* pe_dtype of the array (or of the scalar's value) */
+    int64_t stride[PE_MAX_RANK]; /* KIR_IN_BROADCAST only */
+    double value;                /* KIR_IN_LITERAL only (already rounded to dtype) */
+} kir_param;
+
+typedef enum {
+    KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
+    KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
+                 generators (n = 0): pe_index's axis in a[0] */
+    KIR_STORE, /* param a[0] at i = value a[1] */
+    KIR_REDUCE /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
+                  into partial parameter a[0]; n counts a[] entries in use */
+} kir_inst_kind;
+
+typedef struct {
+    uint8_t kind;  /* kir_inst_kind */
+    uint8_t op;    /* KIR_OP: pe_op (a MAP op) */
+    uint8_t dtype; /* type of the value this instruction makes */
+    uint8_t ctype; /* KIR_OP: type operands are converted to; KIR_REDUCE: the operands' type */
+    uint8_t n;     /* number of operands */
+    uint16_t a[3];
+} kir_inst;
+
+typedef struct {
+    int rank;                     /* iteration shape; rank 0 when no parameter or generator needs it */
+    int64_t shape[PE_MAX_RANK];
+    int n_params, n_body;
+    kir_param params[KIR_MAX_PARAMS];
+    kir_inst body[KIR_MAX_BODY];
+} kir_kernel;
+
+/* The 64-bit FNV-1a hash of k's canonical bytes (the fields that define the
+ * computation, in a fixed order); equal kernels hash equally. */
+uint64_t kir_hash(const kir_kernel *k);
+/* The name kernel k is exported under in compiled code ("pe_k_<hash>"):
+ * the code generators name it, the executors look it up. */
+void kir_kernel_name(const kir_kernel *k, char *out, size_t n);
+bool kir_equal(const kir_kernel *a, const kir_kernel *b);
+/* Whether k is well formed (counts, kinds, types, ops and operand indices in
+ * range): kernels read back from disk are checked before any generator
+ * sees them. */
+bool kir_valid(const kir_kernel *k);
+/* A readable listing, for PE_LOG=debug and tests. */
+void kir_print(const kir_kernel *k, char *out, size_t n);
+
+#endif

@@ -1,0 +1,41 @@
+/* program.h — the program sequence: what the program generator (proggen.c)
+ * makes of a batch, the trace cache keeps, the provisioning gives code and
+ * the executors run.  Kernels are in kernel IR (kir.h). */
+#ifndef PE_JIT_PROGRAM_H
+#define PE_JIT_PROGRAM_H
+
+#include "kir.h"
+#include "../../exec/base/runtime.h"
+
+typedef enum {
+    PE_PROG_KERNEL, /* a fused element-wise kernel */
+    PE_PROG_INTERP, /* one port computed by the reference interpreter */
+    PE_PROG_SKIP    /* a dead port: nobody can observe it */
+} pe_prog_kind;
+
+typedef struct {
+    pe_prog_kind kind;
+    uint32_t port;          /* INTERP, SKIP: the port; KERNEL: the last member */
+    int64_t numel;          /* KERNEL: iterations */
+    kir_kernel *kir;        /* KERNEL */
+    uint32_t *bind;         /* KERNEL: the port bound to each parameter */
+    uint32_t *members;      /* KERNEL: the ports it computes, in order */
+    int n_members;
+    void *code;             /* KERNEL: the compiled entry point, once known (kept by the trace cache) */
+    uint8_t served;         /* KERNEL: which cache gave the code (pe_prof_served), for the profiler */
+    uint64_t compile_ns;    /* KERNEL: what getting the code cost (profiler) */
+} pe_program;
+
+typedef struct {
+    pe_program *progs;
+    size_t n, cap;
+    bool kir_borrowed; /* the kernels belong to a trace-cache entry */
+} pe_program_seq;
+
+void pe_program_seq_free(pe_program_seq *seq);
+/* Bytes a KERNEL program reads from its array inputs and writes to its
+ * outputs (the profiler's traffic figures). */
+void pe_program_traffic(const pe_program *p, int64_t *read, int64_t *written);
+
+
+#endif

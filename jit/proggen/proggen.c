@@ -1,0 +1,254 @@
+/* proggen.c — the program generator (the patent's ProgGen) over one batch of
+ * the work queue:
+ *   backward pass: live consumers of every port within the batch; a port the
+ *     batch released (RELEASE entry) and no live consumer reads is dead and
+ *     is skipped;
+ *   forward pass: element-wise ports and generators of one iteration shape
+ *     are fused into a kernel in queue order, and a full reduction of that
+ *     shape ends it.  Values made and consumed inside the kernel stay
+ *     in registers (scalar replacement: a released intermediate never gets a
+ *     buffer); loads are shared and common subexpressions computed once;
+ *     operands of other shapes are read through broadcast strides and uniform
+ *     constants are passed as scalar parameters.  A port the code generator
+ *     cannot emit, or that is not element-wise, closes the kernel and runs on
+ *     the interpreter.
+ * The sequence keeps queue order between programs, so every dependency is
+ * met by the time a program runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proggen.h"
+
+#include "../../exec/base/shape.h"
+#define NO_VALUE UINT16_MAX
+
+typedef struct {
+    uint32_t port;
+    uint16_t value;
+    bool member;            /* computed by this kernel (else a loaded parameter) */
+    uint32_t internal_uses; /* consumer edges from members */
+} binding;
+
+typedef struct {
+    bool open;
+    int rank;
+    int64_t shape[PE_MAX_RANK];
+    kir_kernel *k;
+    uint32_t bind[KIR_MAX_PARAMS];
+    binding map[KIR_MAX_BODY];
+    int n_map;
+    uint32_t members[KIR_MAX_BODY];
+    int n_members;
+    bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
+} group;
+
+static bool seq_push(pe_program_seq *seq, pe_program p)
+{
+    if (seq->n == seq->cap) {
+        size_t cap = seq->cap ? seq->cap * 2 : 16;
+        pe_program *progs = realloc(seq->progs, cap * sizeof *progs);
+        if (!progs) return false;
+        seq->progs = progs;
+        seq->cap = cap;
+    }
+    seq->progs[seq->n++] = p;
+    return true;
+}
+
+
+static bool is_uniform_constant(const pe_port *q) { return q->op == PE_OP_constant && q->state == PE_PORT_READY; }
+
+static bool same_shape(const pe_port *p, int rank, const int64_t *shape)
+{
+    if (p->rank != rank) return false;
+    for (int d = 0; d < rank; d++)
+        if (p->shape[d] != shape[d]) return false;
+    return true;
+}
+
+static binding *lookup(group *g, uint32_t port)
+{
+    for (int i = 0; i < g->n_map; i++)
+        if (g->map[i].port == port) return &g->map[i];
+    return NULL;
+}
+
+static uint16_t append(group *g, kir_inst inst)
+{
+    g->k->body[g->k->n_body] = inst;
+    return (uint16_t)g->k->n_body++;
+}
+
+/* The value of operand q inside the kernel: a member's, or a new load. */
+static uint16_t operand_value(group *g, uint32_t qi)
+{
+    binding *b = lookup(g, qi);
+    if (b) {
+        if (b->member) b->internal_uses++;
+        return b->value;
+    }
+    pe_port *q = pe_port_at(qi);
+    kir_param *param = &g->k->params[g->k->n_params];
+    memset(param, 0, sizeof *param);
+    param->dtype = q->dtype;
+    if (is_uniform_constant(q) && q->literal) {
+        param->kind = KIR_IN_LITERAL;
+        param->value = q->value;
+    } else if (is_uniform_constant(q)) {
+        param->kind = KIR_IN_SCALAR;
+    } else if (same_shape(q, g->rank, g->shape)) {
+        param->kind = KIR_IN_CONTIG;
+    } else {
+        param->kind = KIR_IN_BROADCAST;
+        pe_broadcast_strides(q->rank, q->shape, g->rank, param->stride);
+        g->shaped = true;
+    }
+    g->bind[g->k->n_params] = qi;
+    uint16_t p = (uint16_t)g->k->n_params++;
+    uint16_t v = append(g, (kir_inst){.kind = KIR_LOAD, .dtype = q->dtype, .n = 1, .a = {p}});
+    g->map[g->n_map++] = (binding){qi, v, false, 0};
+    return v;
+}
+
+static void add_member(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    kir_inst op = {.kind = KIR_OP, .op = p->op, .dtype = p->dtype, .ctype = p->ctype, .n = p->n_in};
+    for (int k = 0; k < p->n_in; k++) op.a[k] = operand_value(g, p->in[k]);
+    if (pe_op_table[p->op].kind == PE_KIND_GENERATOR) { /* values from the element's coordinates */
+        if (p->op == PE_OP_index) op.a[0] = (uint16_t)p->param[0];
+        g->shaped = true;
+    }
+    uint16_t v = NO_VALUE;
+    for (int i = 0; i < g->k->n_body && v == NO_VALUE; i++) { /* common subexpression */
+        const kir_inst *b = &g->k->body[i];
+        if (b->kind == KIR_OP && b->op == op.op && b->dtype == op.dtype && b->ctype == op.ctype && b->n == op.n &&
+            memcmp(b->a, op.a, sizeof op.a) == 0) /* all of a[]: a generator keeps its axis there */
+            v = (uint16_t)i;
+    }
+    if (v == NO_VALUE) v = append(g, op);
+    g->map[g->n_map++] = (binding){pi, v, true, 0};
+    g->members[g->n_members++] = pi;
+}
+
+/* Room for one more member: its loads, its op, and a store for each member. */
+static bool has_room(const group *g, const pe_port *p)
+{
+    return g->k->n_params + p->n_in + g->n_members + 1 < KIR_MAX_PARAMS &&
+           g->k->n_body + p->n_in + 1 + g->n_members + 1 < KIR_MAX_BODY && g->n_map + p->n_in + 1 < KIR_MAX_BODY;
+}
+
+static bool open_group(group *g, int rank, const int64_t *shape)
+{
+    memset(g, 0, sizeof *g);
+    g->k = calloc(1, sizeof *g->k);
+    if (!g->k) return false;
+    g->open = true;
+    g->rank = rank;
+    memcpy(g->shape, shape, sizeof g->shape[0] * (size_t)rank);
+    return true;
+}
+
+/* A full reduction ends the kernel: its producers are fused into it and its
+ * result is a partial per chunk, combined by the executor. */
+static void add_reduction(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    kir_inst red = {.kind = KIR_REDUCE, .op = p->op, .dtype = PE_F64, .ctype = p->ctype, .n = (uint8_t)(p->n_in + 1)};
+    for (int k = 0; k < p->n_in; k++) red.a[k + 1] = operand_value(g, p->in[k]);
+    g->k->params[g->k->n_params] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    g->bind[g->k->n_params] = pi;
+    red.a[0] = (uint16_t)g->k->n_params++;
+    append(g, red);
+    g->members[g->n_members++] = pi;
+}
+
+/* Adds the stores of members someone outside the kernel can see, and emits
+ * the kernel. */
+static bool close_group(group *g, pe_program_seq *seq)
+{
+    if (!g->open) return true;
+    g->open = false;
+    kir_kernel *k = g->k;
+    for (int i = 0; i < g->n_map; i++) {
+        binding *b = &g->map[i];
+        if (!b->member) continue;
+        pe_port *p = pe_port_at(b->port);
+        if (pe_op_table[p->op].kind == PE_KIND_REDUCE) continue; /* its result is the partials */
+        bool visible = !p->released_in_batch || p->live_consumers > b->internal_uses;
+        if (!visible) continue;
+        k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
+        g->bind[k->n_params] = b->port;
+        uint16_t param = (uint16_t)k->n_params++;
+        append(g, (kir_inst){.kind = KIR_STORE, .dtype = p->dtype, .n = 2, .a = {param, b->value}});
+    }
+    k->rank = g->shaped ? g->rank : 0;
+    if (g->shaped) memcpy(k->shape, g->shape, sizeof k->shape);
+    pe_program prog = {.kind = PE_PROG_KERNEL, .port = g->members[g->n_members - 1],
+                       .numel = pe_shape_numel(g->rank, g->shape), .kir = k, .n_members = g->n_members};
+    prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
+    prog.members = malloc(sizeof *prog.members * (size_t)g->n_members);
+    if (!prog.bind || !prog.members) {
+        free(prog.bind), free(prog.members), free(k);
+        return false;
+    }
+    memcpy(prog.bind, g->bind, sizeof *prog.bind * (size_t)k->n_params);
+    memcpy(prog.members, g->members, sizeof *prog.members * (size_t)g->n_members);
+    if (!seq_push(seq, prog)) {
+        free(prog.bind), free(prog.members), free(k);
+        return false;
+    }
+    return true;
+}
+
+bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules,
+                pe_program_seq *out)
+{
+    pe_emittable_fn emittable = rules->emittable;
+    pe_reduction_fusible_fn reduction_fusible = rules->reduction_fusible;
+    *out = (pe_program_seq){0};
+    pe_find_live_consumers(entries, n, epoch);
+    group g = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        uint32_t pi = entries[i].port;
+        pe_port *p = pe_port_at(pi);
+        if (p->state != PE_PORT_PENDING) continue;
+        if (pe_port_dead_in_batch(p)) {
+            if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
+            continue;
+        }
+        pe_op_kind kind = pe_op_table[p->op].kind;
+        pe_dtype operand0 = p->n_in > 0 ? (pe_dtype)pe_port_at(p->in[0])->dtype : (pe_dtype)p->dtype;
+        bool emits = pe_op_table[p->op].fusible && emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, operand0);
+        if (kind == PE_KIND_REDUCE && p->param[0] == -1 && emits) {
+            pe_port *in[2] = {pe_port_at(p->in[0]), pe_port_at(p->in[p->n_in - 1])};
+            int rank;
+            int64_t shape[PE_MAX_RANK];
+            pe_broadcast_shapes(in, p->n_in, &rank, shape);
+            if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
+                            has_room(&g, p) && (!reduction_fusible || reduction_fusible(g.k))))
+                if (!close_group(&g, out)) goto oom;
+            if (!g.open && !open_group(&g, rank, shape)) goto oom;
+            add_reduction(&g, pi);
+            if (!close_group(&g, out)) goto oom;
+            continue;
+        }
+        bool fusible = (kind == PE_KIND_MAP || kind == PE_KIND_GENERATOR) && emits;
+        if (fusible && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p)))
+            if (!close_group(&g, out)) goto oom;
+        if (!fusible) {
+            if (!close_group(&g, out)) goto oom;
+            if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
+            continue;
+        }
+        if (!g.open && !open_group(&g, p->rank, p->shape)) goto oom;
+        add_member(&g, pi);
+    }
+    if (close_group(&g, out)) return true;
+oom:
+    if (g.open) free(g.k);
+    pe_program_seq_free(out);
+    return false;
+}
+

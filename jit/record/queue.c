@@ -1,0 +1,81 @@
+/* queue.c — the work queue and the C-scheduler's triggers.  Requests append
+ * COMPUTE entries, releases RELEASE entries, hints HINT entries; nothing runs
+ * until a result is needed (a read or map), a hint, pe_flush/pe_sync, the end
+ * of the outermost pe_block, or the queue passing its limit outside a block.
+ * Then the whole queue goes, as one batch, to the E-scheduler's thread
+ * (jit/sched/escheduler.c), which runs it on the executor and drops the entries'
+ * own references on their ports. */
+#include <stdlib.h>
+
+#include "../../exec/base/runtime.h"
+#include "record.h"
+#include "../trace/trace.h"
+#include "../sched/escheduler.h"
+
+/* Inside a block the queue may grow past its limit, but not without bound. */
+#define BLOCK_LIMIT_FACTOR 64
+
+bool pe_queue_push(pe_entry_kind kind, uint32_t port)
+{
+    if (pe_rt.queue_len == pe_rt.queue_cap) {
+        size_t cap = pe_rt.queue_cap ? pe_rt.queue_cap * 2 : 256;
+        pe_entry *q = realloc(pe_rt.queue, cap * sizeof *q);
+        if (!q) return false;
+        pe_rt.queue = q;
+        pe_rt.queue_cap = cap;
+    }
+    pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
+    if (kind == PE_ENTRY_COMPUTE) {
+        pe_port_at(port)->batch = pe_rt.batch_epoch;
+        pe_port_at(port)->released_in_batch = false;
+    } else if (kind == PE_ENTRY_RELEASE) {
+        pe_port_at(port)->released_in_batch = true;
+    }
+    pe_trace_append(&pe_rt.trace_key, &pe_rt.queue[pe_rt.queue_len], pe_rt.queue_len);
+    pe_rt.queue_len++;
+    if (kind == PE_ENTRY_COMPUTE) pe_port_ref(port);
+    pe_rt.stats.queued = (int64_t)pe_rt.queue_len;
+    return true;
+}
+
+/* Takes the queue as a batch and hands it to the E-scheduler, or runs it
+ * here when `here` and nothing is outstanding. */
+static void take_batch(bool here)
+{
+    if (pe_rt.queue_len == 0) return;
+    pe_rt.stats.flushes++;
+    /* the batch goes to the E-scheduler; recording goes on in a fresh queue
+     * and a fresh batch number */
+    pe_entry *entries = pe_rt.queue;
+    size_t n = pe_rt.queue_len;
+    pe_trace_key key = pe_rt.trace_key;
+    uint32_t epoch = pe_rt.batch_epoch++;
+    pe_rt.queue = NULL;
+    pe_rt.queue_len = pe_rt.queue_cap = 0;
+    pe_rt.trace_key = (pe_trace_key){0};
+    pe_rt.stats.queued = 0;
+    if (here && pe_esched_outstanding() == 0) pe_esched_run_here(entries, n, key, epoch, pe_rt.device);
+    else pe_esched_submit(entries, n, key, epoch, pe_rt.device);
+}
+
+void pe_queue_flush(void) { take_batch(false); }
+
+void pe_queue_wait_port(pe_port *p)
+{
+    if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) take_batch(true);
+    if (p->state == PE_PORT_PENDING) pe_esched_want(p->batch);
+    while (p->state == PE_PORT_PENDING) pe_esched_wait();
+}
+
+void pe_queue_wait_idle(void)
+{
+    take_batch(true);
+    while (pe_esched_outstanding() > 0) pe_esched_wait();
+}
+
+void pe_queue_maybe_flush(void)
+{
+    int64_t limit = pe_rt.queue_limit;
+    if (pe_rt.block_depth > 0) limit *= BLOCK_LIMIT_FACTOR;
+    if ((int64_t)pe_rt.queue_len >= limit) pe_queue_flush();
+}

@@ -1,0 +1,281 @@
+/* record.c — turning a request into a port: operand lookup, invalid-array
+ * propagation, shape and type rules, folding, the COMPUTE entry, and handing
+ * the result to the application.  Nothing is computed here (progressive
+ * evaluation); the C-scheduler (queue.c) decides when the queue runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/shape.h"
+#include "record.h"
+#include "../../exec/interp/refmath.h"
+#include "../../profiler/collect.h"
+#include "irload.h"
+
+#define NO_SLOT UINT32_MAX
+
+pe_array pe_publish(uint32_t idx)
+{
+    pe_port_at(idx)->refs_app++;
+    pe_scope_register(idx);
+    return pe_handle_of(idx);
+}
+
+static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, const char *message)
+{
+    uint32_t idx = pe_port_new();
+    if (idx == NO_SLOT) return (pe_array){0};
+    pe_port *p = pe_port_at(idx);
+    p->op = (uint8_t)op;
+    p->site = s;
+    p->state = PE_PORT_INVALID;
+    p->err_code = code;
+    p->err_msg = message ? strdup(message) : NULL;
+    return pe_publish(idx);
+}
+
+pe_array pe_invalid_result(const pe_site *s, pe_op op, pe_status code)
+{
+    const pe_error *e = pe_last_error();
+    return publish_invalid(s, op, code, e ? e->message : NULL);
+}
+
+void pe_release_temps(const pe_array *ins, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t idx = (ins[i].h & 0xffffffffu) - 1;
+        if (ins[i].h == 0 || idx >= pe_rt.n_slots) continue;
+        pe_port *p = pe_port_at((uint32_t)idx);
+        if (p->gen == (uint32_t)(ins[i].h >> 32) && p->temp && p->refs_app > 0)
+            pe_port_release_app((uint32_t)idx, p->site);
+    }
+}
+
+bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n, const char *api,
+                         pe_port **in, uint32_t *in_idx, pe_array *result)
+{
+    if (!pe_require_init(s, api)) {
+        *result = (pe_array){0};
+        return false;
+    }
+    pe_rt.stats.ops_recorded++;
+    for (int i = 0; i < n; i++) {
+        in[i] = pe_port_lookup(s, ins[i], api, &in_idx[i]);
+        if (!in[i]) {
+            *result = pe_invalid_result(s, op, PE_E_HANDLE);
+            return false;
+        }
+    }
+    /* An invalid operand makes the result invalid, without a new error: the
+     * first failure is the one worth reporting, at the read. */
+    for (int i = 0; i < n; i++) {
+        if (in[i]->state == PE_PORT_INVALID) {
+            *result = publish_invalid(s, op, in[i]->err_code == PE_E_INVALID ? PE_E_INVALID : in[i]->err_code,
+                                      in[i]->err_msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool pe_check_dtype(const pe_site *s, const char *api, pe_dtype t)
+{
+    if (t == PE_F32 || t == PE_F64 || t == PE_I32 || t == PE_BOOL) return true;
+    if (t == PE_C64 || t == PE_C128)
+        pe_raise(s, PE_E_TYPE, api, "complex dtypes are not supported yet");
+    else
+        pe_raise(s, PE_E_TYPE, api, "unknown dtype %d", (int)t);
+    return false;
+}
+
+bool pe_check_shape(const pe_site *s, const char *api, int rank, const int64_t *shape)
+{
+    if (rank < 0 || rank > PE_MAX_RANK) {
+        pe_raise(s, PE_E_ARG, api, "rank %d out of range (0..%d)", rank, PE_MAX_RANK);
+        return false;
+    }
+    if (rank > 0 && !shape) {
+        pe_raise(s, PE_E_ARG, api, "shape is NULL for rank %d", rank);
+        return false;
+    }
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0) {
+            pe_raise(s, PE_E_SHAPE, api, "negative extent %lld on axis %d", (long long)shape[d], d);
+            return false;
+        }
+        if (shape[d] != 0 && n > INT64_MAX / 8 / shape[d]) {
+            pe_raise(s, PE_E_SHAPE, api, "too many elements");
+            return false;
+        }
+        n *= shape[d];
+    }
+    return true;
+}
+
+uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, bool weak, const pe_site *s)
+{
+    uint32_t idx = pe_port_new();
+    if (idx == NO_SLOT) return NO_SLOT;
+    pe_port *p = pe_port_at(idx);
+    p->op = PE_OP_constant;
+    p->dtype = p->ctype = (uint8_t)t;
+    p->rank = (uint8_t)rank;
+    for (int d = 0; d < rank; d++) p->shape[d] = shape[d];
+    p->numel = pe_shape_numel(rank, shape);
+    p->value = pe_ref_round_to(t, v);
+    p->weak = weak;
+    p->site = s;
+    p->state = PE_PORT_READY;
+    return idx;
+}
+
+uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
+                       pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params)
+{
+    pe_ir_begin_request(s, op);
+    uint32_t idx = pe_port_new();
+    if (idx == NO_SLOT) {
+        pe_raise(s, PE_E_NOMEM, pe_op_table[op].name, "out of memory for the port table");
+        return NO_SLOT;
+    }
+    pe_port *p = pe_port_at(idx);
+    pe_port_describe(p, op, in_idx, n, dtype, ctype, rank, shape, params, n_params);
+    p->site = s;
+    for (int i = 0; i < n; i++) pe_port_ref(in_idx[i]);
+    if (!pe_queue_push(PE_ENTRY_COMPUTE, idx)) {
+        pe_port_drop_inputs(p);
+        p->state = PE_PORT_INVALID;
+        p->err_code = PE_E_NOMEM;
+        pe_raise(s, PE_E_NOMEM, pe_op_table[op].name, "out of memory for the work queue");
+        const pe_error *e = pe_last_error();
+        p->err_msg = e ? strdup(e->message) : NULL;
+    }
+    return idx;
+}
+
+pe_array pe_record_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
+                      pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params)
+{
+    if (pe_prof_on) pe_prof_call(s);
+    uint32_t idx = pe_enqueue_op(s, op, in_idx, n, dtype, ctype, rank, shape, params, n_params);
+    if (idx == NO_SLOT) return (pe_array){0};
+    pe_array h = pe_publish(idx);
+    pe_queue_maybe_flush();
+    return h;
+}
+
+static void describe_shapes(char *out, size_t n, pe_port *const *in, int count)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < count && used < n; i++) {
+        char one[96];
+        pe_format_shape(one, sizeof one, in[i]->rank, in[i]->shape);
+        used += (size_t)snprintf(out + used, n - used, "%s%s", i ? (i == count - 1 ? " and " : ", ") : "", one);
+    }
+}
+
+pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, pe_dtype explicit_dtype,
+                       const char *api)
+{
+    pe_port *in[PE_PORT_MAX_INPUTS];
+    uint32_t in_idx[PE_PORT_MAX_INPUTS];
+    pe_array result;
+    if (!pe_resolve_operands(s, op, ins, n, api, in, in_idx, &result)) {
+        pe_release_temps(ins, n);
+        return result;
+    }
+    int rank;
+    int64_t shape[PE_MAX_RANK];
+    if (!pe_broadcast_shapes(in, n, &rank, shape)) {
+        char shapes[400];
+        describe_shapes(shapes, sizeof shapes, in, n);
+        pe_raise(s, PE_E_SHAPE, api, "shapes %s do not broadcast", shapes);
+        pe_release_temps(ins, n);
+        return pe_invalid_result(s, op, PE_E_SHAPE);
+    }
+    const pe_op_info *info = &pe_op_table[op];
+    pe_dtype dtype, ctype;
+    if (info->result == PE_RESULT_EXPLICIT) { /* cast */
+        ctype = (pe_dtype)in[0]->dtype;
+        dtype = explicit_dtype;
+    } else {
+        pe_op_types(op, in, n, &dtype, &ctype);
+    }
+    pe_ir_mark_literals(s, api, in, n);
+    uint32_t folded = pe_fold_map(s, op, in, in_idx, n, dtype, ctype, rank, shape);
+    pe_array h;
+    if (folded != NO_SLOT) {
+        pe_rt.stats.ops_folded++;
+        if (pe_prof_on) pe_prof_call(s);
+        h = pe_publish(folded);
+        pe_queue_maybe_flush();
+    } else {
+        h = pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, NULL, 0);
+    }
+    pe_release_temps(ins, n);
+    pe_ir_release_operands(s, api, ins, n);
+    return h;
+}
+
+static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const uint32_t *in_idx, int n, int axis,
+                                 bool per_axis, const char *api);
+
+pe_array pe_record_reduce(const pe_site *s, pe_op op, const pe_array *ins, int n, int axis, bool per_axis,
+                          const char *api)
+{
+    pe_port *in[2];
+    uint32_t in_idx[2];
+    pe_array result;
+    if (!pe_resolve_operands(s, op, ins, n, api, in, in_idx, &result)) {
+        pe_release_temps(ins, n);
+        return result;
+    }
+    pe_array h = record_reduction(s, op, in, in_idx, n, axis, per_axis, api);
+    pe_release_temps(ins, n); /* C-scalar operands of pe_dot */
+    pe_ir_release_operands(s, api, ins, n);
+    return h;
+}
+
+static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const uint32_t *in_idx, int n, int axis,
+                                 bool per_axis, const char *api)
+{
+    int in_rank;
+    int64_t in_shape[PE_MAX_RANK];
+    if (!pe_broadcast_shapes(in, n, &in_rank, in_shape)) {
+        char shapes[400];
+        describe_shapes(shapes, sizeof shapes, in, n);
+        pe_raise(s, PE_E_SHAPE, api, "shapes %s do not broadcast", shapes);
+        return pe_invalid_result(s, op, PE_E_SHAPE);
+    }
+    int rank = 0;
+    int64_t shape[PE_MAX_RANK], extent = pe_shape_numel(in_rank, in_shape);
+    if (per_axis) {
+        if (!pe_normalise_axis(&axis, in_rank)) {
+            pe_raise(s, PE_E_ARG, api, "axis %d out of range for rank %d", axis, in_rank);
+            return pe_invalid_result(s, op, PE_E_ARG);
+        }
+        for (int d = 0; d < in_rank; d++)
+            if (d != axis) shape[rank++] = in_shape[d];
+        extent = in_shape[axis];
+    } else {
+        axis = -1;
+    }
+    bool needs_element = op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_argmax ||
+                         op == PE_OP_argmin;
+    if (needs_element && extent == 0) {
+        pe_raise(s, PE_E_SHAPE, api, "reduction of an empty extent has no %s", pe_op_table[op].name);
+        return pe_invalid_result(s, op, PE_E_SHAPE);
+    }
+    if ((op == PE_OP_argmax || op == PE_OP_argmin) && extent > INT32_MAX) {
+        pe_raise(s, PE_E_SHAPE, api, "%lld elements: the index does not fit in i32", (long long)extent);
+        return pe_invalid_result(s, op, PE_E_SHAPE);
+    }
+    pe_dtype dtype, ctype;
+    pe_op_types(op, in, n, &dtype, &ctype);
+    int64_t param = axis;
+    return pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, &param, 1);
+}

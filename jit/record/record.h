@@ -1,0 +1,87 @@
+/* record.h — the recorder's module (jit/record): requests become ports and
+ * queue entries (record.c), record-time folds (fold.c), the work queue and
+ * its triggers (queue.c), scopes (scope.c), the application's handles
+ * (handle.c); the static IR's facts are irload.h. */
+#ifndef PE_RECORD_RECORD_H
+#define PE_RECORD_RECORD_H
+
+#include "../../exec/base/runtime.h"
+
+/* ------------------------------------------------------------ handle.c */
+
+/* The port behind a handle, or NULL after raising PE_E_HANDLE (null, foreign,
+ * stale or released handle).  `api` names the entry point in the message. */
+pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out);
+void pe_port_release_app(uint32_t idx, const pe_site *s); /* -1 application reference */
+bool pe_require_init(const pe_site *s, const char *api);
+
+/* ------------------------------------------------------------- record.c */
+
+/* Registers a newly made port with the application: one app reference, the
+ * current scope, a handle. */
+pe_array pe_publish(uint32_t idx);
+/* An invalid result for a failed request (the error was raised already). */
+pe_array pe_invalid_result(const pe_site *s, pe_op op, pe_status code);
+/* Looks up the operands of a request.  Returns false when a handle was bad
+ * (error raised) or an operand is invalid; *result then holds the answer. */
+bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n, const char *api,
+                         pe_port **in, uint32_t *in_idx, pe_array *result);
+/* Makes a pending port for `op` over the operands and queues its COMPUTE
+ * entry (pe_enqueue_op: unpublished, UINT32_MAX after raising), and
+ * publishes it (pe_record_op).  The caller validated everything. */
+uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
+                       pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params);
+pe_array pe_record_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
+                      pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params);
+pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, pe_dtype explicit_dtype,
+                       const char *api);
+pe_array pe_record_reduce(const pe_site *s, pe_op op, const pe_array *ins, int n, int axis, bool per_axis,
+                          const char *api);
+/* Validates a user-given shape; raises and returns false if bad. */
+bool pe_check_shape(const pe_site *s, const char *api, int rank, const int64_t *shape);
+bool pe_check_dtype(const pe_site *s, const char *api, pe_dtype t);
+/* Creates a constant port (not published). */
+uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, bool weak, const pe_site *s);
+void pe_release_temps(const pe_array *ins, int n);
+
+/* ---------------------------------------------------------------- fold.c */
+
+/* What a MAP request over valid operands folds into: nothing (record the
+ * op), a uniform constant (value, weak), one of its operands, or another op
+ * over operand 0 (pow(x, 2) -> mul(x, x), pow(x, 0.5) -> sqrt(x)).  Decides
+ * only; the recorder (pe_fold_map) and the ahead-of-time speculation
+ * (aot.c) act on it, so both see the same requests. */
+typedef enum { PE_FOLD_NONE, PE_FOLD_CONSTANT, PE_FOLD_OPERAND, PE_FOLD_REWRITE } pe_fold_kind;
+typedef struct {
+    pe_fold_kind kind;
+    double value; /* CONSTANT */
+    bool weak;    /* CONSTANT */
+    int operand;  /* OPERAND */
+    pe_op op;     /* REWRITE */
+} pe_fold_plan;
+pe_fold_plan pe_fold_decide(pe_op op, pe_port *const *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
+                            const int64_t *shape);
+/* Constant folding and strength reduction of a MAP request whose operands are
+ * valid.  Returns a port index to answer with (a new constant or an operand,
+ * with a reference the caller publishes), or UINT32_MAX to record the op. */
+uint32_t pe_fold_map(const pe_site *s, pe_op op, pe_port *const *in, const uint32_t *in_idx, int n,
+                     pe_dtype dtype, pe_dtype ctype, int rank, const int64_t *shape);
+
+/* --------------------------------------------------------------- queue.c */
+
+bool pe_queue_push(pe_entry_kind kind, uint32_t port);
+/* Hands the whole queue to the E-scheduler (the C-scheduler's trigger); does
+ * not wait for it to run. */
+void pe_queue_flush(void);
+/* Waits until port p is computed (flushing the queue first if p is in it). */
+void pe_queue_wait_port(pe_port *p);
+/* Waits until every submitted batch has run. */
+void pe_queue_wait_idle(void);
+void pe_queue_maybe_flush(void);
+
+/* --------------------------------------------------------------- scope.c */
+
+void pe_scope_register(uint32_t idx);
+void pe_scopes_free(void);
+
+#endif

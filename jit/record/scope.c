@@ -1,0 +1,114 @@
+/* scope.c — pe_scope_begin/end and pe_keep.  Each scope lists the handles of
+ * the arrays created in it; the scope owns their creation reference.  At the
+ * end of a scope every listed handle that is still live is released once; a
+ * handle the application released itself, or moved out with pe_keep, is not. */
+#include <stdlib.h>
+
+#include "../../exec/base/runtime.h"
+
+#include "../../exec/base/error.h"
+#include "../../exec/base/site.h"
+#include "record.h"
+/* Scopes belong to the thread that opens them: scopes[d - 1] lists the
+ * arrays this thread created in its scope of depth d. */
+static _Thread_local struct {
+    pe_handle_list *scopes;
+    uint32_t scope_depth, scope_cap;
+} my;
+
+static bool list_push(pe_handle_list *l, pe_array h)
+{
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        pe_array *items = realloc(l->items, cap * sizeof *items);
+        if (!items) return false;
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->count++] = h;
+    return true;
+}
+
+void pe_scope_register(uint32_t idx)
+{
+    if (my.scope_depth == 0) return;
+    if (!list_push(&my.scopes[my.scope_depth - 1], pe_handle_of(idx)))
+        pe_log_message(PE_LOG_WARN, "out of memory in a scope: an array will outlive its scope");
+}
+
+pe_scope pe_scope_begin_at(const pe_site *s)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_scope_begin")) return (pe_scope){0};
+    if (my.scope_depth == my.scope_cap) {
+        uint32_t cap = my.scope_cap ? my.scope_cap * 2 : 8;
+        pe_handle_list *scopes = realloc(my.scopes, cap * sizeof *scopes);
+        if (!scopes) {
+            pe_raise(s, PE_E_NOMEM, "pe_scope_begin", "out of memory");
+            return (pe_scope){0};
+        }
+        my.scopes = scopes;
+        my.scope_cap = cap;
+    }
+    my.scopes[my.scope_depth++] = (pe_handle_list){0};
+    return (pe_scope){my.scope_depth};
+}
+
+/* The port behind h if h is still a live application handle, else NULL. */
+static pe_port *live_port(pe_array h, uint32_t *idx)
+{
+    pe_port *p = pe_port_peek(h, idx);
+    return p && p->refs_app > 0 ? p : NULL;
+}
+
+void pe_scope_end_at(const pe_site *s, pe_scope sc)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!pe_require_init(s, "pe_scope_end")) return;
+    if (sc.depth == 0 || sc.depth != my.scope_depth) {
+        pe_raise(s, PE_E_ARG, "pe_scope_end",
+                 "scope %u is not the innermost open scope (%u): scopes end in reverse order of their begin",
+                 sc.depth, my.scope_depth);
+        return;
+    }
+    pe_handle_list *l = &my.scopes[--my.scope_depth];
+    for (size_t i = 0; i < l->count; i++) {
+        uint32_t idx;
+        if (live_port(l->items[i], &idx)) pe_port_release_app(idx, s);
+    }
+    free(l->items);
+    *l = (pe_handle_list){0};
+    if (my.scope_depth == 0) { /* the thread's outermost scope ended: nothing to keep (threads end) */
+        free(my.scopes);
+        my.scopes = NULL;
+        my.scope_cap = 0;
+    }
+}
+
+pe_array pe_keep_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, "pe_keep", &idx)) return a;
+    if (my.scope_depth == 0) return a;
+    pe_handle_list *l = &my.scopes[my.scope_depth - 1];
+    for (size_t i = l->count; i-- > 0;) {
+        if (l->items[i].h != a.h) continue;
+        l->items[i] = l->items[--l->count];
+        if (my.scope_depth >= 2 && !list_push(&my.scopes[my.scope_depth - 2], a))
+            pe_log_message(PE_LOG_WARN, "out of memory in a scope: a kept array will outlive its scope");
+        break;
+    }
+    return a;
+}
+
+void pe_scopes_free(void)
+{
+    for (uint32_t d = 0; d < my.scope_depth; d++) free(my.scopes[d].items);
+    free(my.scopes);
+    my.scopes = NULL;
+    my.scope_depth = my.scope_cap = 0;
+}

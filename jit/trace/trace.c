@@ -1,0 +1,345 @@
+/* trace.c — the trace cache (patent: Trace Cache).
+ *
+ * Key: while requests are recorded, every queue entry appends to the batch's
+ * key, in O(1): for a COMPUTE entry its site, op, dtypes, shape, parameters
+ * and operand references numbered within the key (the queue position of a
+ * producer in the batch, or the number of an external operand, whose kind,
+ * dtype and shape are appended once); for a RELEASE entry the position
+ * released.  Scalar values are not in the key (source literals the static
+ * IR names are, being compiled in): uniform constants are kernel
+ * parameters read at launch.  So two batches with equal keys get equal
+ * program sequences from the program generator.
+ * Store: buckets by the first entry's site, entries newest first, at most
+ * MAX_COMPARE comparisons per lookup, one global LRU list bounded by
+ * PE_TRACE_CACHE entries.  A cached sequence holds key positions instead of
+ * ports; a hit instantiates it with the batch's ports.  An entry holds the
+ * id of the fusion rules that made it: a lookup with other rules (the CPU's
+ * and the GPU's differ on reductions) misses it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+#include "../../profiler/collect.h"
+
+#include "../../exec/base/site.h"
+#define EXTERNAL_BIT PE_TRACE_EXTERNAL_BIT
+#define MAX_COMPARE 8
+#define BUCKETS 1024
+
+typedef struct trace_entry {
+    uint8_t *key;
+    size_t key_len;
+    uint64_t first_site;
+    uint32_t n_externals;
+    uint8_t rules;      /* the fusion rules that made seq (pe_fusion_rules.id) */
+    pe_program_seq seq; /* ports replaced by key codes */
+    struct trace_entry *bucket_next, *bucket_prev, *lru_next, *lru_prev;
+} trace_entry;
+
+static struct {
+    int limit;
+    int count;
+    bool stored; /* an entry was stored since configuration */
+    trace_entry *buckets[BUCKETS];
+    trace_entry *lru_head, *lru_tail; /* head: most recently used */
+} tc;
+
+/* ------------------------------------------------------------- the key */
+
+static void put(pe_trace_key *k, const void *p, size_t n)
+{
+    if (k->broken) return;
+    if (k->len + n > k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 1024;
+        while (cap < k->len + n) cap *= 2;
+        uint8_t *b = realloc(k->bytes, cap);
+        if (!b) {
+            k->broken = true;
+            return;
+        }
+        k->bytes = b;
+        k->cap = cap;
+    }
+    memcpy(k->bytes + k->len, p, n);
+    k->len += n;
+}
+
+static uint32_t external_code(pe_trace_key *k, uint32_t qi)
+{
+    pe_port *q = pe_port_at(qi);
+    if (q->key_epoch == pe_rt.batch_epoch) return EXTERNAL_BIT | q->key_external;
+    if (k->n_externals == k->externals_cap) {
+        uint32_t cap = k->externals_cap ? k->externals_cap * 2 : 16;
+        uint32_t *e = realloc(k->externals, cap * sizeof *e);
+        if (!e) {
+            k->broken = true;
+            return EXTERNAL_BIT;
+        }
+        k->externals = e;
+        k->externals_cap = cap;
+    }
+    q->key_epoch = pe_rt.batch_epoch;
+    q->key_external = k->n_externals;
+    k->externals[k->n_externals++] = qi;
+    uint8_t sig[5] = {'X', q->op == PE_OP_constant && !q->buf, q->dtype, q->rank, q->literal};
+    put(k, sig, sizeof sig);
+    if (q->literal) put(k, &q->value, sizeof q->value); /* compiled into the kernels: part of the key */
+    put(k, q->shape, sizeof q->shape[0] * q->rank);
+    return EXTERNAL_BIT | q->key_external;
+}
+
+void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
+{
+    pe_port *p = pe_port_at(entry->port);
+    if (entry->kind == PE_ENTRY_RELEASE) {
+        uint8_t tag = 'R';
+        uint32_t pos = p->queue_pos;
+        put(k, &tag, 1);
+        put(k, &pos, sizeof pos);
+        return;
+    }
+    if (entry->kind != PE_ENTRY_COMPUTE) return;
+    p->queue_pos = (uint32_t)position;
+    /* sites by their stable ids, not addresses: a key means the same in the
+     * next run of the program (the persistent trace cache) */
+    uint64_t site = pe_site_stable_id(p->site);
+    if (position == 0 || !k->first_site) k->first_site = site;
+    uint8_t head[6] = {'C', p->op, p->dtype, p->ctype, p->rank, p->n_in};
+    put(k, head, sizeof head);
+    put(k, &site, sizeof site);
+    put(k, p->shape, sizeof p->shape[0] * p->rank);
+    if (pe_op_table[p->op].kind != PE_KIND_MAP) put(k, p->param, sizeof p->param);
+    for (int i = 0; i < p->n_in; i++) {
+        pe_port *q = pe_port_at(p->in[i]);
+        bool in_batch = q->state == PE_PORT_PENDING && q->batch == pe_rt.batch_epoch;
+        uint32_t code = in_batch ? q->queue_pos : external_code(k, p->in[i]);
+        put(k, &code, sizeof code);
+    }
+}
+
+void pe_trace_key_free(pe_trace_key *k)
+{
+    free(k->bytes);
+    free(k->externals);
+    *k = (pe_trace_key){0};
+}
+
+/* ---------------------------------------------------------- the store */
+
+void pe_trace_configure(int entries)
+{
+    tc.limit = entries;
+    tc.stored = false;
+}
+
+static size_t bucket_of(uint64_t site) { return (size_t)(site % BUCKETS); }
+
+static void unlink_entry(trace_entry *e)
+{
+    size_t b = bucket_of(e->first_site);
+    if (e->bucket_prev) e->bucket_prev->bucket_next = e->bucket_next;
+    else tc.buckets[b] = e->bucket_next;
+    if (e->bucket_next) e->bucket_next->bucket_prev = e->bucket_prev;
+    if (e->lru_prev) e->lru_prev->lru_next = e->lru_next;
+    else tc.lru_head = e->lru_next;
+    if (e->lru_next) e->lru_next->lru_prev = e->lru_prev;
+    else tc.lru_tail = e->lru_prev;
+    tc.count--;
+}
+
+static void link_front(trace_entry *e)
+{
+    size_t b = bucket_of(e->first_site);
+    e->bucket_prev = NULL;
+    e->bucket_next = tc.buckets[b];
+    if (tc.buckets[b]) tc.buckets[b]->bucket_prev = e;
+    tc.buckets[b] = e;
+    e->lru_prev = NULL;
+    e->lru_next = tc.lru_head;
+    if (tc.lru_head) tc.lru_head->lru_prev = e;
+    tc.lru_head = e;
+    if (!tc.lru_tail) tc.lru_tail = e;
+    tc.count++;
+}
+
+static void free_entry(trace_entry *e)
+{
+    free(e->key);
+    pe_program_seq_free(&e->seq);
+    free(e);
+}
+
+typedef struct {
+    const pe_trace_key *key;
+    uint32_t epoch;
+    bool lost; /* a port neither in the batch nor among its externals */
+} coding;
+
+/* A port's code in the key: its queue position in the batch, or its external
+ * number (looked up in the key: the ports' own scratch fields may already
+ * serve the next batch's key). */
+static uint32_t map_to_code(uint32_t port, const void *ctx)
+{
+    coding *c = (coding *)ctx;
+    pe_port *p = pe_port_at(port);
+    if (p->state == PE_PORT_PENDING && p->batch == c->epoch) return p->queue_pos;
+    for (uint32_t i = 0; i < c->key->n_externals; i++)
+        if (c->key->externals[i] == port) return EXTERNAL_BIT | i;
+    c->lost = true;
+    return EXTERNAL_BIT;
+}
+
+static uint32_t from_code(uint32_t code, const pe_entry *entries, const pe_trace_key *key)
+{
+    return code & EXTERNAL_BIT ? key->externals[code & ~EXTERNAL_BIT] : entries[code].port;
+}
+
+/* Copies a sequence, translating every port through `map`; `own_kir` copies
+ * the kernels too (else they are borrowed from `from`). */
+static bool translate(const pe_program_seq *from, pe_program_seq *to, bool own_kir, uint32_t (*map)(uint32_t, const void *),
+                      const void *ctx)
+{
+    *to = (pe_program_seq){0};
+    to->progs = calloc(from->n ? from->n : 1, sizeof *to->progs);
+    if (!to->progs) return false;
+    to->cap = from->n;
+    to->kir_borrowed = !own_kir;
+    for (size_t i = 0; i < from->n; i++) {
+        const pe_program *a = &from->progs[i];
+        pe_program *b = &to->progs[to->n++];
+        *b = *a;
+        b->port = map(a->port, ctx);
+        b->bind = NULL, b->members = NULL, b->kir = NULL;
+        if (a->kind != PE_PROG_KERNEL) continue;
+        b->bind = malloc(sizeof *b->bind * (size_t)a->kir->n_params);
+        b->members = malloc(sizeof *b->members * (size_t)a->n_members);
+        b->kir = own_kir ? malloc(sizeof *b->kir) : a->kir;
+        if (!b->bind || !b->members || !b->kir) {
+            pe_program_seq_free(to);
+            return false;
+        }
+        if (own_kir) memcpy(b->kir, a->kir, sizeof *b->kir);
+        for (int k = 0; k < a->kir->n_params; k++) b->bind[k] = map(a->bind[k], ctx);
+        for (int m = 0; m < a->n_members; m++) b->members[m] = map(a->members[m], ctx);
+    }
+    return true;
+}
+
+
+typedef struct {
+    const pe_entry *entries;
+    size_t n;
+    const pe_trace_key *key;
+    bool bad; /* a code outside the batch (an entry from disk that does not fit) */
+} instantiation;
+
+static uint32_t map_from_code(uint32_t code, const void *ctx)
+{
+    instantiation *in = (instantiation *)ctx;
+    if (code & EXTERNAL_BIT ? (code & ~EXTERNAL_BIT) >= in->key->n_externals : code >= in->n) {
+        in->bad = true;
+        return in->entries[0].port;
+    }
+    return from_code(code, in->entries, in->key);
+}
+
+bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                     pe_program_seq *seq)
+{
+    if (tc.limit <= 0 || key->broken || !key->first_site) return false;
+    int compared = 0;
+    for (trace_entry *e = tc.buckets[bucket_of(key->first_site)]; e && compared < MAX_COMPARE; e = e->bucket_next) {
+        if (e->first_site != key->first_site || e->rules != rules->id) continue;
+        compared++;
+        if (e->key_len != key->len || e->n_externals != key->n_externals || memcmp(e->key, key->bytes, key->len) != 0)
+            continue;
+        instantiation in = {entries, n, key, false};
+        if (n == 0 || !translate(&e->seq, seq, false, map_from_code, &in)) return false;
+        if (in.bad) {
+            pe_program_seq_free(seq);
+            return false;
+        }
+        unlink_entry(e); /* most recently used: front of its bucket and of the LRU list */
+        link_front(e);
+        return true;
+    }
+    return false;
+}
+
+void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                    uint32_t epoch, const pe_program_seq *seq)
+{
+    (void)entries, (void)n;
+    if (tc.limit <= 0 || key->broken || !key->first_site) return;
+    trace_entry *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->key = malloc(key->len ? key->len : 1);
+    coding c = {key, epoch, false};
+    if (!e->key || !translate(seq, &e->seq, true, map_to_code, &c) || c.lost) {
+        if (e->key && e->seq.progs) pe_program_seq_free(&e->seq);
+        free(e->key);
+        free(e);
+        return;
+    }
+    memcpy(e->key, key->bytes, key->len);
+    e->key_len = key->len;
+    e->first_site = key->first_site;
+    e->n_externals = key->n_externals;
+    e->rules = rules->id;
+    link_front(e);
+    tc.stored = true;
+    while (tc.count > tc.limit) {
+        trace_entry *old = tc.lru_tail;
+        unlink_entry(old);
+        free_entry(old);
+    }
+}
+
+void pe_trace_clear(void)
+{
+    while (tc.lru_head) {
+        trace_entry *e = tc.lru_head;
+        unlink_entry(e);
+        free_entry(e);
+    }
+}
+
+bool pe_trace_each(void (*fn)(const pe_trace_record *r, void *ctx), void *ctx)
+{
+    for (trace_entry *e = tc.lru_tail; e; e = e->lru_prev) {
+        pe_trace_record r = {e->key, e->key_len, e->first_site, e->n_externals, e->rules, &e->seq};
+        fn(&r, ctx);
+    }
+    return tc.stored;
+}
+
+static uint32_t same_code(uint32_t code, const void *ctx)
+{
+    (void)ctx;
+    return code;
+}
+
+bool pe_trace_adopt(const pe_trace_record *r)
+{
+    if (tc.limit <= 0 || !r->first_site) return false;
+    trace_entry *e = calloc(1, sizeof *e);
+    if (!e) return false;
+    e->key = malloc(r->key_len ? r->key_len : 1);
+    if (!e->key || !translate(r->seq, &e->seq, true, same_code, NULL)) {
+        free(e->key);
+        free(e);
+        return false;
+    }
+    memcpy(e->key, r->key, r->key_len);
+    e->key_len = r->key_len;
+    e->first_site = r->first_site;
+    e->n_externals = r->n_externals;
+    e->rules = r->rules;
+    link_front(e);
+    while (tc.count > tc.limit) {
+        trace_entry *old = tc.lru_tail;
+        unlink_entry(old);
+        free_entry(old);
+    }
+    return true;
+}

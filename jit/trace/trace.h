@@ -1,0 +1,50 @@
+/* trace.h — the trace cache: program sequences remembered by the shape of
+ * the work that produced them, so that a repeated stream of requests (a loop
+ * body) skips the program generator. */
+#ifndef PE_JIT_TRACE_H
+#define PE_JIT_TRACE_H
+
+#include "../proggen/proggen.h"
+#include "../../exec/base/runtime.h"
+
+/* Called by the queue for every entry it appends at `position`. */
+void pe_trace_append(pe_trace_key *key, const pe_entry *entry, size_t position);
+void pe_trace_key_free(pe_trace_key *key);
+
+/* Sets limits: `entries` programs sequences at most (0: the cache is off). */
+void pe_trace_configure(int entries);
+/* On a hit, *seq is the sequence cached for this key under these fusion
+ * rules, instantiated with this batch's ports. */
+bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                     pe_program_seq *seq);
+/* Remembers the sequence `rules` made for this batch (which must still be
+ * pending). */
+void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
+                    uint32_t epoch, const pe_program_seq *seq);
+void pe_trace_clear(void);
+
+
+/* One cached entry, as the persistent trace cache sees it: the key, the
+ * bucket's stable site id, and the sequence with ports as key codes. */
+typedef struct {
+    const uint8_t *key;
+    size_t key_len;
+    uint64_t first_site;
+    uint32_t n_externals;
+    uint8_t rules; /* pe_fusion_rules.id */
+    const pe_program_seq *seq;
+} pe_trace_record;
+#define PE_TRACE_EXTERNAL_BIT 0x80000000u /* a code: external operand number, else queue position */
+/* Visits the entries, least recently used first; true if any entry was
+ * stored since the cache was configured (there is something new to keep). */
+bool pe_trace_each(void (*fn)(const pe_trace_record *r, void *ctx), void *ctx);
+/* Adds a copy of r as the most recently used entry; false when out of memory. */
+bool pe_trace_adopt(const pe_trace_record *r);
+
+/* trace_persist.c: the trace cache across runs, in PE_CACHE_DIR, one file
+ * per program build (its path, the code generator's build, its static IR:
+ * `ir_fingerprint`, pe_ir_fingerprint). */
+void pe_trace_persist_load(uint64_t ir_fingerprint);
+void pe_trace_persist_save(uint64_t ir_fingerprint);
+
+#endif

@@ -1,0 +1,211 @@
+/* trace_persist.c — the trace cache across runs.  At pe_shutdown the
+ * remembered program sequences go to PE_CACHE_DIR as one file per program
+ * build: traces-<hash>.petc, the hash of the executable's path, the code
+ * generator's build stamp and the static IR's fingerprint.  At pe_init they
+ * come back, so the second run of a program runs the program generator for
+ * none of the batches it saw before (its kernels come from the disk cache).
+ * Keys name sites by stable ids (trace.c), never addresses.
+ *
+ * The file is a framed msgpack blob (irformat/msgblob.h, magic "PETC"):
+ * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
+ * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
+ * kir_kernel of this very build)].  Whatever fails a check — frame,
+ * checksum, counts, kernel validity — is dropped with a warning; a code that
+ * does not fit a batch is caught again at instantiation. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../irformat/fnv.h"
+#include "../codegen/cpu_gccjit.h"
+#include "../cache/diskcache.h"
+#include "trace.h"
+#include "../../irformat/msgblob.h"
+
+#include "../../exec/base/error.h"
+#define MAGIC "PETC"
+#define VERSION 2 /* 2: entries carry their fusion rules */
+#define MAX_FILE ((size_t)64 << 20)
+
+static bool file_path(uint64_t ir_fingerprint, char *out, size_t n)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return false;
+    exe[len] = 0;
+    uint64_t h = pe_blob_checksum(exe, (size_t)len);
+    h = pe_fnv_mix(h, pe_gccjit_build_stamp());
+    h = pe_fnv_mix(h, ir_fingerprint);
+    char name[64];
+    snprintf(name, sizeof name, "traces-%016llx.petc", (unsigned long long)h);
+    return pe_diskcache_path(name, out, n);
+}
+
+/* ------------------------------------------------------------------ save */
+
+static void pack_codes(msgpack_packer *pk, const uint32_t *codes, int n)
+{
+    msgpack_pack_array(pk, (size_t)n);
+    for (int i = 0; i < n; i++) msgpack_pack_uint32(pk, codes[i]);
+}
+
+static void pack_entry(const pe_trace_record *r, void *ctx)
+{
+    msgpack_packer *pk = ctx;
+    msgpack_pack_array(pk, 5);
+    msgpack_pack_bin(pk, r->key_len);
+    msgpack_pack_bin_body(pk, r->key, r->key_len);
+    msgpack_pack_uint64(pk, r->first_site);
+    msgpack_pack_uint32(pk, r->n_externals);
+    msgpack_pack_uint32(pk, r->rules);
+    msgpack_pack_array(pk, r->seq->n);
+    for (size_t i = 0; i < r->seq->n; i++) {
+        const pe_program *p = &r->seq->progs[i];
+        msgpack_pack_array(pk, 6);
+        msgpack_pack_uint32(pk, (uint32_t)p->kind);
+        msgpack_pack_uint32(pk, p->port);
+        msgpack_pack_int64(pk, p->numel);
+        bool kernel = p->kind == PE_PROG_KERNEL;
+        pack_codes(pk, kernel ? p->members : NULL, kernel ? p->n_members : 0);
+        pack_codes(pk, kernel ? p->bind : NULL, kernel ? p->kir->n_params : 0);
+        if (kernel) {
+            msgpack_pack_bin(pk, sizeof *p->kir);
+            msgpack_pack_bin_body(pk, p->kir, sizeof *p->kir);
+        } else {
+            msgpack_pack_nil(pk);
+        }
+    }
+}
+
+typedef struct {
+    msgpack_packer *pk;
+    size_t n;
+} counter;
+
+static void count_entry(const pe_trace_record *r, void *ctx)
+{
+    (void)r;
+    ((counter *)ctx)->n++;
+}
+
+void pe_trace_persist_save(uint64_t ir_fingerprint)
+{
+    char path[4200];
+    counter c = {NULL, 0};
+    if (!pe_trace_each(count_entry, &c) || c.n == 0 || !file_path(ir_fingerprint, path, sizeof path)) return;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 1);
+    pe_mp_pack_str(&pk, "entries");
+    msgpack_pack_array(&pk, c.n);
+    pe_trace_each(pack_entry, &pk); /* least recently used first: loading restores the order */
+    size_t len;
+    uint8_t *blob = pe_blob_frame(MAGIC, VERSION, &sb, &len);
+    msgpack_sbuffer_destroy(&sb);
+    char err[600];
+    if (!blob || !pe_blob_write_file(path, blob, len, err, sizeof err))
+        pe_log_message(PE_LOG_WARN, "the trace cache was not saved: %s", blob ? err : "out of memory");
+    free(blob);
+}
+
+/* ------------------------------------------------------------------ load */
+
+static uint32_t *read_codes(pe_mp_reader *r, const msgpack_object *o, uint32_t want)
+{
+    uint32_t n;
+    const msgpack_object *items = pe_mp_array(r, o, "codes", &n);
+    if (!r->ok) return NULL;
+    if (n != want) {
+        pe_mp_fail(r, "%u codes where %u belong", n, want);
+        return NULL;
+    }
+    uint32_t *codes = malloc(sizeof *codes * (n ? n : 1));
+    if (!codes) {
+        pe_mp_fail(r, "out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) codes[i] = (uint32_t)pe_mp_uint(r, &items[i], "code");
+    return codes;
+}
+
+static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p)
+{
+    uint32_t n;
+    const msgpack_object *f = pe_mp_array(r, o, "program", &n);
+    if (!r->ok || n != 6) return pe_mp_fail(r, "a program is not 6 fields"), false;
+    uint64_t kind = pe_mp_uint(r, &f[0], "kind");
+    if (kind > PE_PROG_SKIP) return pe_mp_fail(r, "unknown program kind"), false;
+    *p = (pe_program){.kind = (pe_prog_kind)kind, .port = (uint32_t)pe_mp_uint(r, &f[1], "port"),
+                      .numel = pe_mp_int(r, &f[2], "numel")};
+    if (p->kind != PE_PROG_KERNEL) return r->ok;
+    if (f[5].type != MSGPACK_OBJECT_BIN || f[5].via.bin.size != sizeof *p->kir)
+        return pe_mp_fail(r, "a kernel of another build"), false;
+    if (!(p->kir = malloc(sizeof *p->kir))) return pe_mp_fail(r, "out of memory"), false;
+    memcpy(p->kir, f[5].via.bin.ptr, sizeof *p->kir);
+    if (!kir_valid(p->kir)) return pe_mp_fail(r, "a malformed kernel"), false;
+    uint32_t n_members;
+    pe_mp_array(r, &f[3], "members", &n_members);
+    if (!r->ok || n_members == 0 || n_members > KIR_MAX_BODY) return pe_mp_fail(r, "bad member count"), false;
+    p->n_members = (int)n_members;
+    p->members = read_codes(r, &f[3], n_members);
+    p->bind = read_codes(r, &f[4], (uint32_t)p->kir->n_params);
+    return r->ok;
+}
+
+void pe_trace_persist_load(uint64_t ir_fingerprint)
+{
+    char path[4200], err[600];
+    size_t len;
+    if (!file_path(ir_fingerprint, path, sizeof path) || access(path, R_OK) != 0) return;
+    uint8_t *data = pe_blob_read_file(path, MAX_FILE, &len, err, sizeof err);
+    pe_blob blob;
+    if (!data || !pe_blob_open(&blob, data, len, MAGIC, VERSION, NULL, err, sizeof err)) {
+        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is unusable (%s): removed, it is rebuilt", path, err);
+        unlink(path);
+        free(data);
+        return;
+    }
+    if (blob.version != VERSION) { /* an older format: nothing wrong, just rebuilt */
+        pe_log_message(PE_LOG_DEBUG, "the saved trace cache %s has format %u: removed, it is rebuilt", path,
+                       (unsigned)blob.version);
+        unlink(path);
+        pe_blob_close(&blob);
+        free(data);
+        return;
+    }
+    pe_mp_reader r = {.ok = true};
+    uint32_t n;
+    const msgpack_object *entries = pe_mp_array(&r, pe_mp_get(&r, &blob.root, "entries"), "entries", &n);
+    for (uint32_t i = 0; i < n && r.ok; i++) {
+        uint32_t nf;
+        const msgpack_object *f = pe_mp_array(&r, &entries[i], "entry", &nf);
+        if (!r.ok || nf != 5 || f[0].type != MSGPACK_OBJECT_BIN) {
+            pe_mp_fail(&r, "entry %u is malformed", i);
+            break;
+        }
+        uint32_t np;
+        const msgpack_object *progs = pe_mp_array(&r, &f[4], "programs", &np);
+        pe_program_seq seq = {.progs = calloc(np ? np : 1, sizeof(pe_program)), .cap = np};
+        if (!seq.progs) pe_mp_fail(&r, "out of memory");
+        for (uint32_t k = 0; k < np && r.ok; k++) {
+            read_program(&r, &progs[k], &seq.progs[k]);
+            seq.n = k + 1;
+        }
+        pe_trace_record rec = {(const uint8_t *)f[0].via.bin.ptr, f[0].via.bin.size, pe_mp_uint(&r, &f[1], "site"),
+                               (uint32_t)pe_mp_uint(&r, &f[2], "externals"), (uint8_t)pe_mp_uint(&r, &f[3], "rules"),
+                               &seq};
+        if (r.ok) pe_trace_adopt(&rec);
+        if (seq.progs) pe_program_seq_free(&seq);
+    }
+    if (!r.ok) {
+        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is malformed (%s): removed, it is rebuilt", path, r.err);
+        unlink(path);
+    }
+    pe_blob_close(&blob);
+    free(data);
+}
