@@ -18,7 +18,7 @@
 #include "../../exec/base/memory.h"
 #include "../aot/aot.h"
 #include "../record/irload.h"
-#include "../codegen/nvrtc.h"
+#include "../codegen/target.h"
 #include "../provision/provision.h"
 #include "../trace/trace.h"
 #include "../../exec/base/executor.h"
@@ -31,7 +31,7 @@ static pe_device_info cpu_info;
 static bool start_gpu(int ordinal)
 {
     const char *why = NULL;
-    if (pe_cuda_device_count() > 0 && !pe_nvrtc_available(&why)) {
+    if (pe_cuda_device_count() > 0 && !pe_cuda_target.usable(&why)) {
         pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
         return false;
     }

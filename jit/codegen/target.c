@@ -9,18 +9,18 @@
 #include "cpu_gccjit.h"
 #include "cuda_emit.h"
 #include "nvrtc.h"
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
 #include "target.h"
 
 /* libgccjit runs the assembler and linker as programs and writes temporary
  * files: without them every compilation would fail. */
-static bool cpu_usable(void)
+static bool cpu_usable(const char **why)
 {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
     if (access(tmp, W_OK | X_OK) != 0) {
-        pe_log_message(PE_LOG_WARN, "TMPDIR %s is not writable: the CPU JIT is off, the interpreter computes", tmp);
+        static char reason[4200];
+        snprintf(reason, sizeof reason, "TMPDIR %s is not writable", tmp);
+        *why = reason;
         return false;
     }
     const char *path = getenv("PATH");
@@ -31,7 +31,7 @@ static bool cpu_usable(void)
         if (access(dir, X_OK) == 0) return true;
         p += len + (p[len] == ':');
     }
-    pe_log_message(PE_LOG_WARN, "no assembler (as, from binutils) on PATH: the CPU JIT is off, the interpreter computes");
+    *why = "no assembler (as, from binutils) on PATH";
     return false;
 }
 
@@ -44,10 +44,13 @@ static bool cpu_compile(const kir_kernel *const *kernels, size_t n, const char *
 }
 
 const pe_target pe_cpu_target = {
+    .index = PE_TARGET_CPU,
     .name = "the CPU",
+    .compiler = "libgccjit",
     .rules = &pe_gccjit_fusion_rules,
     .executor = &pe_cpu_executor,
     .code_in_files = true,
+    .one_place = true,
     .retry_alone = true,
     .disk_tag = NULL,
     .usable = cpu_usable,
@@ -59,7 +62,7 @@ static void cuda_disk_tag(const char *arch, char *out, size_t n)
     snprintf(out, n, "%s-nvrtc%d", arch, pe_nvrtc_version());
 }
 
-static bool cuda_usable(void) { return pe_nvrtc_available(NULL); }
+static bool cuda_usable(const char **why) { return pe_nvrtc_available(why); }
 
 /* arch: "sm_90" */
 static bool cuda_compile(const kir_kernel *const *kernels, size_t n, const char *arch, const char *path,
@@ -81,10 +84,13 @@ static bool cuda_compile(const kir_kernel *const *kernels, size_t n, const char 
 }
 
 const pe_target pe_cuda_target = {
+    .index = PE_TARGET_GPU,
     .name = "the GPU",
+    .compiler = "NVRTC",
     .rules = &pe_cuda_fusion_rules,
     .executor = &pe_cuda_executor,
     .code_in_files = false,
+    .one_place = false,
     .retry_alone = false,
     .disk_tag = cuda_disk_tag,
     .usable = cuda_usable,

@@ -15,13 +15,23 @@
 #include "../proggen/proggen.h"
 #include "../../exec/base/executor.h"
 
+/* The targets, by index (the provisioning keeps state per target). */
+enum { PE_TARGET_CPU, PE_TARGET_GPU, PE_TARGETS };
+
 typedef struct pe_target {
+    int index;                    /* PE_TARGET_* */
     const char *name;             /* "the CPU", "the GPU": for messages */
+    const char *compiler;         /* "libgccjit", "NVRTC": for messages */
     const pe_fusion_rules *rules; /* what its code generator emits, and how it fuses reductions */
     pe_executor *executor;        /* links and runs its code */
     /* Artifacts are files (a shared object: the disk cache seals and files
      * the file itself) rather than bytes (the disk cache keeps a blob). */
     bool code_in_files;
+    /* Its executor runs at one place (the CPU): a kernel's code is the same
+     * for every batch, so the program sequence keeps it (pe_program.code)
+     * and the trace cache with it.  Code for several places (GPUs) is
+     * looked up per place. */
+    bool one_place;
     /* A compile of several kernels that fails is tried again kernel by
      * kernel, and a kernel the compiler rejects runs on the interpreter (the
      * CPU); else a failure loses the place for the run (a GPU: its batches
@@ -30,8 +40,9 @@ typedef struct pe_target {
     /* The disk cache's tag for code compiled for `arch` (a blob target:
      * architecture and compiler version). */
     void (*disk_tag)(const char *arch, char *out, size_t n);
-    /* Whether it can compile at all (checked once, at start). */
-    bool (*usable)(void);
+    /* Whether it can compile at all: checked once, before its executor
+     * starts; false with the reason in *why. */
+    bool (*usable)(const char **why);
     /* Compiles n kernels for `arch` into one artifact, without the runtime
      * lock.  A file target writes the shared object at `path`; a blob target
      * sets a->bytes (malloc'ed: the caller frees) and a->size.  False with

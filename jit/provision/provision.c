@@ -20,13 +20,17 @@
 #include "../../profiler/collect.h"
 
 #include "../../exec/base/error.h"
-static struct {
-    bool cpu_off;       /* the CPU JIT is off: everything runs on the interpreter */
-    /* Kernels the CPU's compiler rejected in this run (by kernel-IR hash):
-     * they go to the interpreter at once, without another compile and
-     * warning per batch. */
+/* What the provisioning knows of a target in this run. */
+typedef struct {
+    bool off; /* its compiler does not work (the CPU: everything runs on the interpreter) */
+    /* Kernels its compiler rejected (by kernel-IR hash): they go to the
+     * interpreter at once, without another compile and warning per batch. */
     uint64_t *rejected;
     size_t n_rejected, rejected_cap;
+} target_state;
+
+static struct {
+    target_state of[PE_TARGETS];
     const pe_compile_ahead *ahead; /* the compile ahead (aot.c), while it runs */
 } prov;
 
@@ -35,7 +39,9 @@ void pe_provision_compiled_ahead_by(const pe_compile_ahead *ahead) { prov.ahead 
 void pe_provision_start(const char *cache_dir, int trace_entries, uint64_t ir_fingerprint)
 {
     pe_trace_configure(trace_entries);
-    prov.cpu_off = !pe_cpu_target.usable();
+    const char *why = NULL;
+    if ((prov.of[PE_TARGET_CPU].off = !pe_cpu_target.usable(&why)))
+        pe_log_message(PE_LOG_WARN, "%s: the CPU JIT is off, the interpreter computes", why);
     /* kernels compiled with a developer's extra option are other kernels */
     char tag[32];
     const char *extra = getenv("PE_JIT_OPTION");
@@ -49,12 +55,14 @@ void pe_provision_stop(uint64_t ir_fingerprint)
 {
     pe_trace_persist_save(ir_fingerprint);
     pe_trace_clear();
-    free(prov.rejected);
-    prov.rejected = NULL, prov.n_rejected = prov.rejected_cap = 0;
+    for (int t = 0; t < PE_TARGETS; t++) {
+        free(prov.of[t].rejected);
+        prov.of[t] = (target_state){0};
+    }
     pe_diskcache_close();
 }
 
-bool pe_target_on(const pe_target *t) { return t != &pe_cpu_target || !prov.cpu_off; }
+bool pe_target_on(const pe_target *t) { return !prov.of[t->index].off; }
 
 /* ------------------------------------------------------------ sequences */
 
@@ -78,30 +86,32 @@ bool pe_provision_sequence(const pe_batch *b, const pe_target *t, pe_program_seq
 
 void pe_provision_remember(const pe_batch *b, const pe_target *t, const pe_program_seq *seq)
 {
-    if (t == &pe_cpu_target && prov.cpu_off) return; /* its kernels would say nothing */
+    if (prov.of[t->index].off) return; /* its kernels would say nothing */
     pe_trace_store(b->key, t->rules, b->entries, b->n, b->epoch, seq);
 }
 
 /* ------------------------------------------------------------ rejected */
 
-static bool was_rejected(const kir_kernel *k)
+static bool was_rejected(const pe_target *t, const kir_kernel *k)
 {
+    const target_state *s = &prov.of[t->index];
     uint64_t h = kir_hash(k);
-    for (size_t i = 0; i < prov.n_rejected; i++)
-        if (prov.rejected[i] == h) return true;
+    for (size_t i = 0; i < s->n_rejected; i++)
+        if (s->rejected[i] == h) return true;
     return false;
 }
 
-static void remember_rejected(const kir_kernel *k)
+static void remember_rejected(const pe_target *t, const kir_kernel *k)
 {
+    target_state *s = &prov.of[t->index];
     pe_rt.stats.compile_failures++;
-    if (prov.n_rejected == prov.rejected_cap) {
-        size_t cap = prov.rejected_cap ? prov.rejected_cap * 2 : 16;
-        uint64_t *r = realloc(prov.rejected, cap * sizeof *r);
+    if (s->n_rejected == s->rejected_cap) {
+        size_t cap = s->rejected_cap ? s->rejected_cap * 2 : 16;
+        uint64_t *r = realloc(s->rejected, cap * sizeof *r);
         if (!r) return;
-        prov.rejected = r, prov.rejected_cap = cap;
+        s->rejected = r, s->rejected_cap = cap;
     }
-    prov.rejected[prov.n_rejected++] = kir_hash(k);
+    s->rejected[s->n_rejected++] = kir_hash(k);
 }
 
 /* -------------------------------------------------------------- linking */
@@ -203,21 +213,33 @@ static void drop_code(compiled_code *c)
     free((void *)c->a.bytes);
 }
 
-/* One compilation at `place`, counted and profiled; a CPU failure warns. */
-static bool compile_at(const pe_target *t, int place, const kir_kernel *const *kernels, size_t n, bool *fatal, char *err,
-                       size_t n_err)
+/* How a compilation at a place went. */
+typedef enum {
+    COMPILED,       /* compiled, linked, filed */
+    COMPILE_FAILED, /* the compiler failed (err: its message) */
+    LINK_FAILED,    /* the executor could not link it (err says why) */
+    PLACE_LOST      /* ... because the place is lost (a CUDA error) */
+} compile_outcome;
+
+/* One compilation at `place`, linked there, counted and profiled. */
+static compile_outcome compile_at(const pe_target *t, int place, const kir_kernel *const *kernels, size_t n, char *err,
+                                  size_t n_err)
 {
     char arch[32];
     arch_of(t, place, arch, sizeof arch);
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     compiled_code c;
-    *fatal = false;
-    bool ok = choose_path(t, &c, err, n_err) && t->compile(kernels, n, arch, c.path, &c.a, err, n_err) &&
-              link_and_file(t, arch, &place, 1, kernels, n, &c, fatal, err, n_err);
+    bool fatal = false;
+    compile_outcome outcome = COMPILE_FAILED;
+    if (choose_path(t, &c, err, n_err) && t->compile(kernels, n, arch, c.path, &c.a, err, n_err))
+        outcome = link_and_file(t, arch, &place, 1, kernels, n, &c, &fatal, err, n_err) ? COMPILED
+                  : fatal                                                                ? PLACE_LOST
+                                                                                         : LINK_FAILED;
     drop_code(&c);
+    bool ok = outcome == COMPILED;
     if (pe_prof_on) pe_prof_compile(ok ? (int)n : 0, t0, pe_prof_now());
     if (ok) pe_rt.stats.kernels_compiled += n;
-    return ok;
+    return outcome;
 }
 
 /* ------------------------------------------------------------- kernels */
@@ -245,52 +267,58 @@ static const void *cached_code(const pe_target *t, int place, const kir_kernel *
 }
 
 /* The CPU's way with a failed compilation: each kernel alone, so that one
- * the compiler rejects runs on the interpreter and the others compiled. */
+ * the compiler rejects runs on the interpreter and the others compiled; a
+ * compiler that compiles nothing is off for the run. */
 static void compile_or_reject(const pe_target *t, int place, const kir_kernel **missing, size_t n)
 {
     char err[512];
-    bool fatal;
-    if (compile_at(t, place, missing, n, &fatal, err, sizeof err)) return;
+    if (compile_at(t, place, missing, n, err, sizeof err) == COMPILED) return;
     pe_log_message(PE_LOG_WARN, "compiling %zu kernel%s failed (%s)%s", n, n == 1 ? "" : "s", err,
                    n == 1 ? ": the interpreter computes it" : ": retrying one by one");
     if (n == 1) {
-        remember_rejected(missing[0]);
+        remember_rejected(t, missing[0]);
         return;
     }
     size_t failed = 0;
     for (size_t k = 0; k < n; k++) {
-        if (compile_at(t, place, &missing[k], 1, &fatal, err, sizeof err)) continue;
+        if (compile_at(t, place, &missing[k], 1, err, sizeof err) == COMPILED) continue;
         pe_log_message(PE_LOG_WARN, "compiling 1 kernel failed (%s): the interpreter computes it", err);
-        failed++, remember_rejected(missing[k]);
+        failed++, remember_rejected(t, missing[k]);
     }
     if (failed == n) {
         pe_log_message(PE_LOG_WARN, "the CPU JIT compiles nothing: it is off for this run, the interpreter computes");
-        prov.cpu_off = true;
+        prov.of[t->index].off = true;
     }
 }
 
-/* A GPU's way: one compilation, and any failure gives the place up (out of
- * memory only sends this batch elsewhere). */
+/* A GPU's way: one compilation, and a failure of its compiler or a lost
+ * place gives the place up (out of memory to link only sends this batch
+ * elsewhere). */
 static bool compile_or_fail(const pe_target *t, int place, const kir_kernel **missing, size_t n)
 {
-    char err[512];
-    bool fatal = false;
-    char arch[32];
-    arch_of(t, place, arch, sizeof arch);
-    if (compile_at(t, place, missing, n, &fatal, err, sizeof err)) return true;
-    if (fatal) {
+    char err[512], arch[32];
+    switch (compile_at(t, place, missing, n, err, sizeof err)) {
+    case COMPILED:
+        return true;
+    case COMPILE_FAILED:
+        arch_of(t, place, arch, sizeof arch);
+        pe_log_message(PE_LOG_WARN, "%s could not compile %zu kernel%s for %s: %s", t->compiler, n, n == 1 ? "" : "s",
+                       arch, err);
+        snprintf(err, sizeof err, "%s failed", t->compiler);
         t->executor->fail(t->executor, place, err);
-    } else if (strncmp(err, "out of memory", 13) != 0) {
-        pe_log_message(PE_LOG_WARN, "%s could not compile %zu kernel%s for %s: %s", "NVRTC", n, n == 1 ? "" : "s", arch,
-                       err);
-        t->executor->fail(t->executor, place, "NVRTC failed");
+        return false;
+    case PLACE_LOST:
+        t->executor->fail(t->executor, place, err);
+        return false;
+    case LINK_FAILED:
+        return false;
     }
     return false;
 }
 
 bool pe_provision_kernels(const pe_target *t, int place, pe_program_seq *seq, const void **code)
 {
-    bool one_place = t->retry_alone; /* the CPU: code kept in the program, for the trace cache */
+    bool one_place = t->one_place; /* code kept in the program, for the trace cache */
     const kir_kernel **missing = malloc(sizeof *missing * (seq->n ? seq->n : 1));
     if (!missing) return false;
     size_t n_missing = 0;
@@ -308,7 +336,7 @@ bool pe_provision_kernels(const pe_target *t, int place, pe_program_seq *seq, co
         if (!code[i] && prov.ahead && prov.ahead->await(p->kir, t)) code[i] = cached_code(t, place, p->kir, &p->served);
         p->compile_ns = pe_prof_on ? pe_prof_now() - t0 : 0;
         if (one_place) p->code = (void *)code[i];
-        if (code[i] || was_rejected(p->kir)) continue;
+        if (code[i] || was_rejected(t, p->kir)) continue;
         bool twin = false; /* the same kernel twice in one batch compiles once */
         for (size_t j = 0; j < n_missing && !twin; j++) twin = kir_equal(missing[j], p->kir);
         if (!twin) missing[n_missing++] = p->kir;
