@@ -27,7 +27,6 @@
 
 #include "profdb.h"
 #include "report.h"
-#include "../jit/record/irload.h"
 #include "../exec/base/runtime.h"
 
 #include "../exec/base/site.h"
@@ -50,6 +49,7 @@ static struct {
     char path[4096];
     uint64_t start_ns, start_unix_ns;
     char device[512];
+    char version[64]; /* PE's, as pe_version() says */
     int threads;
     unsigned generation; /* pe_init cycles: thread tracks are per cycle */
     unsigned cycle;
@@ -102,7 +102,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* ------------------------------------------------------------ lifecycle */
 
-void pe_prof_start(const char *device_name, int threads, const char *setting)
+void pe_prof_start(const char *device_name, const char *version, int threads, const char *setting)
 {
     const char *v = setting ? setting : getenv("PE_PROFILE");
     pe_prof_on = false;
@@ -117,6 +117,7 @@ void pe_prof_start(const char *device_name, int threads, const char *setting)
         snprintf(col.path, sizeof col.path, "%s", v);
     }
     snprintf(col.device, sizeof col.device, "%s", device_name);
+    snprintf(col.version, sizeof col.version, "%s", version);
     col.threads = threads;
     col.generation++;
     application_threads = 0;
@@ -207,7 +208,7 @@ static uint32_t site_of(const pe_site *s)
     slot->rec.file = (char *)(s->file ? s->file : "?");
     slot->rec.function = (char *)(s->func ? s->func : "?");
     slot->rec.line = s->line;
-    slot->rec.column = pe_ir_column_of(s);
+    slot->rec.column = pe_site_column(s);
     col.site_index[h] = col.n_sites + 1;
     return col.n_sites++;
 }
@@ -387,7 +388,7 @@ static bool build_profile(pe_profile *p)
     gethostname(host, sizeof host - 1);
     p->program = strdup(program_invocation_short_name);
     p->host = strdup(host);
-    p->pe_version = strdup(pe_version());
+    p->pe_version = strdup(col.version);
     p->device = strdup(col.device);
     p->pid = (uint64_t)getpid();
     p->start_unix_ns = col.start_unix_ns;

@@ -29,10 +29,11 @@ typedef enum {
 
 extern bool pe_prof_on;
 
-/* Starts collecting if `setting` (pe_config.profile), else PE_PROFILE, asks
+/* Starts collecting (for a run of PE `version` on `device_name`) if
+ * `setting` (pe_config.profile), else PE_PROFILE, asks
  * for it (`1`: pe-profile.<program>.<pid>.pep in the working directory;
  * another non-empty value other than `0`: that path). */
-void pe_prof_start(const char *device_name, int threads, const char *setting);
+void pe_prof_start(const char *device_name, const char *version, int threads, const char *setting);
 /* Writes the database, prints the summary, frees everything. */
 void pe_prof_finish(void);
 

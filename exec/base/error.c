@@ -9,6 +9,7 @@
 #include "runtime.h"
 
 #include "error.h"
+#include "site.h"
 #define MAX_HANDLERS 64
 #define MESSAGE_MAX 1024
 
@@ -71,8 +72,7 @@ void pe_error_columns_from(int (*fn)(const pe_site *s)) { __atomic_store_n(&colu
 static void format_into(char *out, size_t n, const pe_site *s, const char *api, const char *fmt, va_list ap)
 {
     /* a column where the static IR (pecc) knows it */
-    int (*source)(const pe_site *) = __atomic_load_n(&column_source, __ATOMIC_ACQUIRE);
-    int column = source ? source(s) : 0;
+    int column = pe_site_column(s);
     char col[16] = "";
     if (column > 0) snprintf(col, sizeof col, ":%d", column);
     int used = snprintf(out, n, "%s:%d%s: %s: %s: ", s && s->file ? s->file : "?", s ? s->line : 0, col,

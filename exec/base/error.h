@@ -14,8 +14,5 @@ char *pe_format_error(const pe_site *s, const char *api, const char *fmt, ...) _
 pe_status pe_raise_message(const pe_site *s, pe_status code, const char *message);
 void pe_log_message(pe_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pe_format_shape(char *out, size_t n, int rank, const int64_t *shape);
-/* Messages name a site's column where `fn` knows it (the static IR's
- * registry registers itself). */
-void pe_error_columns_from(int (*fn)(const pe_site *s));
 
 #endif

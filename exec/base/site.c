@@ -67,3 +67,16 @@ uint64_t pe_site_stable_id(const pe_site *s)
     pe_site_record *r = pe_site_record_of(s);
     return r ? r->stable_id : 0;
 }
+
+/* Where columns come from: the static IR's registry (jit/record/irload.c)
+ * registers its lookup when it gets units, so that this ground module
+ * never calls up into it. */
+static int (*column_source)(const pe_site *s);
+
+void pe_site_columns_from(int (*fn)(const pe_site *s)) { __atomic_store_n(&column_source, fn, __ATOMIC_RELEASE); }
+
+int pe_site_column(const pe_site *s)
+{
+    int (*source)(const pe_site *) = __atomic_load_n(&column_source, __ATOMIC_ACQUIRE);
+    return source && s ? source(s) : 0;
+}

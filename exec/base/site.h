@@ -26,5 +26,10 @@ uint64_t pe_site_stable_id(const pe_site *s);
 /* The site of an _at call: the given one, or one made from the caller's address. */
 #define PE_SITE_OR_CALLER(s) ((s) ? (s) : pe_site_from_address(__builtin_return_address(0)))
 const pe_site *pe_site_from_address(void *addr);
+/* The site's column where the static IR knows it, else 0 (messages and
+ * profiles name it); `fn` answers it (the static IR's registry registers
+ * itself). */
+int pe_site_column(const pe_site *s);
+void pe_site_columns_from(int (*fn)(const pe_site *s));
 
 #endif

@@ -147,7 +147,7 @@ int pe_init(const pe_config *cfg)
     pe_aot_start(); /* after the executor: it compiles for it */
     char device[sizeof cpu_info.name + sizeof cpu_info.arch + 64];
     snprintf(device, sizeof device, "%s executor on %s (%s)", pe_rt.executor->name, cpu_info.name, cpu_info.arch);
-    pe_prof_start(device, pe_rt.threads, cfg ? cfg->profile : NULL); /* NULL: PE_PROFILE */
+    pe_prof_start(device, pe_version(), pe_rt.threads, cfg ? cfg->profile : NULL); /* NULL: PE_PROFILE */
     pe_log_message(PE_LOG_INFO, "PE %s on %s (%s, %d threads), executor %s", PE_VERSION_STRING, cpu_info.name,
            cpu_info.arch, pe_rt.threads, pe_rt.executor->name);
     return PE_OK;

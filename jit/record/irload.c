@@ -47,7 +47,7 @@ void pe__register_ir(const void *blob, unsigned long len)
     }
     pthread_mutex_unlock(&lock);
     /* error messages name the column of a site the IR knows */
-    pe_error_columns_from(pe_ir_column_of);
+    pe_site_columns_from(pe_ir_column_of);
     /* a shared library loaded after pe_init: its regions are compiled ahead too */
     void (*listener)(void) = __atomic_load_n(&units_listener, __ATOMIC_ACQUIRE);
     if (grown && listener) listener();
