@@ -21,6 +21,7 @@
 
 #include "../irformat/ops.h"
 
+#include "../exec/base/grow.h"
 #define MAX_DEPTH 256
 
 typedef struct {
@@ -279,11 +280,9 @@ static int variable_of(walker *w, CXCursor ref)
     enum CX_StorageClass sc = clang_Cursor_getStorageClass(ref);
     bool local = k == CXCursor_VarDecl && clang_getCursorKind(clang_getCursorSemanticParent(ref)) == CXCursor_FunctionDecl &&
                  (sc == CX_SC_None || sc == CX_SC_Auto);
-    pe_variable *v = realloc(f->vars, sizeof *v * (f->n_vars + 1));
-    if (!v) return w->oom = true, -1;
-    f->vars = v;
+    if (!PE_GROW(f->vars, f->vars_cap, f->n_vars + 1)) return w->oom = true, -1;
     w->var_decls[f->n_vars] = ref;
-    v[f->n_vars] = (pe_variable){str_of(clang_getCursorSpelling(ref)), local};
+    f->vars[f->n_vars] = (pe_variable){str_of(clang_getCursorSpelling(ref)), local};
     return (int)f->n_vars++;
 }
 
@@ -293,9 +292,8 @@ static void add_occurrence(walker *w, int var, pe_occ_kind kind, unsigned offset
     pe_function_facts *f = w->facts;
     if (var < 0) return;
     if (kind == PE_OCC_ESCAPE) f->vars[var].killable = false;
-    pe_occurrence *o = realloc(f->occ, sizeof *o * (f->n_occ + 1));
-    if (!o) return (void)(w->oom = true);
-    f->occ = o;
+    if (!PE_GROW(f->occ, f->occ_cap, f->n_occ + 1)) return (void)(w->oom = true);
+    pe_occurrence *o = f->occ;
     int loop = 0;
     for (int i = w->n_regions_open - 1; i >= 0 && !loop; i--)
         if (w->fn->regions[w->region_stack[i]].kind == PE_REGION_LOOP) loop = w->region_stack[i];

@@ -42,9 +42,9 @@ typedef struct {
 typedef struct {
     pe_span *region_body;   /* per region: the body's extent (loops: the statement after the header) */
     pe_occurrence *occ;
-    size_t n_occ;
+    size_t n_occ, occ_cap;
     pe_variable *vars;
-    size_t n_vars;
+    size_t n_vars, vars_cap;
     bool has_goto;          /* control flow the analysis does not follow: no last-use marks */
 } pe_function_facts;
 

@@ -6,9 +6,3 @@ const pe_op_info pe_op_table[PE_OP__COUNT] = {
     [PE_OP_##name] = {#name, PE_KIND_##kind, arity, fusible, cost, PE_RESULT_##result},
 #include "ops.def"
 };
-
-const char *pe_op_kind_name(pe_op_kind k)
-{
-    static const char *const names[] = {"map", "reduce", "generator", "view", "intrinsic", "io"};
-    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}

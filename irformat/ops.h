@@ -35,6 +35,5 @@ typedef struct {
 extern const pe_op_info pe_op_table[PE_OP__COUNT];
 
 static inline const pe_op_info *pe_op_info_of(pe_op op) { return &pe_op_table[op]; }
-const char *pe_op_kind_name(pe_op_kind k);
 
 #endif

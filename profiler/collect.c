@@ -30,6 +30,7 @@
 #include "../exec/base/runtime.h"
 
 #include "../exec/base/site.h"
+#include "../exec/base/grow.h"
 #define MAX_EVENTS (1u << 19) /* 20 MB of timeline at most; later events are counted as dropped */
 
 bool pe_prof_on;
@@ -82,17 +83,9 @@ uint64_t pe_prof_now(void)
 
 void pe_prof_add(pe_prof_counter_id c, uint64_t v) { atomic_fetch_add_explicit(&col.counters[c], v, memory_order_relaxed); }
 
-static bool grow(void **items, uint32_t *cap, uint32_t need, size_t size)
-{
-    if (need <= *cap) return true;
-    uint32_t n = *cap ? *cap * 2 : 64;
-    while (n < need) n *= 2;
-    void *p = realloc(*items, n * size);
-    if (!p) return col.out_of_memory = true, false;
-    *items = p;
-    *cap = n;
-    return true;
-}
+/* Room for `need` items (grow.h); running out of memory is remembered:
+ * the profile then says it is incomplete. */
+#define GROW(arr, cap, need) (PE_GROW(arr, cap, need) || (col.out_of_memory = true, false))
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -137,7 +130,7 @@ static uint32_t add_track(const char *name)
     for (uint32_t i = 0; i < col.n_tracks; i++)
         if (strcmp(col.tracks[i], name) == 0) return i;
     char *copy = strdup(name);
-    if (!copy || !grow((void **)&col.tracks, &col.tracks_cap, col.n_tracks + 1, sizeof *col.tracks)) {
+    if (!copy || !GROW(col.tracks, col.tracks_cap, col.n_tracks + 1)) {
         free(copy);
         return 0;
     }
@@ -170,7 +163,7 @@ static uint32_t my_track(void)
 static void add_event(pe_prof_event_kind kind, uint32_t track, uint64_t start, uint64_t end, int64_t ref, uint64_t bytes)
 {
     if (col.n_events >= MAX_EVENTS ||
-        !grow((void **)&col.events, &col.events_cap, col.n_events + 1, sizeof *col.events)) {
+        !GROW(col.events, col.events_cap, col.n_events + 1)) {
         col.events_dropped++;
         return;
     }
@@ -201,7 +194,7 @@ static uint32_t site_of(const pe_site *s)
     uint32_t h = (uint32_t)mix(0, (uintptr_t)s) & (col.site_index_cap - 1);
     for (; col.site_index[h]; h = (h + 1) & (col.site_index_cap - 1))
         if (col.sites[col.site_index[h] - 1].key == s) return col.site_index[h] - 1;
-    if (!grow((void **)&col.sites, &col.sites_cap, col.n_sites + 1, sizeof *col.sites)) return UINT32_MAX;
+    if (!GROW(col.sites, col.sites_cap, col.n_sites + 1)) return UINT32_MAX;
     site_slot *slot = &col.sites[col.n_sites];
     memset(slot, 0, sizeof *slot);
     slot->key = s;
@@ -274,7 +267,7 @@ static int64_t kernel_of(const pe_prof_kernel_run *k, const char *name_prefix)
     }
     for (uint32_t i = 0; i < col.n_kernels; i++) /* few distinct kernels per program: a scan is enough */
         if (col.kernels[i].key == key) return i;
-    if (!grow((void **)&col.kernels, &col.kernels_cap, col.n_kernels + 1, sizeof *col.kernels)) return -1;
+    if (!GROW(col.kernels, col.kernels_cap, col.n_kernels + 1)) return -1;
     kernel_slot *slot = &col.kernels[col.n_kernels];
     memset(slot, 0, sizeof *slot);
     slot->key = key;

@@ -11,6 +11,7 @@
  * reuse, a program that releases an array and makes a new one would hand the
  * new one the old slot, and a later use of the old handle could only say
  * "stale" instead of naming where it was released. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ static uint32_t session_generation;
 
 uint32_t pe_port_new(void)
 {
+    assert(pe_api_held());
     uint32_t idx;
     /* a fresh slot while the free list is short (or a page cannot be had) */
     bool fresh = pe_rt.free_head == NO_SLOT || pe_rt.n_free < PE_FREE_SLOT_RESERVE;
@@ -231,4 +233,9 @@ void pe_port_result_drop(pe_port *p)
     p->buf = NULL;
 }
 
-bool pe_port_host(pe_port *p) { return !p->host_stale || pe_rt.executor->host_copy(p); }
+bool pe_port_host(pe_port *p)
+{
+    assert(pe_api_held());
+    assert(!p->host_stale || p->state == PE_PORT_READY); /* only a computed value has a device copy to fetch */
+    return !p->host_stale || pe_rt.executor->host_copy(p);
+}

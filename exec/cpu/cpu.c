@@ -3,6 +3,7 @@
  * (jit/sched/batch.c provisioned it): fused kernels launched in chunks on the
  * thread pool, the interpreter for what has no kernel, partials of
  * reductions combined in chunk order. */
+#include <assert.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ static const void *cpu_linked(pe_executor *ex, int place, const kir_kernel *k)
 static bool cpu_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
                      bool *fatal, char *err, size_t n_err)
 {
+    assert(pe_api_held());
     (void)ex, (void)place;
     *fatal = false;
     void *dl = dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
@@ -206,6 +208,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
 static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *seq, const void *const *code,
                       int place)
 {
+    assert(pe_api_held());
     (void)ex, (void)b, (void)place;
     size_t computed = 0;
     for (size_t i = 0; i < seq->n; i++) {

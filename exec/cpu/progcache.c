@@ -7,6 +7,7 @@
 
 #include "progcache.h"
 
+#include "../base/grow.h"
 typedef struct {
     uint64_t hash;
     kir_kernel *kir;
@@ -47,15 +48,9 @@ static bool grow(void)
 
 bool pe_progcache_insert(const kir_kernel *const *kernels, const pe_kernel_fn *fns, size_t n, void *unit)
 {
-    if (n_units == units_cap) {
-        size_t ncap = units_cap ? units_cap * 2 : 16;
-        void **nu = realloc(units, ncap * sizeof *nu);
-        if (!nu) {
-            dlclose(unit);
-            return false;
-        }
-        units = nu;
-        units_cap = ncap;
+    if (!PE_GROW(units, units_cap, n_units + 1)) {
+        dlclose(unit);
+        return false;
     }
     units[n_units++] = unit;
     for (size_t k = 0; k < n; k++) {

@@ -50,6 +50,7 @@
  * device memory pool is cuda_memory.c, residency and copies
  * cuda_transfer.c, compiled kernels and the compile ahead cuda_kernels.c;
  * what they share, cuda_gpu.h. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,6 +369,7 @@ static bool end_batch_in_flight(cuda_gpu *g)
 static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *seq, const void *const *code,
                        int place)
 {
+    assert(pe_api_held());
     (void)ex, (void)b;
     uint64_t t0 = pe_rt.log_level >= PE_LOG_DEBUG ? pe_prof_now() : 0; /* ns */
     cuda_gpu *g = &pe_cuda_gpus[place - 1];

@@ -5,12 +5,14 @@
  * (jit/codegen/target.c, NVRTC); where code comes from (linked already, the disk
  * cache, the compile ahead, the compiler) is the provisioning's
  * (jit/provision/provision.c). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../../jit/codegen/cuda_emit.h"
 #include "cuda_gpu.h"
 
+#include "../base/grow.h"
 static cuda_gpu *gpu_of(int place) { return &pe_cuda_gpus[place - 1]; }
 
 static const compiled *lookup(cuda_gpu *g, const kir_kernel *k)
@@ -48,12 +50,7 @@ static CUresult functions_of(CUmodule module, const kir_kernel *k, compiled *c)
 
 static bool remember(cuda_gpu *g, const kir_kernel *k, compiled c)
 {
-    if (g->n_kernels == g->cap_kernels) {
-        size_t cap = g->cap_kernels ? 2 * g->cap_kernels : 64;
-        compiled **more = realloc(g->kernels, cap * sizeof *more);
-        if (!more) return false;
-        g->kernels = more, g->cap_kernels = cap;
-    }
+    if (!PE_GROW(g->kernels, g->cap_kernels, g->n_kernels + 1)) return false;
     compiled *record = malloc(sizeof *record);
     kir_kernel *copy = malloc(sizeof *copy);
     if (!record || !copy) {
@@ -69,12 +66,7 @@ static bool remember(cuda_gpu *g, const kir_kernel *k, compiled c)
 
 static bool keep_module(cuda_gpu *g, CUmodule module)
 {
-    if (g->n_modules == g->cap_modules) {
-        size_t cap = g->cap_modules ? 2 * g->cap_modules : 16;
-        CUmodule *more = realloc(g->modules, cap * sizeof *more);
-        if (!more) return false;
-        g->modules = more, g->cap_modules = cap;
-    }
+    if (!PE_GROW(g->modules, g->cap_modules, g->n_modules + 1)) return false;
     g->modules[g->n_modules++] = module;
     return true;
 }
@@ -85,6 +77,7 @@ static bool keep_module(cuda_gpu *g, CUmodule module)
 bool pe_cuda_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
                   bool *fatal, char *err, size_t n_err)
 {
+    assert(pe_api_held());
     (void)ex;
     cuda_gpu *g = gpu_of(place), *was = pe_cuda_bound;
     const char *what = "cuCtxSetCurrent failed";

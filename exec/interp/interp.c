@@ -3,6 +3,7 @@
  * with compensated summation in reductions.  It is the oracle that every
  * other executor is checked against, so it favours obvious correctness over
  * speed: one element at a time through load/convert/compute/store. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,6 +461,7 @@ bool pe_interp_execute(pe_port *p)
 static size_t interp_run(pe_executor *ex, const pe_batch *batch, const pe_program_seq *seq, const void *const *code,
                          int place)
 {
+    assert(pe_api_held());
     (void)ex, (void)seq, (void)code, (void)place;
     const pe_entry *entries = batch->entries;
     size_t n = batch->n;

@@ -18,6 +18,7 @@
  * compile error, out of memory, no assembler) only logs at debug level:
  * the real batch then compiles what it needs as it always did.  PE_AOT=0
  * turns it off. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "../../exec/base/runtime.h"
 
 #include "../../exec/base/error.h"
+#include "../../exec/base/grow.h"
 typedef enum {
     JOB_QUEUED,   /* waiting for the thread */
     JOB_COMPILING,
@@ -68,16 +70,12 @@ static job *find_job(uint64_t hash, const kir_kernel *k)
  * not seen before. */
 static void add_job(const kir_kernel *k, void *ctx)
 {
+    assert(pe_api_held());
     (void)ctx;
     uint64_t hash = kir_hash(k);
     pthread_mutex_lock(&aot.mutex);
     if (!find_job(hash, k) && !pe_provision_has(aot.target, k)) {
-        if (aot.n_jobs == aot.cap) {
-            size_t cap = aot.cap ? aot.cap * 2 : 16;
-            job *jobs = realloc(aot.jobs, cap * sizeof *jobs);
-            if (jobs) aot.jobs = jobs, aot.cap = cap;
-        }
-        if (aot.n_jobs < aot.cap) aot.jobs[aot.n_jobs++] = (job){*k, hash, JOB_QUEUED, false};
+        if (PE_GROW(aot.jobs, aot.cap, aot.n_jobs + 1)) aot.jobs[aot.n_jobs++] = (job){*k, hash, JOB_QUEUED, false};
         if (pe_rt.log_level >= PE_LOG_DEBUG) {
             char text[4096] = "";
             kir_print(k, text, sizeof text);
@@ -156,6 +154,7 @@ static void *compile_thread(void *arg)
  * is queued (runtime lock held). */
 static void speculate_and_compile(void)
 {
+    assert(pe_api_held());
     int n_units = pe_ir_unit_count();
     for (; aot.units_seen < n_units; aot.units_seen++) {
         pe_ir_unit u;
@@ -189,6 +188,7 @@ static const pe_compile_ahead ahead = {await_kernel, note_served};
 
 void pe_aot_start(void)
 {
+    assert(pe_api_held());
     const char *env = getenv("PE_AOT");
     /* the GPU's kernels when there is one: the batches worth compiling
      * ahead for are the large ones, which go there */
@@ -212,6 +212,7 @@ void pe_aot_units_added(void)
 
 void pe_aot_stop(void)
 {
+    assert(pe_api_held());
     pthread_mutex_lock(&aot.mutex);
     aot.stopping = true;
     pthread_mutex_unlock(&aot.mutex);

@@ -23,6 +23,7 @@
  * reductions along an axis, generators, casts) is skipped.  Stand-ins live
  * in the port table for the duration of the call, under the runtime lock,
  * and their slots are given back as if never handed out. */
+#include <assert.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "../record/record.h"
 #include "../../exec/interp/refmath.h"
 
+#include "../../exec/base/grow.h"
 #define NO_SLOT UINT32_MAX
 /* The batch number of speculative ports: real batches count up from 1 and
  * never get here. */
@@ -70,21 +72,9 @@ typedef struct {
     void *ctx;
 } spec;
 
-static bool grow(void **items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return true;
-    size_t ncap = *cap ? *cap * 2 : 32;
-    while (ncap < need) ncap *= 2;
-    void *n = realloc(*items, ncap * size);
-    if (!n) return false;
-    *items = n;
-    *cap = ncap;
-    return true;
-}
-
 static uint32_t keep_port(spec *sp, uint32_t idx)
 {
-    if (idx == NO_SLOT || !grow((void **)&sp->ports, &sp->ports_cap, sp->n_ports + 1, sizeof *sp->ports)) {
+    if (idx == NO_SLOT || !PE_GROW(sp->ports, sp->ports_cap, sp->n_ports + 1)) {
         if (idx != NO_SLOT) { /* not tracked: free it at once */
             pe_port_at(idx)->refs_app = 0;
             pe_port_maybe_free(idx);
@@ -98,7 +88,7 @@ static uint32_t keep_port(spec *sp, uint32_t idx)
 
 static void push_entry(spec *sp, pe_entry_kind kind, uint32_t port)
 {
-    if (!grow((void **)&sp->entries, &sp->entries_cap, sp->n_entries + 1, sizeof *sp->entries)) {
+    if (!PE_GROW(sp->entries, sp->entries_cap, sp->n_entries + 1)) {
         sp->failed = true;
         return;
     }
@@ -161,7 +151,7 @@ static uint32_t pending_op(spec *sp, pe_op op, const uint32_t *in, int n, pe_dty
 static void bind(spec *sp, const char *name, uint32_t port)
 {
     if (!name || !*name || port == NO_SLOT) return;
-    if (!grow((void **)&sp->vars, &sp->vars_cap, sp->n_vars + 1, sizeof *sp->vars)) {
+    if (!PE_GROW(sp->vars, sp->vars_cap, sp->n_vars + 1)) {
         sp->failed = true;
         return;
     }
@@ -562,6 +552,7 @@ static void speculate_region(spec *sp, int64_t region, bool reversed)
 
 void pe_aot_speculate_unit(const pe_ir_unit *u, const pe_fusion_rules *rules, pe_aot_kernel_sink sink, void *ctx)
 {
+    assert(pe_api_held());
     for (uint32_t f = 0; f < u->n_functions; f++) {
         const pe_ir_function *fn = &u->functions[f];
         if (fn->n_requests == 0) continue;

@@ -24,6 +24,7 @@
 #include "../../exec/base/error.h"
 #include "../../irformat/fnv.h"
 
+#include "../../exec/base/grow.h"
 #define TRAILER_MAGIC "PEKCACHE"
 #define DEFAULT_CAP (512ll << 20)
 
@@ -190,12 +191,7 @@ static void evict(void)
         snprintf(path, sizeof path, "%s/%s", cache.dir, e->d_name);
         struct stat st;
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct file *nf = realloc(files, cap * sizeof *nf);
-            if (!nf) break;
-            files = nf;
-        }
+        if (!PE_GROW(files, cap, n + 1)) break;
         snprintf(files[n].name, sizeof files[n].name, "%s", e->d_name);
         files[n].size = st.st_nlink > 1 ? 0 : (long long)st.st_size; /* shared links free nothing alone */
         files[n].used = st.st_mtim;

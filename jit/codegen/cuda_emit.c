@@ -15,6 +15,7 @@
 #include "cpu_gccjit.h"
 #include "cuda_emit.h"
 
+#include "../../exec/base/grow.h"
 typedef struct {
     char *s;
     size_t len, cap;
@@ -38,13 +39,10 @@ static void put(text *t, const char *fmt, ...)
             t->len += (size_t)n;
             return;
         }
-        size_t cap = t->cap * 2 + (size_t)n + 1;
-        char *s = realloc(t->s, cap);
-        if (!s) {
+        if (!PE_GROW(t->s, t->cap, t->len + (size_t)n + 1)) {
             t->oom = true;
             return;
         }
-        t->s = s, t->cap = cap;
     }
 }
 

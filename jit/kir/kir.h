@@ -1,8 +1,10 @@
 /* kir.h — the kernel IR: a target-independent, canonical, hashable
- * description of one fused element-wise kernel.  The program generator
- * (proggen.c) builds it from ports; code generators (cpu_gccjit.c, later the
- * CUDA emitter) consume it and never see ports.  Its canonical bytes key the
- * program cache.
+ * description of one fused element-wise kernel, ending in a full reduction
+ * or not.  The program generator (jit/proggen) builds it from ports; the
+ * code generators (jit/codegen: cpu_gccjit.c, cuda_emit.c) consume it and
+ * never see ports.  Its canonical hash names the kernel in compiled code
+ * and keys every cache of compiled kernels (the executors' linked code, the
+ * disk cache).
  *
  * A kernel iterates i over [begin, end) of a row-major iteration space.
  * Parameters are arrays read or written at i (CONTIG), arrays read through a
@@ -11,8 +13,8 @@
  * scalars passed at launch (SCALAR: the value is not part of the kernel), or
  * uniform scalars compiled in (LITERAL: the value is part of the kernel).
  * The body is SSA: value v is the result of body[v]. */
-#ifndef PE_JIT_KIR_H
-#define PE_JIT_KIR_H
+#ifndef PE_KIR_KIR_H
+#define PE_KIR_KIR_H
 
 #include <stdbool.h>
 #include <stddef.h>

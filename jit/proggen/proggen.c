@@ -14,12 +14,14 @@
  *     the interpreter.
  * The sequence keeps queue order between programs, so every dependency is
  * met by the time a program runs. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proggen.h"
 
 #include "../../exec/base/shape.h"
+#include "../../exec/base/grow.h"
 #define NO_VALUE UINT16_MAX
 
 typedef struct {
@@ -44,13 +46,7 @@ typedef struct {
 
 static bool seq_push(pe_program_seq *seq, pe_program p)
 {
-    if (seq->n == seq->cap) {
-        size_t cap = seq->cap ? seq->cap * 2 : 16;
-        pe_program *progs = realloc(seq->progs, cap * sizeof *progs);
-        if (!progs) return false;
-        seq->progs = progs;
-        seq->cap = cap;
-    }
+    if (!PE_GROW(seq->progs, seq->cap, seq->n + 1)) return false;
     seq->progs[seq->n++] = p;
     return true;
 }
@@ -204,6 +200,7 @@ static bool close_group(group *g, pe_program_seq *seq)
 bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules,
                 pe_program_seq *out)
 {
+    assert(pe_api_held());
     pe_emittable_fn emittable = rules->emittable;
     pe_reduction_fusible_fn reduction_fusible = rules->reduction_fusible;
     *out = (pe_program_seq){0};

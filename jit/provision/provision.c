@@ -8,6 +8,7 @@
  * retries kernel by kernel and leaves a rejected kernel to the interpreter
  * (and goes off when it compiles nothing); a GPU is given up for the run. */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "../../profiler/collect.h"
 
 #include "../../exec/base/error.h"
+#include "../../exec/base/grow.h"
 /* What the provisioning knows of a target in this run. */
 typedef struct {
     bool off; /* its compiler does not work (the CPU: everything runs on the interpreter) */
@@ -68,6 +70,7 @@ bool pe_target_on(const pe_target *t) { return !prov.of[t->index].off; }
 
 bool pe_provision_sequence(const pe_batch *b, const pe_target *t, pe_program_seq *seq, bool *hit)
 {
+    assert(pe_api_held());
     pe_rt.stats.trace_lookups++;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     *hit = pe_trace_lookup(b->key, t->rules, b->entries, b->n, seq);
@@ -86,6 +89,7 @@ bool pe_provision_sequence(const pe_batch *b, const pe_target *t, pe_program_seq
 
 void pe_provision_remember(const pe_batch *b, const pe_target *t, const pe_program_seq *seq)
 {
+    assert(pe_api_held());
     if (prov.of[t->index].off) return; /* its kernels would say nothing */
     pe_trace_store(b->key, t->rules, b->entries, b->n, b->epoch, seq);
 }
@@ -105,13 +109,7 @@ static void remember_rejected(const pe_target *t, const kir_kernel *k)
 {
     target_state *s = &prov.of[t->index];
     pe_rt.stats.compile_failures++;
-    if (s->n_rejected == s->rejected_cap) {
-        size_t cap = s->rejected_cap ? s->rejected_cap * 2 : 16;
-        uint64_t *r = realloc(s->rejected, cap * sizeof *r);
-        if (!r) return;
-        s->rejected = r, s->rejected_cap = cap;
-    }
-    s->rejected[s->n_rejected++] = kir_hash(k);
+    if (PE_GROW(s->rejected, s->rejected_cap, s->n_rejected + 1)) s->rejected[s->n_rejected++] = kir_hash(k);
 }
 
 /* -------------------------------------------------------------- linking */
@@ -176,6 +174,7 @@ typedef struct {
  * cache's temporary names). */
 static bool choose_path(const pe_target *t, compiled_code *c, char *err, size_t n_err)
 {
+    assert(pe_api_held());
     *c = (compiled_code){0};
     if (!t->code_in_files) return true;
     if ((c->to_disk = pe_diskcache_temp_path(c->path, sizeof c->path)) || private_path(c->path, sizeof c->path))
@@ -191,6 +190,7 @@ static bool link_and_file(const pe_target *t, const char *arch, const int *place
                           const kir_kernel *const *kernels, size_t n, compiled_code *c, bool *fatal, char *err,
                           size_t n_err)
 {
+    assert(pe_api_held());
     bool ok = true;
     *fatal = false;
     for (int i = 0; i < n_places && ok; i++) ok = t->executor->link(t->executor, places[i], &c->a, kernels, n, fatal, err, n_err);
@@ -318,6 +318,7 @@ static bool compile_or_fail(const pe_target *t, int place, const kir_kernel **mi
 
 bool pe_provision_kernels(const pe_target *t, int place, pe_program_seq *seq, const void **code)
 {
+    assert(pe_api_held());
     bool one_place = t->one_place; /* code kept in the program, for the trace cache */
     const kir_kernel **missing = malloc(sizeof *missing * (seq->n ? seq->n : 1));
     if (!missing) return false;
@@ -364,6 +365,7 @@ bool pe_provision_kernels(const pe_target *t, int place, pe_program_seq *seq, co
 
 bool pe_provision_has(const pe_target *t, const kir_kernel *k)
 {
+    assert(pe_api_held());
     pe_executor *ex = t->executor;
     int places[PE_MAX_PLACES];
     int n = ex->places(ex, places, PE_MAX_PLACES);

@@ -5,6 +5,7 @@
  * Then the whole queue goes, as one batch, to the E-scheduler's thread
  * (jit/sched/escheduler.c), which runs it on the executor and drops the entries'
  * own references on their ports. */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "../../exec/base/runtime.h"
@@ -12,18 +13,14 @@
 #include "../trace/trace.h"
 #include "../sched/escheduler.h"
 
+#include "../../exec/base/grow.h"
 /* Inside a block the queue may grow past its limit, but not without bound. */
 #define BLOCK_LIMIT_FACTOR 64
 
 bool pe_queue_push(pe_entry_kind kind, uint32_t port)
 {
-    if (pe_rt.queue_len == pe_rt.queue_cap) {
-        size_t cap = pe_rt.queue_cap ? pe_rt.queue_cap * 2 : 256;
-        pe_entry *q = realloc(pe_rt.queue, cap * sizeof *q);
-        if (!q) return false;
-        pe_rt.queue = q;
-        pe_rt.queue_cap = cap;
-    }
+    assert(pe_api_held());
+    if (!PE_GROW(pe_rt.queue, pe_rt.queue_cap, pe_rt.queue_len + 1)) return false;
     pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
     if (kind == PE_ENTRY_COMPUTE) {
         pe_port_at(port)->batch = pe_rt.batch_epoch;

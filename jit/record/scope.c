@@ -9,6 +9,7 @@
 #include "../../exec/base/error.h"
 #include "../../exec/base/site.h"
 #include "record.h"
+#include "../../exec/base/grow.h"
 /* Scopes belong to the thread that opens them: scopes[d - 1] lists the
  * arrays this thread created in its scope of depth d. */
 static _Thread_local struct {
@@ -18,13 +19,7 @@ static _Thread_local struct {
 
 static bool list_push(pe_handle_list *l, pe_array h)
 {
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        pe_array *items = realloc(l->items, cap * sizeof *items);
-        if (!items) return false;
-        l->items = items;
-        l->cap = cap;
-    }
+    if (!PE_GROW(l->items, l->cap, l->count + 1)) return false;
     l->items[l->count++] = h;
     return true;
 }
@@ -41,15 +36,9 @@ pe_scope pe_scope_begin_at(const pe_site *s)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_scope_begin")) return (pe_scope){0};
-    if (my.scope_depth == my.scope_cap) {
-        uint32_t cap = my.scope_cap ? my.scope_cap * 2 : 8;
-        pe_handle_list *scopes = realloc(my.scopes, cap * sizeof *scopes);
-        if (!scopes) {
-            pe_raise(s, PE_E_NOMEM, "pe_scope_begin", "out of memory");
-            return (pe_scope){0};
-        }
-        my.scopes = scopes;
-        my.scope_cap = cap;
+    if (!PE_GROW(my.scopes, my.scope_cap, (size_t)my.scope_depth + 1)) {
+        pe_raise(s, PE_E_NOMEM, "pe_scope_begin", "out of memory");
+        return (pe_scope){0};
     }
     my.scopes[my.scope_depth++] = (pe_handle_list){0};
     return (pe_scope){my.scope_depth};

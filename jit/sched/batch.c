@@ -7,6 +7,7 @@
  * executor.  A GPU that cannot take the batch (off, out of memory, its
  * compiler failing) sends it to the CPU; a CPU without its JIT, to the
  * interpreter.  Runs under the runtime lock. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -108,6 +109,7 @@ static size_t with_gpus(const pe_batch *b)
 
 size_t pe_batch_run(const pe_batch *b)
 {
+    assert(pe_api_held());
     pe_executor *ex = pe_rt.executor;
     if (!(ex->caps & PE_EXEC_RUNS_KERNELS)) return interpret(b);
     if (ex->caps & PE_EXEC_DEVICE_MEMORY) return with_gpus(b);

@@ -17,6 +17,7 @@
  * holds it while it plans, allocates and finishes a batch, and the CPU
  * executor lets go of it while kernels run (kernels touch only buffers that
  * the batch's references keep alive).  One batch runs at a time. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -157,6 +158,7 @@ bool pe_esched_start(void)
 
 void pe_esched_stop(void)
 {
+    assert(pe_api_held());
     if (!es.running) return;
     es.stop = true;
     pthread_cond_broadcast(&es.work);
@@ -168,6 +170,7 @@ void pe_esched_stop(void)
 
 void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device)
 {
+    assert(pe_api_held());
     job *j = malloc(sizeof *j);
     if (!j) { /* no memory for the message: run it here, after what is queued */
         while (es.outstanding > 0) pe_esched_wait();
@@ -192,6 +195,7 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
  * go of the lock during kernels): batches must run one at a time, in order. */
 void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device)
 {
+    assert(pe_api_held());
     es.outstanding++;
     es.inline_running = true;
     run_batch(entries, n, &key, epoch, device);
@@ -203,6 +207,7 @@ void pe_esched_run_here(pe_entry *entries, size_t n, pe_trace_key key, uint32_t 
 
 void pe_esched_wait(void)
 {
+    assert(pe_api_held());
     if (es.hold && es.head && !first_wanted()) { /* held: a waiting thread lets at least the oldest batch go */
         es.head->wanted = true;
         pthread_cond_signal(&es.work);

@@ -15,6 +15,7 @@
  * ports; a hit instantiates it with the batch's ports.  An entry holds the
  * id of the fusion rules that made it: a lookup with other rules (the CPU's
  * and the GPU's differ on reductions) misses it. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@
 #include "../../profiler/collect.h"
 
 #include "../../exec/base/site.h"
+#include "../../exec/base/grow.h"
 #define EXTERNAL_BIT PE_TRACE_EXTERNAL_BIT
 #define MAX_COMPARE 8
 #define BUCKETS 1024
@@ -49,16 +51,9 @@ static struct {
 static void put(pe_trace_key *k, const void *p, size_t n)
 {
     if (k->broken) return;
-    if (k->len + n > k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 1024;
-        while (cap < k->len + n) cap *= 2;
-        uint8_t *b = realloc(k->bytes, cap);
-        if (!b) {
-            k->broken = true;
-            return;
-        }
-        k->bytes = b;
-        k->cap = cap;
+    if (!PE_GROW(k->bytes, k->cap, k->len + n)) {
+        k->broken = true;
+        return;
     }
     memcpy(k->bytes + k->len, p, n);
     k->len += n;
@@ -68,15 +63,9 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 {
     pe_port *q = pe_port_at(qi);
     if (q->key_epoch == pe_rt.batch_epoch) return EXTERNAL_BIT | q->key_external;
-    if (k->n_externals == k->externals_cap) {
-        uint32_t cap = k->externals_cap ? k->externals_cap * 2 : 16;
-        uint32_t *e = realloc(k->externals, cap * sizeof *e);
-        if (!e) {
-            k->broken = true;
-            return EXTERNAL_BIT;
-        }
-        k->externals = e;
-        k->externals_cap = cap;
+    if (!PE_GROW(k->externals, k->externals_cap, (size_t)k->n_externals + 1)) {
+        k->broken = true;
+        return EXTERNAL_BIT;
     }
     q->key_epoch = pe_rt.batch_epoch;
     q->key_external = k->n_externals;
@@ -246,6 +235,7 @@ static uint32_t map_from_code(uint32_t code, const void *ctx)
 bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
                      pe_program_seq *seq)
 {
+    assert(pe_api_held());
     if (tc.limit <= 0 || key->broken || !key->first_site) return false;
     int compared = 0;
     for (trace_entry *e = tc.buckets[bucket_of(key->first_site)]; e && compared < MAX_COMPARE; e = e->bucket_next) {
@@ -269,6 +259,11 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, cons
 void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
                     uint32_t epoch, const pe_program_seq *seq)
 {
+    assert(pe_api_held());
+#ifndef NDEBUG
+    for (size_t i = 0; i < n; i++) /* the batch has not run: its sequence still names its ports */
+        assert(entries[i].kind != PE_ENTRY_COMPUTE || pe_port_at(entries[i].port)->batch == epoch);
+#endif
     (void)entries, (void)n;
     if (tc.limit <= 0 || key->broken || !key->first_site) return;
     trace_entry *e = calloc(1, sizeof *e);
