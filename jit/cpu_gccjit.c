@@ -33,7 +33,7 @@ typedef struct {
     gcc_jit_function *fn;
     gcc_jit_block *cur;
     gcc_jit_type *t_void, *t_bool, *t_long, *t_u32, *t_double, *t_voidp;
-    gcc_jit_type *t_of[4]; /* by pe_dtype: float, double, int, unsigned char */
+    gcc_jit_type *t_of[PE_DTYPE__COUNT]; /* by pe_dtype (irformat/dtypes.def) */
     gcc_jit_rvalue *ptr[KIR_MAX_PARAMS]; /* typed buffer pointers, or scalar values */
     gcc_jit_rvalue *val[KIR_MAX_BODY];
     const kir_kernel *k;
@@ -48,7 +48,7 @@ typedef struct {
 
 /* --------------------------------------------------------- what we emit */
 
-static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+static bool is_float(pe_dtype t) { return pe_dtype_is_float(t); }
 
 const char *pe_libm_name(pe_op op)
 {
@@ -98,7 +98,8 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body)
 
 bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
 {
-    if (ctype > PE_BOOL || dtype > PE_BOOL) return false;
+    if (!pe_dtype_valid(ctype) || !pe_dtype_valid(dtype)) return false;
+    if (!pe_dtype_table[ctype].generated || !pe_dtype_table[dtype].generated) return false;
     switch (op) {
     /* full reductions accumulate in double: float compute types only (i32 sums wrap) */
     case PE_OP_sum: case PE_OP_mean: case PE_OP_dot: case PE_OP_norm1: case PE_OP_max_reduce:
@@ -717,12 +718,11 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);
     e.t_u32 = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_INT);
-    e.t_double = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_DOUBLE);
     e.t_voidp = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID_PTR);
-    e.t_of[PE_F32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_FLOAT);
-    e.t_of[PE_F64] = e.t_double;
-    e.t_of[PE_I32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_INT);
-    e.t_of[PE_BOOL] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_CHAR);
+#define PE_DTYPE(en, name, size, is_float, rank, c_type, gccjit_type, cuda_type, generated) \
+    e.t_of[PE_##en] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_##gccjit_type);
+#include "../irformat/dtypes.def"
+    e.t_double = e.t_of[PE_F64];
     char (*names)[48] = calloc(n ? n : 1, sizeof *names);
     if (!names) {
         pe_prims_free(e.prims);

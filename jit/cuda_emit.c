@@ -48,17 +48,10 @@ static void put(text *t, const char *fmt, ...)
     }
 }
 
-static const char *ctype_name(pe_dtype t)
-{
-    switch (t) {
-    case PE_F32: return "float";
-    case PE_F64: return "double";
-    case PE_I32: return "int";
-    default: return "unsigned char";
-    }
-}
+/* The CUDA C type of an element (irformat/dtypes.def). */
+static const char *ctype_name(pe_dtype t) { return pe_dtype_table[t].cuda_type; }
 
-static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+static bool is_float(pe_dtype t) { return pe_dtype_is_float(t); }
 
 /* Helpers every kernel may use: reference min/max (NaN wins, ties of zeros
  * by sign), i32 wrap-around, the saturating float -> i32 conversion. */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "pe.h"
+#include "../irformat/dtypes.h"
 #include "../irformat/ops.h"
 
 #define KIR_MAX_PARAMS 64
