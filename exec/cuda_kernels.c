@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "../jit/aot.h"
-#include "../jit/cpu_gccjit.h"
+#include "../jit/codegen.h"
 #include "../jit/cuda_emit.h"
 #include "../jit/diskcache.h"
 #include "../jit/nvrtc.h"
@@ -31,7 +31,7 @@ static const compiled *lookup(cuda_gpu *g, const kir_kernel *k)
 static CUresult functions_of(CUmodule module, const kir_kernel *k, compiled *c)
 {
     char name[48];
-    pe_gccjit_kernel_name(k, name, sizeof name);
+    pe_kernel_name(k, name, sizeof name);
     c->combine = NULL;
     CUresult r = pe_cuda_api_in_use->cuModuleGetFunction(&c->fn, module, name);
     if (r == PE_CUDA_SUCCESS && pe_cuda_is_reduction(k)) r = pe_cuda_api_in_use->cuModuleGetFunction(&c->combine, module, PE_CUDA_COMBINER);
@@ -88,7 +88,7 @@ static bool from_disk(cuda_gpu *g, const kir_kernel *k, compiled *c)
     if (!kept || !remember(g, k, *c)) {
         char name[48];
         *c = (compiled){0}; /* nothing from a module that goes */
-        pe_gccjit_kernel_name(k, name, sizeof name);
+        pe_kernel_name(k, name, sizeof name);
         if (module && !kept) pe_cuda_api_in_use->cuModuleUnload(module);
         pe_log_message(PE_LOG_WARN, "a cached cubin for %s does not load: the kernel is recompiled", name);
         return false;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen.h"
 #include "diskcache.h"
 #include "runtime.h"
 #include "../irformat/fnv.h"
@@ -150,7 +151,7 @@ pe_kernel_fn pe_diskcache_load(const kir_kernel *k, pe_gccjit_unit **unit)
         return NULL;
     }
     char name[64];
-    pe_gccjit_kernel_name(k, name, sizeof name);
+    pe_kernel_name(k, name, sizeof name);
     pe_kernel_fn fn = (pe_kernel_fn)dlsym(dl, name);
     if (!fn || !(*unit = malloc(sizeof **unit))) {
         dlclose(dl);

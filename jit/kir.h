@@ -81,4 +81,16 @@ bool kir_valid(const kir_kernel *k);
 /* A readable listing, for PE_LOG=debug and tests. */
 void kir_print(const kir_kernel *k, char *out, size_t n);
 
+/* Lowering (kir_lower.c): rewrites k's composed ops (sec, asec, logb,
+ * clamp...: irformat/ops_codegen.def's lowering column) into primitives, in
+ * place, with the arithmetic and roundings the generators emitted for them;
+ * the program generator lowers every kernel it makes, so the code
+ * generators only ever see primitives.  False, with k unchanged, if the
+ * lowered body would not fit KIR_MAX_BODY. */
+bool kir_lower(kir_kernel *k);
+/* The instructions lowering one `op` adds to a body (0 for a primitive). */
+int kir_lower_growth(pe_op op);
+/* Whether k has no composed op left: what the generators require. */
+bool kir_lowered(const kir_kernel *k);
+
 #endif
