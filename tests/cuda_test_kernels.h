@@ -7,7 +7,7 @@
 
 #include "test_util.h"
 
-#include "jit/codegen/cpu_gccjit.h"
+#include "jit/codegen/codegen.h"
 #include "jit/codegen/cuda_emit.h"
 #include "jit/kir/kir.h"
 
@@ -58,13 +58,46 @@ static inline void add(kernel_list *l, kir_kernel k)
     l->k[l->n++] = k;
 }
 
+/* The kernels here are written as the recorder asks (one op each, sec and
+ * clamp included); the generator takes them as the program generator hands
+ * them over: lowered (kir_lower.c), composed ops turned into primitives.
+ * The tests keep the written kernel (its op is what the reference computes)
+ * and emit, and look up by name, its lowered copy. */
+static inline kir_kernel *lowered_copy(const kir_kernel *k)
+{
+    kir_kernel *c = malloc(sizeof *c);
+    assert_non_null(c);
+    *c = *k;
+    assert_true(kir_lower(c));
+    return c;
+}
+
+/* The exported name of written kernel k once lowered. */
+static inline void test_kernel_name(const kir_kernel *k, char *out, size_t n)
+{
+    kir_kernel *c = lowered_copy(k);
+    kir_kernel_name(c, out, n);
+    free(c);
+}
+
+/* The CUDA C of n kernels (lowered first). */
+static inline char *emit_lowered(const kir_kernel *const *ks, size_t n)
+{
+    const kir_kernel **lowered = malloc((n ? n : 1) * sizeof *lowered);
+    assert_non_null(lowered);
+    for (size_t i = 0; i < n; i++) lowered[i] = lowered_copy(ks[i]);
+    char *src = pe_cuda_emit(lowered, n);
+    assert_non_null(src);
+    for (size_t i = 0; i < n; i++) free((void *)lowered[i]);
+    free(lowered);
+    return src;
+}
+
 /* The CUDA C of kernel k alone. */
 static inline char *emit_one(const kir_kernel *k)
 {
     const kir_kernel *ks[] = {k};
-    char *src = pe_cuda_emit(ks, 1);
-    assert_non_null(src);
-    return src;
+    return emit_lowered(ks, 1);
 }
 
 /* The CUDA C of every kernel of the list (one source). */
@@ -73,8 +106,7 @@ static inline char *emit_all(const kernel_list *l)
     const kir_kernel **ptrs = malloc(l->n * sizeof *ptrs);
     assert_non_null(ptrs);
     for (size_t i = 0; i < l->n; i++) ptrs[i] = &l->k[i];
-    char *src = pe_cuda_emit(ptrs, l->n);
-    assert_non_null(src);
+    char *src = emit_lowered(ptrs, l->n);
     free(ptrs);
     return src;
 }
@@ -88,7 +120,7 @@ static inline kernel_list map_kernels(void)
         if (pe_op_table[op].kind != PE_KIND_MAP || op == PE_OP_cast) continue;
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
             pe_dtype ct = dtypes[d];
-            if (!pe_gccjit_can_emit((pe_op)op, ct, result_of((pe_op)op, ct), ct)) continue;
+            if (!pe_cpu_can_emit((pe_op)op, ct, result_of((pe_op)op, ct), ct)) continue;
             add(&l, map_kernel((pe_op)op, ct, pe_op_table[op].arity));
         }
     }
@@ -132,7 +164,7 @@ static inline kernel_list reduction_kernels(void)
     kernel_list l = {0};
     for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
         for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
-            if (pe_gccjit_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
+            if (pe_cpu_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
     return l;
 }
 

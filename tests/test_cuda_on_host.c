@@ -49,7 +49,7 @@ typedef void (*thread_fn)(unsigned block, unsigned thread, unsigned grid, unsign
 static void host_launch(void *lib, const kir_kernel *k, long long n, pe_cuda_args *a, unsigned grid, unsigned block)
 {
     char name[48];
-    kir_kernel_name(k, name, sizeof name);
+    test_kernel_name(k, name, sizeof name);
     kernel_fn fn = (kernel_fn)dlsym(lib, name);
     thread_fn at = (thread_fn)dlsym(lib, "pe_emul_thread");
     assert_non_null(fn);
@@ -420,7 +420,7 @@ static void test_reductions_run_on_the_host(void **state)
             }
             args.p[arity].ptr = (unsigned long long)(uintptr_t)stored;
             char name[48];
-            kir_kernel_name(k, name, sizeof name);
+            test_kernel_name(k, name, sizeof name);
             void *fn = dlsym(lib, name);
             assert_non_null(fn);
             for (int run = 0; run < 2; run++) {
@@ -545,7 +545,7 @@ static void test_reduction_with_a_broadcast_operand(void **state)
     void *lib = host_build_vectorised(&k);
     blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
     char name[48];
-    kir_kernel_name(&k, name, sizeof name);
+    test_kernel_name(&k, name, sizeof name);
     void *fn = dlsym(lib, name);
     assert_non_null(launch);
     assert_non_null(fn);

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jit/codegen/codegen.h"
+#include "jit/kir/kir.h"
+
 static void remove_tree(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -611,6 +614,67 @@ static void test_reductions_fuse_and_are_deterministic(void **state)
     }
 }
 
+/* The code generators' table agrees with itself: PE_CASES_COMPOSED names
+ * exactly the ops with a lowering; a lowering's steps are primitives the
+ * generators emit, and their catalog costs add up to the op's own (the
+ * GPU's vector loop is chosen by the sum of a kernel's op costs, so
+ * lowering must not move a kernel across that line). */
+static int composed_case(pe_op op)
+{
+    switch (op) {
+    PE_CASES_COMPOSED
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void test_lowering_table_is_consistent(void **state)
+{
+    (void)state;
+    for (int op = 0; op < PE_OP__COUNT; op++) {
+        const pe_lowering *l = &pe_codegen_of((pe_op)op)->lowering;
+        assert_int_equal(composed_case((pe_op)op), l->n_steps != 0);
+        if (!l->n_steps) continue;
+        int cost = 0;
+        for (int s = 0; s < l->n_steps; s++) {
+            assert_false(pe_op_composed((pe_op)l->step[s].op));
+            assert_true(pe_cpu_can_emit((pe_op)l->step[s].op, PE_F64, PE_F64, PE_F64));
+            cost += pe_op_table[l->step[s].op].cost;
+        }
+        if (cost != pe_op_table[op].cost) fail_msg("%s costs %d, its lowering %d", pe_op_table[op].name, pe_op_table[op].cost, cost);
+    }
+}
+
+/* sec(x) in f32: cos and the reciprocal computed in double, rounded once to
+ * f32 by the last step; the stores follow the values; lowering twice
+ * changes nothing. */
+static void test_lowering_rewrites_composed_ops(void **state)
+{
+    (void)state;
+    kir_kernel k = {0};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_sec, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = PE_F32, .ctype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {1, 1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {2, 2}};
+    assert_false(kir_lowered(&k));
+    assert_true(kir_lower(&k));
+    assert_true(kir_lowered(&k) && kir_valid(&k));
+    assert_int_equal(k.n_body, 6);
+    const kir_inst *cosine = &k.body[1], *rcp = &k.body[2], *e = &k.body[3];
+    assert_true(cosine->op == PE_OP_cos && cosine->ctype == PE_F64 && cosine->dtype == PE_F64 && cosine->a[0] == 0);
+    assert_true(rcp->op == PE_OP_rcp && rcp->ctype == PE_F64 && rcp->dtype == PE_F32 && rcp->a[0] == 1);
+    assert_true(e->op == PE_OP_exp && e->a[0] == 2);
+    assert_true(k.body[4].a[1] == 2 && k.body[5].a[1] == 3);
+    kir_kernel again = k;
+    assert_true(kir_lower(&again));
+    assert_true(kir_equal(&k, &again));
+}
+
 int main(void)
 {
     /* These tests count compiles and cache files exactly; built through
@@ -630,6 +694,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_special_values_match_interpreter, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_all_primitives_in_one_kernel_compile, no_fixture, no_fixture),
         cmocka_unit_test_setup_teardown(test_primitives_accuracy, no_fixture, no_fixture),
+        cmocka_unit_test(test_lowering_table_is_consistent),
+        cmocka_unit_test(test_lowering_rewrites_composed_ops),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (cache_dir[0]) remove_tree(cache_dir);

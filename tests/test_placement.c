@@ -10,7 +10,7 @@
 #include "test_util.h"
 
 #include "jit/sched/placement.h"
-#include "../jit/record/record.h"
+#include "jit/record/record.h"
 #include "jit/codegen/cpu_gccjit.h"
 #include "jit/codegen/cuda_emit.h"
 

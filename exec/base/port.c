@@ -179,31 +179,6 @@ void pe_ports_free_all(void)
     pe_rt.n_free = 0;
 }
 
-size_t pe_dtype_size(pe_dtype t)
-{
-    switch (t) {
-    case PE_F32: case PE_I32: return 4;
-    case PE_F64: return 8;
-    case PE_BOOL: return 1;
-    case PE_C64: return 8;
-    case PE_C128: return 16;
-    }
-    return 0;
-}
-
-const char *pe_dtype_name(pe_dtype t)
-{
-    switch (t) {
-    case PE_F32: return "f32";
-    case PE_F64: return "f64";
-    case PE_I32: return "i32";
-    case PE_BOOL: return "bool";
-    case PE_C64: return "c64";
-    case PE_C128: return "c128";
-    }
-    return "?";
-}
-
 /* The free function of a lent buffer: it is the application's, PE gives
  * nothing back (the accounting is undone by free_port). */
 static void lent_buffer_free(void *data, void *ctx)

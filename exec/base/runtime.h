@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "pe.h"
+#include "../../irformat/dtypes.h"
 #include "../../irformat/ops.h"
 
 /* ------------------------------------------------------------------ ports */
@@ -138,11 +139,8 @@ extern pe_runtime pe_rt;
 
 static inline pe_port *pe_port_at(uint32_t idx) { return &pe_rt.pages[idx >> PE_PAGE_BITS][idx & (PE_PAGE_SIZE - 1)]; }
 static inline pe_array pe_handle_of(uint32_t idx) { return (pe_array){((uint64_t)pe_port_at(idx)->gen << 32) | (idx + 1)}; }
-size_t pe_dtype_size(pe_dtype t);
 /* The bytes of a port's value (host or device copy). */
 static inline size_t pe_port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
-const char *pe_dtype_name(pe_dtype t);
-static inline bool pe_dtype_is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
 
 /* ------------------------------------------------------------- api lock */
 

@@ -3,17 +3,11 @@
 #include "runtime.h"
 
 #include "shape.h"
-static int rank_of_type(pe_dtype t)
-{
-    switch (t) {
-    case PE_BOOL: return 0;
-    case PE_I32: return 1;
-    case PE_F32: return 2;
-    default: return 3;
-    }
-}
 
-pe_dtype pe_promote(pe_dtype a, pe_dtype b) { return rank_of_type(a) >= rank_of_type(b) ? a : b; }
+/* The promotion order is a column of irformat/dtypes.def. */
+static int promote_rank(pe_dtype t) { return pe_dtype_valid(t) ? pe_dtype_table[t].promote_rank : 3; }
+
+pe_dtype pe_promote(pe_dtype a, pe_dtype b) { return promote_rank(a) >= promote_rank(b) ? a : b; }
 
 /* Strong operands promote among themselves; a weak operand only raises the
  * kind: a weak float with integer or bool arrays gives f32, a weak int with

@@ -17,6 +17,23 @@
 
 #include "../base/error.h"
 #include "../base/shape.h"
+
+/* Switches over pe_op have no default, so that -Wswitch names an op the
+ * interpreter forgot; a switch about one kind of op gets the labels of all
+ * the others from the catalog: CASE_UNLESS_<KIND>_<kind of the op>. */
+#define CASE_UNLESS_REDUCE_MAP(name) case PE_OP_##name:
+#define CASE_UNLESS_REDUCE_REDUCE(name)
+#define CASE_UNLESS_REDUCE_GENERATOR(name) case PE_OP_##name:
+#define CASE_UNLESS_REDUCE_VIEW(name) case PE_OP_##name:
+#define CASE_UNLESS_REDUCE_INTRINSIC(name) case PE_OP_##name:
+#define CASE_UNLESS_REDUCE_IO(name) case PE_OP_##name:
+#define CASE_UNLESS_VIEW_MAP(name) case PE_OP_##name:
+#define CASE_UNLESS_VIEW_REDUCE(name) case PE_OP_##name:
+#define CASE_UNLESS_VIEW_GENERATOR(name) case PE_OP_##name:
+#define CASE_UNLESS_VIEW_VIEW(name)
+#define CASE_UNLESS_VIEW_INTRINSIC(name) case PE_OP_##name:
+#define CASE_UNLESS_VIEW_IO(name) case PE_OP_##name:
+
 /* ------------------------------------------------------ element access */
 
 static double load(const pe_port *p, int64_t i)
@@ -263,9 +280,13 @@ static double reduce_one(pe_op op, bool integer, value_fn value, const void *ctx
         }
         return scale * sqrt(neumaier_total(&acc));
     }
-    default:
-        return NAN;
+    /* every other op of the catalog: not a reduction, never asked */
+#define PE_OP(name, kind, arity, fusible, cost, result) CASE_UNLESS_REDUCE_##kind(name)
+#include "../../irformat/ops.def"
+    case PE_OP__COUNT:
+        break;
     }
+    return NAN;
 }
 
 /* pe_dot: the products of the broadcast operands, in row-major order. */
@@ -349,9 +370,18 @@ static int64_t view_source(const pe_port *p, const pe_port *x, const int64_t *id
         }
         return flatten(x->rank, x->shape, src);
     }
-    default: /* reshape: the same row-major order */
-        return flatten(p->rank, p->shape, idx);
+    case PE_OP_reshape: /* the same row-major order */
+        break;
+    case PE_OP_gather: case PE_OP_concat: /* two inputs: run_view computes them itself */
+        break;
+    /* every other op of the catalog: not a view, never asked */
+#define PE_OP(name, kind, arity, fusible, cost, result) CASE_UNLESS_VIEW_##kind(name)
+#include "../../irformat/ops.def"
+
+    case PE_OP__COUNT:
+        break;
     }
+    return flatten(p->rank, p->shape, idx);
 }
 
 static void run_view(pe_port *p, pe_port *const *in)
@@ -439,7 +469,7 @@ static bool compute(pe_port *p)
     case PE_KIND_REDUCE: run_reduce(p, in); break;
     case PE_KIND_VIEW: run_view(p, in); break;
     case PE_KIND_GENERATOR: run_generator(p); break;
-    default: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); return false;
+    case PE_KIND_INTRINSIC: case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); return false;
     }
     if (p->state == PE_PORT_INVALID) {
         pe_port_result_drop(p);

@@ -3,7 +3,14 @@
  * Every MAP row of ops.def must have a ref_<name> here: the table below is
  * expanded from the catalog, so a missing one is a compile error.  Values are
  * computed in double precision from operands already converted to the op's
- * compute type; the caller rounds the result to the result dtype. */
+ * compute type; the caller rounds the result to the result dtype.
+ *
+ * The composed ops (sec, asec, logb, clamp, ...) are written out here again
+ * although irformat/ops_codegen.def's lowering column describes their
+ * decomposition for the code generators (jit/codegen/kir_lower.c): this file is the
+ * oracle the generated kernels are tested against, and an oracle that read
+ * the same column would agree with a wrong row.  So its definitions stay
+ * independent, in double, each one from the op's mathematical definition. */
 #define _GNU_SOURCE
 #include "refmath.h"
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen.h"
 #include "cpu_gccjit.h"
 #include "cpu_prims.h"
 #include "gccjit_build.h"
@@ -32,7 +33,7 @@ typedef struct {
     gcc_jit_function *fn;
     gcc_jit_block *cur;
     gcc_jit_type *t_void, *t_bool, *t_long, *t_u32, *t_double, *t_voidp;
-    gcc_jit_type *t_of[4]; /* by pe_dtype: float, double, int, unsigned char */
+    gcc_jit_type *t_of[PE_DTYPE__COUNT]; /* by pe_dtype (irformat/dtypes.def) */
     gcc_jit_rvalue *ptr[KIR_MAX_PARAMS]; /* typed buffer pointers, or scalar values */
     gcc_jit_rvalue *val[KIR_MAX_BODY];
     const kir_kernel *k;
@@ -47,46 +48,7 @@ typedef struct {
 
 /* --------------------------------------------------------- what we emit */
 
-static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
-
-const char *pe_libm_name(pe_op op)
-{
-    switch (op) {
-    case PE_OP_exp: return "exp";
-    case PE_OP_exp2: return "exp2";
-    case PE_OP_exp10: return "exp10";
-    case PE_OP_expm1: return "expm1";
-    case PE_OP_log: return "log";
-    case PE_OP_log2: return "log2";
-    case PE_OP_log10: return "log10";
-    case PE_OP_log1p: return "log1p";
-    case PE_OP_sqrt: return "sqrt";
-    case PE_OP_cbrt: return "cbrt";
-    case PE_OP_sin: return "sin";
-    case PE_OP_cos: return "cos";
-    case PE_OP_tan: return "tan";
-    case PE_OP_asin: return "asin";
-    case PE_OP_acos: return "acos";
-    case PE_OP_atan: return "atan";
-    case PE_OP_sinh: return "sinh";
-    case PE_OP_cosh: return "cosh";
-    case PE_OP_tanh: return "tanh";
-    case PE_OP_asinh: return "asinh";
-    case PE_OP_acosh: return "acosh";
-    case PE_OP_atanh: return "atanh";
-    case PE_OP_erf: return "erf";
-    case PE_OP_erfc: return "erfc";
-    case PE_OP_floor: return "floor";
-    case PE_OP_ceil: return "ceil";
-    case PE_OP_trunc: return "trunc";
-    case PE_OP_round: return "round";
-    case PE_OP_abs: return "fabs";
-    case PE_OP_pow: return "pow";
-    case PE_OP_atan2: return "atan2";
-    case PE_OP_fma: return "fma";
-    default: return NULL;
-    }
-}
+static bool is_float(pe_dtype t) { return pe_dtype_is_float(t); }
 
 bool pe_gccjit_reduction_fusible(const kir_kernel *body)
 {
@@ -95,40 +57,7 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body)
     return true;
 }
 
-bool pe_gccjit_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
-{
-    if (ctype > PE_BOOL || dtype > PE_BOOL) return false;
-    switch (op) {
-    /* full reductions accumulate in double: float compute types only (i32 sums wrap) */
-    case PE_OP_sum: case PE_OP_mean: case PE_OP_dot: case PE_OP_norm1: case PE_OP_max_reduce:
-    case PE_OP_min_reduce: case PE_OP_norminf:
-        return is_float(ctype);
-    case PE_OP_norm2: /* the reference scales by the largest magnitude: f32 squares cannot overflow a double */
-        return ctype == PE_F32;
-    case PE_OP_index: case PE_OP_identity: /* generators: from the element's coordinates */
-        return true;
-    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_sign:
-    case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge: case PE_OP_eq: case PE_OP_ne:
-    case PE_OP_and: case PE_OP_or: case PE_OP_not: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
-    case PE_OP_cond:
-        return true;
-    case PE_OP_cast:
-        (void)operand0;
-        return true;
-    case PE_OP_min: case PE_OP_max: case PE_OP_clamp: case PE_OP_div: case PE_OP_mod:
-        return ctype == PE_I32 || is_float(ctype);
-    case PE_OP_abs:
-        return true;
-    case PE_OP_rsqrt: case PE_OP_rcp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:
-    case PE_OP_asec: case PE_OP_acsc: case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
-    case PE_OP_cdf_norm: case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite:
-        return is_float(ctype);
-    default:
-        return is_float(ctype) && pe_libm_name(op) != NULL;
-    }
-}
-
-const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_gccjit_can_emit, pe_gccjit_reduction_fusible};
+const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible};
 
 /* ------------------------------------------------------------- helpers */
 
@@ -241,26 +170,10 @@ static gcc_jit_rvalue *coordinate(emitter *e, int axis)
     return gcc_jit_context_new_cast(e->ctx, NULL, q, e->t_of[PE_I32]);
 }
 
-/* f32 ops computed in double and rounded once, as the reference does: those
- * composed of two roundings where the composition is ill-conditioned
- * (acos(1/x) near 1, 1/tan near a pole), and erf/erfc, whose glibc f32
- * versions are 3 ulp off. */
-bool pe_composed_in_double(pe_op op)
-{
-    switch (op) {
-    case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec: case PE_OP_acsc:
-    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth: case PE_OP_cdf_norm: case PE_OP_rsqrt:
-    case PE_OP_erf: case PE_OP_erfc:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
 static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
 {
-    const char *name = op == PE_OP_cdf_norm ? "cdf_norm" : pe_libm_name(op);
+    const char *name = pe_codegen_of(op)->f32_prim;
     return name ? pe_prims_get(prims, name, true) : NULL;
 }
 
@@ -269,7 +182,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
     /* erf, erfc, cdf_norm: the primitives are accurate in f32 */
-    if (ct == PE_F32 && pe_composed_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
+    if (ct == PE_F32 && pe_f32_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
     gcc_jit_type *T = type_of(e, ct);
     gcc_jit_rvalue *v[3];
     for (int j = 0; j < in->n; j++) {
@@ -287,10 +200,9 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
                   : wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]);
     case PE_OP_div:
         if (fl) return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, v[0], v[1]);
-        if (op == PE_OP_mod && fl) return math(e, "fmod", ct, 2, v);
         __attribute__((fallthrough)); /* i32 division and remainder share their guards */
     case PE_OP_mod: {
-        if (fl) return math(e, "fmod", ct, 2, v);
+        if (fl) return math(e, pe_libm_name(PE_OP_mod), ct, 2, v);
         /* b == 0 gives 0; b == -1 avoids INT_MIN / -1 (quotient -a wraps, remainder 0) */
         gcc_jit_rvalue *zero = gcc_jit_context_zero(e->ctx, T), *minus1 = gcc_jit_context_new_rvalue_from_int(e->ctx, T, -1);
         gcc_jit_rvalue *safe_b = choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), gcc_jit_context_one(e->ctx, T), v[1], T);
@@ -302,7 +214,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
         return choose(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[1], zero), zero, q, T);
     }
     case PE_OP_abs:
-        if (fl) return math1(e, "fabs", ct, v[0]);
+        if (fl) return math1(e, pe_libm_name(op), ct, v[0]);
         return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], gcc_jit_context_zero(e->ctx, T)),
                       wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]), v[0], T);
     case PE_OP_sign: {
@@ -313,23 +225,15 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     }
     case PE_OP_min: return minmax(e, v[0], v[1], true, ct);
     case PE_OP_max: return minmax(e, v[0], v[1], false, ct);
-    case PE_OP_clamp: return minmax(e, minmax(e, v[0], v[1], false, ct), v[2], true, ct);
-    case PE_OP_fma: return math(e, "fma", ct, 3, v);
-    case PE_OP_pow: return math(e, "pow", ct, 2, v);
-    case PE_OP_atan2: return math(e, "atan2", ct, 2, v);
+    case PE_OP_fma: case PE_OP_pow: case PE_OP_atan2: return math(e, pe_libm_name(op), ct, in->n, v);
     case PE_OP_rcp: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]);
     case PE_OP_rsqrt: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sqrt", ct, v[0]));
-    case PE_OP_logb:
-        return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, math1(e, "log", ct, v[0]), math1(e, "log", ct, v[1]));
-    case PE_OP_sec: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "cos", ct, v[0]));
-    case PE_OP_csc: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sin", ct, v[0]));
-    case PE_OP_cot: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "tan", ct, v[0]));
-    case PE_OP_sech: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "cosh", ct, v[0]));
-    case PE_OP_csch: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sinh", ct, v[0]));
-    case PE_OP_coth: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "tanh", ct, v[0]));
-    case PE_OP_asec: return math1(e, "acos", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
-    case PE_OP_acsc: return math1(e, "asin", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
-    case PE_OP_acot: return math1(e, "atan", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]));
+    case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
+    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_cbrt: case PE_OP_sin: case PE_OP_cos:
+    case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
+    case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
+    case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
+        return math1(e, pe_libm_name(op), ct, v[0]);
     case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)).  For f64 in long double: the tail's slope
                               amplifies any rounding of the argument (as the reference does); for f32
                               (ct is then f64) double is already far more than enough */
@@ -389,11 +293,12 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
     case PE_OP_identity: /* row == column */
         return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
-    default: {
-        const char *name = pe_libm_name(op);
-        return math1(e, name, ct, v[0]);
+    case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
+    PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
+    PE_CASES_NOT_ELEMENTWISE
+        break;              /* pe_gccjit_compile refuses such kernels (pe_kernel_generatable) */
     }
-    }
+    return NULL;
 }
 
 /* --------------------------------------------------------------- kernel */
@@ -422,38 +327,25 @@ static gcc_jit_rvalue *element_index(emitter *e, const kir_param *p)
     return off;
 }
 
-/* The accumulator's start: the identity of the reduction. */
-static double reduce_identity(pe_op op)
-{
-    switch (op) {
-    case PE_OP_max_reduce: return -__builtin_inf();
-    case PE_OP_min_reduce: return __builtin_inf();
-    default: return 0.0;
-    }
-}
-
 static void emit_reduce(emitter *e, const kir_inst *in)
 {
-    pe_op op = (pe_op)in->op;
+    const pe_reduction *r = pe_reduction_of((pe_op)in->op);
     pe_dtype ct = (pe_dtype)in->ctype;
     gcc_jit_rvalue *v[2];
     for (int j = 0; j + 1 < in->n; j++) { /* operands meet in ctype, then widen exactly */
         gcc_jit_rvalue *x = e->val[in->a[j + 1]];
         pe_dtype from = (pe_dtype)e->k->body[in->a[j + 1]].dtype;
-        if (op == PE_OP_dot) x = cast(e, x, from, ct), from = ct;
+        if (r->element == PE_ELEM_PRODUCT) x = cast(e, x, from, ct), from = ct;
         v[j] = gcc_jit_context_new_cast(e->ctx, NULL, x, e->t_double);
     }
     gcc_jit_rvalue *x = v[0], *acc = gcc_jit_lvalue_as_rvalue(e->acc);
-    switch (op) {
-    case PE_OP_dot: x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, v[0], v[1]); break;
-    case PE_OP_norm1: case PE_OP_norminf: x = math1(e, "fabs", PE_F64, x); break;
-    case PE_OP_norm2: x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, x); break;
-    default: break;
-    }
+    if (r->element == PE_ELEM_PRODUCT) x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, v[0], v[1]);
+    if (r->element == PE_ELEM_ABS) x = math1(e, "fabs", PE_F64, x);
+    if (r->element == PE_ELEM_SQUARE) x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, x);
     x = to_local(e, x, e->t_double);
-    if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
+    if (r->acc == PE_ACC_MAX || r->acc == PE_ACC_MIN) {
         /* a NaN sticks: once acc is NaN no comparison replaces it */
-        gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
+        gcc_jit_rvalue *better = cmp(e, r->acc == PE_ACC_MIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
         gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
                                                              cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
         gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
@@ -474,8 +366,7 @@ static void emit_reduce(emitter *e, const kir_inst *in)
  * reference keeps.  (f32 operands summed in double need no compensation.) */
 static bool compensated(const kir_inst *reduce)
 {
-    pe_op op = (pe_op)reduce->op;
-    return reduce->ctype == PE_F64 && op != PE_OP_max_reduce && op != PE_OP_min_reduce && op != PE_OP_norminf;
+    return reduce->ctype == PE_F64 && !pe_reduction_is_extreme((pe_op)reduce->op);
 }
 
 static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, long b)
@@ -486,9 +377,8 @@ static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_r
 /* Two lanes' accumulators combined: a sum, or the extreme with NaN sticking. */
 static gcc_jit_rvalue *combine_lanes(emitter *e, pe_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
 {
-    if (op != PE_OP_max_reduce && op != PE_OP_min_reduce && op != PE_OP_norminf)
-        return to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
-    gcc_jit_rvalue *better = cmp(e, op == PE_OP_min_reduce ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a);
+    if (!pe_reduction_is_extreme(op)) return to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
+    gcc_jit_rvalue *better = cmp(e, pe_reduction_of(op)->acc == PE_ACC_MIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a);
     gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
                                                          cmp(e, GCC_JIT_COMPARISON_NE, b, b), better);
     gcc_jit_rvalue *a_nan = cmp(e, GCC_JIT_COMPARISON_NE, a, a);
@@ -533,15 +423,8 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
         if (in->kind != KIR_OP) continue;
         pe_op op = (pe_op)in->op;
         if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
-        if (pe_composed_in_double(op) && in->ctype == PE_F32) return false;
-        switch (op) {
-        case PE_OP_sqrt: case PE_OP_abs: case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_fma:
-            break;
-        case PE_OP_rsqrt: case PE_OP_rcp:
-            break;
-        default:
-            if (pe_libm_name(op) || pe_composed_in_double(op) || op == PE_OP_mod) return false;
-        }
+        if (pe_f32_in_double(op) && in->ctype == PE_F32) return false;
+        if (!pe_codegen_of(op)->cpu_vectorises) return false;
     }
     return true;
 }
@@ -601,7 +484,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
             char name[16];
             snprintf(name, sizeof name, "acc%d", l);
             acc[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
-            gcc_jit_block_add_assignment(entry, NULL, acc[l], num(e, PE_F64, reduce_identity((pe_op)reduce->op)));
+            gcc_jit_block_add_assignment(entry, NULL, acc[l], num(e, PE_F64, pe_reduction_of((pe_op)reduce->op)->identity));
             comp[l] = NULL;
             if (with_comp) {
                 snprintf(name, sizeof name, "comp%d", l);
@@ -716,12 +599,11 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);
     e.t_u32 = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_INT);
-    e.t_double = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_DOUBLE);
     e.t_voidp = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID_PTR);
-    e.t_of[PE_F32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_FLOAT);
-    e.t_of[PE_F64] = e.t_double;
-    e.t_of[PE_I32] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_INT);
-    e.t_of[PE_BOOL] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_CHAR);
+#define PE_DTYPE(en, name, size, is_float, rank, c_type, gccjit_type, cuda_type, generated) \
+    e.t_of[PE_##en] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_##gccjit_type);
+#include "../../irformat/dtypes.def"
+    e.t_double = e.t_of[PE_F64];
     char (*names)[48] = calloc(n ? n : 1, sizeof *names);
     if (!names) {
         pe_prims_free(e.prims);
@@ -729,6 +611,14 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
         snprintf(err, err_size, "out of memory");
         return false;
     }
+    for (size_t i = 0; i < n; i++)
+        if (!pe_kernel_generatable(kernels[i], pe_cpu_can_emit)) {
+            free(names);
+            pe_prims_free(e.prims);
+            gcc_jit_context_release(ctx);
+            snprintf(err, err_size, "a kernel with an op this generator does not emit (composed ops are lowered first)");
+            return false;
+        }
     for (size_t i = 0; i < n; i++) {
         kir_kernel_name(kernels[i], names[i], sizeof names[i]);
         emit_kernel(&e, kernels[i], names[i]);

@@ -4,15 +4,16 @@
  * normcdf, ...), whose documented accuracy is within PE's 2-ulp contract for
  * f32 except where the CPU emitter, too, computes in double and rounds once
  * (composed ops, erf, erfc, rsqrt); f32 cdf_norm is PE's own
- * (cuda_cdf_norm.cuh).  Which ops, dtypes and
- * reductions exist is the CPU emitter's decision (pe_gccjit_can_emit): both
- * generators take the same program sequences. */
+ * (cuda_cdf_norm.cuh).  Which ops, dtypes and reductions it emits, libm
+ * names and how reductions accumulate are columns of
+ * irformat/ops_codegen.def (codegen.h), as for the CPU generator; composed
+ * ops reach it as primitives (kir_lower.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_gccjit.h"
+#include "codegen.h"
 #include "cuda_emit.h"
 
 #include "../../exec/base/grow.h"
@@ -46,17 +47,10 @@ static void put(text *t, const char *fmt, ...)
     }
 }
 
-static const char *ctype_name(pe_dtype t)
-{
-    switch (t) {
-    case PE_F32: return "float";
-    case PE_F64: return "double";
-    case PE_I32: return "int";
-    default: return "unsigned char";
-    }
-}
+/* The CUDA C type of an element (irformat/dtypes.def). */
+static const char *ctype_name(pe_dtype t) { return pe_cuda_type_name(t); }
 
-static bool is_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+static bool is_float(pe_dtype t) { return pe_dtype_is_float(t); }
 
 /* Helpers every kernel may use: reference min/max (NaN wins, ties of zeros
  * by sign), i32 wrap-around, the saturating float -> i32 conversion. */
@@ -163,7 +157,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
     bool cdf_f32 = op == PE_OP_cdf_norm && ct == PE_F32;
-    if (ct == PE_F32 && pe_composed_in_double(op) && !cdf_f32) ct = PE_F64;
+    if (ct == PE_F32 && pe_f32_in_double(op) && !cdf_f32) ct = PE_F64;
     const char *T = ctype_name(ct), *R = ctype_name(rt);
     const char *f = ct == PE_F32 ? "f" : "";
     char a[3][96];
@@ -195,11 +189,11 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         else put(t, "pe_idiv(%s, %s)", a[0], a[1]);
         break;
     case PE_OP_mod:
-        if (fl) put(t, "fmod%s(%s, %s)", f, a[0], a[1]);
+        if (fl) put(t, "%s%s(%s, %s)", pe_libm_name(op), f, a[0], a[1]);
         else put(t, "pe_imod(%s, %s)", a[0], a[1]);
         break;
     case PE_OP_abs:
-        if (fl) put(t, "fabs%s(%s)", f, a[0]);
+        if (fl) put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
         else put(t, "%s < 0 ? pe_wrap(0u - (unsigned)%s) : %s", a[0], a[0], a[0]);
         break;
     case PE_OP_sign: /* NaN and signed zeros pass through */
@@ -207,22 +201,17 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         break;
     case PE_OP_min: put(t, "pe_min(%s, %s)", a[0], a[1]); break;
     case PE_OP_max: put(t, "pe_max(%s, %s)", a[0], a[1]); break;
-    case PE_OP_clamp: put(t, "pe_min(pe_max(%s, %s), %s)", a[0], a[1], a[2]); break;
-    case PE_OP_fma: put(t, "fma%s(%s, %s, %s)", f, a[0], a[1], a[2]); break;
-    case PE_OP_pow: put(t, "pow%s(%s, %s)", f, a[0], a[1]); break;
-    case PE_OP_atan2: put(t, "atan2%s(%s, %s)", f, a[0], a[1]); break;
+    case PE_OP_fma: put(t, "%s%s(%s, %s, %s)", pe_libm_name(op), f, a[0], a[1], a[2]); break;
+    case PE_OP_pow: case PE_OP_atan2: put(t, "%s%s(%s, %s)", pe_libm_name(op), f, a[0], a[1]); break;
     case PE_OP_rcp: put(t, "(%s)1 / %s", T, a[0]); break;
     case PE_OP_rsqrt: put(t, "(%s)1 / sqrt%s(%s)", T, f, a[0]); break;
-    case PE_OP_logb: put(t, "log%s(%s) / log%s(%s)", f, a[0], f, a[1]); break;
-    case PE_OP_sec: put(t, "(%s)1 / cos%s(%s)", T, f, a[0]); break;
-    case PE_OP_csc: put(t, "(%s)1 / sin%s(%s)", T, f, a[0]); break;
-    case PE_OP_cot: put(t, "(%s)1 / tan%s(%s)", T, f, a[0]); break;
-    case PE_OP_sech: put(t, "(%s)1 / cosh%s(%s)", T, f, a[0]); break;
-    case PE_OP_csch: put(t, "(%s)1 / sinh%s(%s)", T, f, a[0]); break;
-    case PE_OP_coth: put(t, "(%s)1 / tanh%s(%s)", T, f, a[0]); break;
-    case PE_OP_asec: put(t, "acos%s((%s)1 / %s)", f, T, a[0]); break;
-    case PE_OP_acsc: put(t, "asin%s((%s)1 / %s)", f, T, a[0]); break;
-    case PE_OP_acot: put(t, "atan%s((%s)1 / %s)", f, T, a[0]); break;
+    case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
+    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_cbrt: case PE_OP_sin: case PE_OP_cos:
+    case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
+    case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
+    case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
+        put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
+        break;
     case PE_OP_cdf_norm:
         if (cdf_f32) put(t, "pe_cdf_norm_f32(%s, tail%d)", a[0], tail);
         else put(t, "normcdf(%s)", a[0]);
@@ -263,9 +252,10 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         put(t, "%s == %s", r, c);
         break;
     }
-    default:
-        put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
-        break;
+    case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
+    PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
+    PE_CASES_NOT_ELEMENTWISE
+        break;              /* pe_cuda_emit refuses such kernels (pe_kernel_generatable) */
     }
     put(t, rt == PE_BOOL ? ") != 0);\n" : ");\n");
 }
@@ -299,9 +289,10 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_gccjit_can_emit, NULL};
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL};
 
-static bool is_extreme(pe_op op) { return op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf; }
+static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
+static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }
 static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
 
 static void emit_reduce(emitter *e, const kir_inst *in)
@@ -311,16 +302,17 @@ static void emit_reduce(emitter *e, const kir_inst *in)
     pe_dtype ct = (pe_dtype)in->ctype;
     char x0[96], x1[96];
     /* operands meet in ctype (dot), then widen exactly to double */
-    if (op == PE_OP_dot) {
+    pe_elem_kind element = (pe_elem_kind)pe_reduction_of(op)->element;
+    if (element == PE_ELEM_PRODUCT) {
         operand(e, in, 1, ct, x0, sizeof x0);
         operand(e, in, 2, ct, x1, sizeof x1);
         put(t, "    { double x = (double)(%s) * (double)(%s);\n", x0, x1);
     } else {
         put(t, "    { double x = (double)v%d;\n", in->a[1]);
-        if (op == PE_OP_norm1 || op == PE_OP_norminf) put(t, "      x = fabs(x);\n");
-        if (op == PE_OP_norm2) put(t, "      x = x * x;\n");
+        if (element == PE_ELEM_ABS) put(t, "      x = fabs(x);\n");
+        if (element == PE_ELEM_SQUARE) put(t, "      x = x * x;\n");
     }
-    if (is_extreme(op)) put(t, "      if (pe_takes(acc, x, %s)) acc = x; }\n", op == PE_OP_min_reduce ? "true" : "false");
+    if (is_extreme(op)) put(t, "      if (pe_takes(acc, x, %s)) acc = x; }\n", is_min(op) ? "true" : "false");
     else if (compensated(in)) put(t, "      pe_two_sum(acc, comp, x); }\n");
     else put(t, "      acc += x; }\n");
 }
@@ -466,7 +458,7 @@ static void emit_shuffle_tree(text *t, const kir_inst *r, int from)
     put(t, "  for (int d = %d; d > 0; d >>= 1) {\n", from);
     put(t, "    double o = __shfl_down_sync(0xffffffffu, acc, d);\n");
     if (is_extreme(op))
-        put(t, "    if (pe_takes(acc, o, %s)) acc = o;\n", op == PE_OP_min_reduce ? "true" : "false");
+        put(t, "    if (pe_takes(acc, o, %s)) acc = o;\n", is_min(op) ? "true" : "false");
     else if (compensated(r))
         put(t, "    comp += __shfl_down_sync(0xffffffffu, comp, d);\n    pe_two_sum(acc, comp, o);\n");
     else
@@ -491,7 +483,7 @@ static void emit_kernel(text *t, const kir_kernel *k)
         return;
     }
     pe_op op = (pe_op)r->op;
-    double start = op == PE_OP_max_reduce ? -__builtin_inf() : op == PE_OP_min_reduce ? __builtin_inf() : 0.0;
+    double start = pe_reduction_of(op)->identity;
     int warps = PE_CUDA_REDUCE_THREADS / 32;
     put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
         PE_CUDA_REDUCE_THREADS, name);
@@ -573,6 +565,8 @@ static void emit_combiner(text *t)
 
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
 {
+    for (size_t i = 0; i < n; i++)
+        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit)) return NULL;
     text t = {.s = malloc(16384), .cap = 16384};
     if (!t.s) return NULL;
     t.s[0] = 0;

@@ -52,10 +52,12 @@ typedef struct {
 } pe_cuda_args;
 
 /* Appends the CUDA C of n kernels (after one shared prelude) to a new
- * malloc'ed string; NULL when out of memory. */
+ * malloc'ed string; NULL when out of memory, or when a kernel holds an op
+ * this generator does not emit (composed ops are lowered first: kir_lower). */
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
-/* The CUDA executor's fusion rules: the CPU emitter's ops (a kernel the GPU
- * cannot run falls back to the CPU's JIT), reductions fused into any body
- * (the CPU's exception is a gcc vectoriser limit). */
+/* The CUDA executor's fusion rules: the ops pe_cuda_can_emit takes (today
+ * the CPU generator's: ops_codegen.def's cuda_emits column equals its
+ * cpu_emits), reductions fused into any body (the CPU's exception is a gcc
+ * vectoriser limit). */
 extern const pe_fusion_rules pe_cuda_fusion_rules;
 #endif

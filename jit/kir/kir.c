@@ -63,25 +63,24 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 void kir_print(const kir_kernel *k, char *out, size_t n)
 {
     static const char *const kinds[] = {"in", "bcast", "scalar", "out", "partials", "literal"};
-    static const char *const types[] = {"f32", "f64", "i32", "bool", "c64", "c128"};
     size_t used = 0;
 #define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
     PUT("kernel rank %d params %d body %d\n", k->rank, k->n_params, k->n_body);
     for (int p = 0; p < k->n_params; p++) {
-        PUT("  p%d %s %s", p, kinds[k->params[p].kind], types[k->params[p].dtype]);
+        PUT("  p%d %s %s", p, kinds[k->params[p].kind], pe_dtype_name((pe_dtype)k->params[p].dtype));
         if (k->params[p].kind == KIR_IN_LITERAL) PUT(" = %.17g", k->params[p].value);
         PUT("\n");
     }
     for (int i = 0; i < k->n_body; i++) {
         const kir_inst *b = &k->body[i];
-        if (b->kind == KIR_LOAD) PUT("  v%d = load p%d : %s\n", i, b->a[0], types[b->dtype]);
+        if (b->kind == KIR_LOAD) PUT("  v%d = load p%d : %s\n", i, b->a[0], pe_dtype_name((pe_dtype)b->dtype));
         else if (b->kind == KIR_STORE) PUT("  store p%d = v%d\n", b->a[0], b->a[1]);
         else if (b->kind == KIR_REDUCE)
             PUT("  reduce %s p%d <- v%d%s\n", pe_op_table[b->op].name, b->a[0], b->a[1], b->n > 2 ? " * v2" : "");
         else {
             PUT("  v%d = %s(", i, pe_op_table[b->op].name);
             for (int j = 0; j < b->n; j++) PUT(j ? ", v%d" : "v%d", b->a[j]);
-            PUT(") : %s in %s\n", types[b->dtype], types[b->ctype]);
+            PUT(") : %s in %s\n", pe_dtype_name((pe_dtype)b->dtype), pe_dtype_name((pe_dtype)b->ctype));
         }
     }
 #undef PUT

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "pe.h"
+#include "../../irformat/dtypes.h"
 #include "../../irformat/ops.h"
 
 #define KIR_MAX_PARAMS 64

@@ -22,6 +22,7 @@
 
 #include "../../exec/base/shape.h"
 #include "../../exec/base/grow.h"
+#include "../codegen/codegen.h"
 #define NO_VALUE UINT16_MAX
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     uint32_t members[KIR_MAX_BODY];
     int n_members;
     bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
+    int lowering_growth; /* instructions kir_lower will add to the body when the kernel is closed */
 } group;
 
 static bool seq_push(pe_program_seq *seq, pe_program p)
@@ -122,7 +124,10 @@ static void add_member(group *g, uint32_t pi)
             memcmp(b->a, op.a, sizeof op.a) == 0) /* all of a[]: a generator keeps its axis there */
             v = (uint16_t)i;
     }
-    if (v == NO_VALUE) v = append(g, op);
+    if (v == NO_VALUE) {
+        v = append(g, op);
+        g->lowering_growth += kir_lower_growth((pe_op)op.op);
+    }
     g->map[g->n_map++] = (binding){pi, v, true, 0};
     g->members[g->n_members++] = pi;
 }
@@ -130,8 +135,9 @@ static void add_member(group *g, uint32_t pi)
 /* Room for one more member: its loads, its op, and a store for each member. */
 static bool has_room(const group *g, const pe_port *p)
 {
+    int body = g->k->n_body + g->lowering_growth + kir_lower_growth((pe_op)p->op); /* once lowered */
     return g->k->n_params + p->n_in + g->n_members + 1 < KIR_MAX_PARAMS &&
-           g->k->n_body + p->n_in + 1 + g->n_members + 1 < KIR_MAX_BODY && g->n_map + p->n_in + 1 < KIR_MAX_BODY;
+           body + p->n_in + 1 + g->n_members + 1 < KIR_MAX_BODY && g->n_map + p->n_in + 1 < KIR_MAX_BODY;
 }
 
 static bool open_group(group *g, int rank, const int64_t *shape)
@@ -177,6 +183,12 @@ static bool close_group(group *g, pe_program_seq *seq)
         g->bind[k->n_params] = b->port;
         uint16_t param = (uint16_t)k->n_params++;
         append(g, (kir_inst){.kind = KIR_STORE, .dtype = p->dtype, .n = 2, .a = {param, b->value}});
+    }
+    /* the generators take primitives only: composed ops become them here,
+     * where every kernel passes (has_room kept the room for it) */
+    if (!kir_lower(k)) {
+        free(k);
+        return false;
     }
     k->rank = g->shaped ? g->rank : 0;
     if (g->shaped) memcpy(k->shape, g->shape, sizeof k->shape);

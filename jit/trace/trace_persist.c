@@ -27,7 +27,7 @@
 
 #include "../../exec/base/error.h"
 #define MAGIC "PETC"
-#define VERSION 2 /* 2: entries carry their fusion rules */
+#define VERSION 3 /* 2: entries carry their fusion rules; 3: their kernels are lowered (kir_lower.c) */
 #define MAX_FILE ((size_t)64 << 20)
 
 static bool file_path(uint64_t ir_fingerprint, char *out, size_t n)

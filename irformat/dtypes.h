@@ -1,0 +1,37 @@
+/* dtypes.h — the dtype catalog as C: each dtype's facts, expanded from
+ * dtypes.def (the only place they are written).  jit/runtime.h includes it,
+ * so the whole runtime reaches pe_dtype_size and its kin as before. */
+#ifndef PE_IRFORMAT_DTYPES_H
+#define PE_IRFORMAT_DTYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pe.h"
+
+enum {
+#define PE_DTYPE(e, name, size, is_float, rank, c_type, gccjit_type, cuda_type, generated) PE_DTYPE_ROW_##e,
+#include "dtypes.def"
+    PE_DTYPE__COUNT
+};
+
+typedef struct {
+    const char *name;      /* "f32" */
+    uint8_t size;          /* bytes per element */
+    bool is_float;         /* real floating point */
+    uint8_t promote_rank;  /* bool < i32 < f32 < f64 */
+    bool generated;        /* the code generators make kernels of it */
+    const char *c_type;    /* "float" */
+    const char *cuda_type; /* "float" */
+} pe_dtype_info;
+
+extern const pe_dtype_info pe_dtype_table[PE_DTYPE__COUNT];
+
+/* Out-of-range values (a damaged file, a bad cast) get 0, "?" and false. */
+size_t pe_dtype_size(pe_dtype t);
+const char *pe_dtype_name(pe_dtype t);
+static inline bool pe_dtype_valid(pe_dtype t) { return (unsigned)t < PE_DTYPE__COUNT; }
+static inline bool pe_dtype_is_float(pe_dtype t) { return pe_dtype_valid(t) && pe_dtype_table[t].is_float; }
+
+#endif

@@ -1,0 +1,70 @@
+/* codegen.c — the code generators' per-op table, expanded from
+ * irformat/ops_codegen.def, and the facts both generators derive from it:
+ * which ops they emit in which compute types, and kernel names. */
+#include <stdio.h>
+
+#include "codegen.h"
+
+#define STEP(op, x, y) {PE_OP_##op, PE_LOWER_##x, PE_LOWER_##y}
+#define LOWER2(a, b) {2, {a, b}}
+#define LOWER3(a, b, c) {3, {a, b, c}}
+#define PRIMITIVE {0, {{0, 0, 0}}}
+#define PE_REDUCTION_NONE {PE_ACC_NONE, PE_ELEM_VALUE, 0.0}
+#define PE_REDUCTION_SUM {PE_ACC_SUM, PE_ELEM_VALUE, 0.0}
+#define PE_REDUCTION_DOT {PE_ACC_SUM, PE_ELEM_PRODUCT, 0.0}
+#define PE_REDUCTION_SUM_ABS {PE_ACC_SUM, PE_ELEM_ABS, 0.0}
+#define PE_REDUCTION_SUM_SQUARES {PE_ACC_SUM, PE_ELEM_SQUARE, 0.0}
+#define PE_REDUCTION_MAX {PE_ACC_MAX, PE_ELEM_VALUE, -__builtin_inf()}
+#define PE_REDUCTION_MIN {PE_ACC_MIN, PE_ELEM_VALUE, __builtin_inf()}
+#define PE_REDUCTION_MAX_ABS {PE_ACC_MAX, PE_ELEM_ABS, 0.0} /* |x| >= 0: 0 is its identity */
+
+const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT] = {
+#define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \
+    [PE_OP_##name] = {libm,         f32_prim,      PE_EMITS_##cpu_emits,       PE_EMITS_##cuda_emits,       \
+                      cpu_vectorises, f32_in_double, PE_REDUCTION_##reduction, lowering},
+#include "../../irformat/ops_codegen.def"
+};
+
+/* Exactly one row per op, in the catalog's order: a row missing, doubled or
+ * out of place is a compile error here. */
+enum {
+#define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \
+    PE_CODEGEN_ROW_##name,
+#include "../../irformat/ops_codegen.def"
+    PE_CODEGEN_ROWS
+};
+_Static_assert((int)PE_CODEGEN_ROWS == (int)PE_OP__COUNT, "ops_codegen.def has a row for every op of ops.def");
+#define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \
+    _Static_assert((int)PE_CODEGEN_ROW_##name == (int)PE_OP_##name, "ops_codegen.def follows ops.def's order");
+#include "../../irformat/ops_codegen.def"
+
+static bool can_emit(uint8_t emits, pe_dtype ctype, pe_dtype dtype)
+{
+    if (!pe_dtype_valid(ctype) || !pe_dtype_valid(dtype)) return false;
+    if (!pe_dtype_table[ctype].generated || !pe_dtype_table[dtype].generated) return false;
+    return (emits >> ctype) & 1u;
+}
+
+bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+{
+    (void)operand0; /* casts between any two generated dtypes */
+    return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cpu_emits, ctype, dtype);
+}
+
+bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+{
+    (void)operand0;
+    return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cuda_emits, ctype, dtype);
+}
+
+bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype, pe_dtype, pe_dtype))
+{
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        if (in->kind != KIR_OP) continue;
+        pe_op op = (pe_op)in->op;
+        if (op >= PE_OP__COUNT || pe_op_composed(op) || !can_emit(op, (pe_dtype)in->ctype, (pe_dtype)in->dtype, (pe_dtype)in->ctype))
+            return false;
+    }
+    return true;
+}

@@ -1,0 +1,120 @@
+/* codegen.h — what both code generators (cpu_gccjit.c, cuda_emit.c) and
+ * the executors' fusion rules know of ops and dtypes: the per-op columns of
+ * irformat/ops_codegen.def, the dtype columns of irformat/dtypes.def, which
+ * ops each generator emits in which compute types (the exported name of a
+ * kernel is the kernel IR's: kir_kernel_name).  Neither generator includes
+ * the other. */
+#ifndef PE_JIT_CODEGEN_H
+#define PE_JIT_CODEGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../kir/kir.h"
+
+/* Compute types a generator emits an op in: a set of (1 << pe_dtype). */
+enum {
+    PE_EMITS_NONE = 0,
+    PE_EMITS_F32 = 1u << PE_F32,
+    PE_EMITS_FLOAT = (1u << PE_F32) | (1u << PE_F64),
+    PE_EMITS_NUMERIC = (1u << PE_F32) | (1u << PE_F64) | (1u << PE_I32),
+    PE_EMITS_ANY = (1u << PE_F32) | (1u << PE_F64) | (1u << PE_I32) | (1u << PE_BOOL),
+};
+
+/* Where a lowering step's operand comes from: the composed op's operand
+ * (A0..A2) or an earlier step's value (S0, S1). */
+typedef enum { PE_LOWER_A0, PE_LOWER_A1, PE_LOWER_A2, PE_LOWER_S0, PE_LOWER_S1, PE_LOWER_NONE } pe_lower_ref;
+
+typedef struct {
+    uint8_t op;   /* pe_op, a primitive */
+    uint8_t x, y; /* pe_lower_ref */
+} pe_lower_step;
+
+typedef struct {
+    uint8_t n_steps; /* 0: a primitive */
+    pe_lower_step step[3];
+} pe_lowering;
+
+/* How a fused full reduction accumulates, in double (the reduction column). */
+typedef enum { PE_ACC_NONE, PE_ACC_SUM, PE_ACC_MAX, PE_ACC_MIN } pe_acc_kind;  /* MAX, MIN: NaN sticks */
+typedef enum { PE_ELEM_VALUE, PE_ELEM_PRODUCT, PE_ELEM_ABS, PE_ELEM_SQUARE } pe_elem_kind; /* PRODUCT: x * y */
+typedef struct {
+    uint8_t acc;     /* pe_acc_kind */
+    uint8_t element; /* pe_elem_kind: what is accumulated of the operand(s) */
+    double identity; /* the accumulator's start */
+} pe_reduction;
+
+/* One row of ops_codegen.def. */
+typedef struct {
+    const char *libm;     /* f64 name; f32 appends "f" */
+    const char *f32_prim; /* cpu_prims.c's routine, or NULL */
+    uint8_t cpu_emits, cuda_emits; /* PE_EMITS_* */
+    bool cpu_vectorises;
+    bool f32_in_double;
+    pe_reduction reduction;
+    pe_lowering lowering;
+} pe_op_codegen;
+
+extern const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT];
+
+static inline const pe_op_codegen *pe_codegen_of(pe_op op) { return &pe_op_codegen_table[op]; }
+/* The libm function behind a float op ("exp", "fabs", "fmod"), or NULL. */
+static inline const char *pe_libm_name(pe_op op) { return pe_op_codegen_table[op].libm; }
+/* Whether op in f32 is computed in double and rounded once (see the column). */
+static inline bool pe_f32_in_double(pe_op op) { return pe_op_codegen_table[op].f32_in_double; }
+/* Whether op is composed: kir_lower.c rewrites it into primitives. */
+static inline bool pe_op_composed(pe_op op) { return pe_op_codegen_table[op].lowering.n_steps != 0; }
+
+/* A fused reduction's accumulation, and whether it keeps the extreme (max,
+ * min, norminf) rather than a sum. */
+static inline const pe_reduction *pe_reduction_of(pe_op op) { return &pe_op_codegen_table[op].reduction; }
+static inline bool pe_reduction_is_extreme(pe_op op)
+{
+    return pe_op_codegen_table[op].reduction.acc == PE_ACC_MAX || pe_op_codegen_table[op].reduction.acc == PE_ACC_MIN;
+}
+
+/* The case labels, for a generator's switch over a kernel's ops (switches
+ * over ops have no default, so that -Wswitch names an op a generator
+ * forgot), of the ops that never reach a generator as a KIR_OP: composed
+ * ones (kir_lower.c rewrote them into primitives: the rows whose lowering
+ * column is not PRIMITIVE; test_jit checks the two agree) and those that
+ * are not element-wise (reductions are KIR_REDUCE; PE_OP__COUNT is no op). */
+#define PE_CASES_COMPOSED                                                                                   \
+    case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec:    \
+    case PE_OP_acsc: case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
+#define PE_CASES_NOT_ELEMENTWISE                                                                            \
+    case PE_OP_data: case PE_OP_constant: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
+    case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \
+    case PE_OP_all: case PE_OP_argmax: case PE_OP_argmin: case PE_OP_norm1: case PE_OP_norm2:              \
+    case PE_OP_norminf: case PE_OP_dot: case PE_OP_reshape: case PE_OP_transpose: case PE_OP_slice:        \
+    case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP_concat: case PE_OP__COUNT:
+
+/* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
+ * `dtype` (operand0: the dtype of the first operand, for casts): the
+ * executors' fusion rules (pe_emittable_fn). */
+bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+
+/* Whether every op of k is one a generator's emit_op handles: lowered
+ * (kir_lower.c) and one `can_emit` (pe_cpu_can_emit, pe_cuda_can_emit)
+ * takes in its types, as the program generator makes kernels.  The
+ * generators refuse any other kernel rather than emit nonsense. */
+bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype, pe_dtype, pe_dtype));
+
+/* The CUDA C type of an element of dtype t ("float", "unsigned char"). */
+static inline const char *pe_cuda_type_name(pe_dtype t) { return pe_dtype_table[t].cuda_type; }
+
+/* Lowering (kir_lower.c): rewrites k's composed ops (sec, asec, logb,
+ * clamp...: irformat/ops_codegen.def's lowering column) into primitives, in
+ * place, with the arithmetic and roundings the generators emitted for them;
+ * the program generator lowers every kernel it makes, so the code
+ * generators only ever see primitives.  False, with k unchanged, if the
+ * lowered body would not fit KIR_MAX_BODY. */
+bool kir_lower(kir_kernel *k);
+/* The instructions lowering one `op` adds to a body (0 for a primitive). */
+int kir_lower_growth(pe_op op);
+/* Whether k has no composed op left: what the generators require. */
+bool kir_lowered(const kir_kernel *k);
+
+#endif

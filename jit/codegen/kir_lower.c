@@ -1,0 +1,83 @@
+/* kir_lower.c — lowering: the kernel IR's composed ops (sec, asec, logb,
+ * clamp, ...: the lowering column of irformat/ops_codegen.def) rewritten
+ * into the primitives they are made of, once, before either code generator
+ * sees the kernel.  So each composition is written once, as a table row,
+ * and the generators emit primitives only.
+ *
+ * It runs in the program generator (proggen.c, as a kernel is closed): the
+ * one place every kernel comes from on its way to the CPU JIT, the GPU, the
+ * compile ahead and the trace cache, so every cache holds and hashes the
+ * lowered kernel.  Lowering is a pure function of the kernel: the hashes stay
+ * deterministic functions of the batch.
+ *
+ * The arithmetic is the one the generators emitted before: the steps
+ * compute in the op's compute type, or in double for an f32 op the
+ * reference rounds once (f32_in_double: the steps then hold doubles), and
+ * the last step converts to the op's result type, the one rounding. */
+#include <string.h>
+
+#include "codegen.h"
+#include "../kir/kir.h"
+
+int kir_lower_growth(pe_op op)
+{
+    int n = pe_op_codegen_table[op].lowering.n_steps;
+    return n > 1 ? n - 1 : 0;
+}
+
+static bool composed(const kir_inst *in) { return in->kind == KIR_OP && pe_op_composed((pe_op)in->op); }
+
+bool kir_lowered(const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (composed(&k->body[v])) return false;
+    return true;
+}
+
+bool kir_lower(kir_kernel *k)
+{
+    if (kir_lowered(k)) return true;
+    int grown = k->n_body;
+    for (int v = 0; v < k->n_body; v++)
+        if (composed(&k->body[v])) grown += kir_lower_growth((pe_op)k->body[v].op);
+    if (grown > KIR_MAX_BODY) return false;
+    kir_inst body[KIR_MAX_BODY];
+    uint16_t moved[KIR_MAX_BODY]; /* old value -> new value */
+    int n = 0;
+    for (int v = 0; v < k->n_body; v++) {
+        kir_inst in = k->body[v];
+        switch ((kir_inst_kind)in.kind) {
+        case KIR_LOAD: break;
+        case KIR_STORE: in.a[1] = moved[in.a[1]]; break;
+        case KIR_REDUCE:
+            for (int j = 1; j < in.n; j++) in.a[j] = moved[in.a[j]];
+            break;
+        case KIR_OP:
+            if (pe_op_table[in.op].kind == PE_KIND_GENERATOR) break; /* a[] holds an axis, not values */
+            for (int j = 0; j < in.n; j++) in.a[j] = moved[in.a[j]];
+            break;
+        }
+        if (!composed(&in)) {
+            moved[v] = (uint16_t)n;
+            body[n++] = in;
+            continue;
+        }
+        const pe_lowering *l = &pe_op_codegen_table[in.op].lowering;
+        pe_dtype step_type = in.ctype == PE_F32 && pe_f32_in_double((pe_op)in.op) ? PE_F64 : (pe_dtype)in.ctype;
+        uint16_t ref[PE_LOWER_NONE]; /* A0..A2, then S0, S1 */
+        memcpy(ref, in.a, sizeof in.a);
+        for (int s = 0; s < l->n_steps; s++) {
+            const pe_lower_step *st = &l->step[s];
+            bool last = s == l->n_steps - 1;
+            kir_inst step = {.kind = KIR_OP, .op = st->op, .ctype = (uint8_t)step_type,
+                             .dtype = last ? in.dtype : (uint8_t)step_type, .n = st->y == PE_LOWER_NONE ? 1 : 2,
+                             .a = {ref[st->x], st->y == PE_LOWER_NONE ? 0 : ref[st->y]}};
+            if (!last) ref[PE_LOWER_S0 + s] = (uint16_t)n;
+            body[n++] = step;
+        }
+        moved[v] = (uint16_t)(n - 1);
+    }
+    memcpy(k->body, body, sizeof body[0] * (size_t)n);
+    k->n_body = n;
+    return true;
+}
