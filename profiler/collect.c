@@ -27,10 +27,9 @@
 
 #include "profdb.h"
 #include "report.h"
-#include "../exec/base/runtime.h"
-
-#include "../exec/base/site.h"
 #include "../exec/base/grow.h"
+#include "../exec/base/runtime.h"
+#include "../exec/base/site.h"
 #define MAX_EVENTS (1u << 19) /* 20 MB of timeline at most; later events are counted as dropped */
 
 bool pe_prof_on;

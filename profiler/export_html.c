@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "export.h"
-#include "../irformat/json.h"
 #include "report.h"
+#include "../irformat/json.h"
 
 #define MAX_PAGE_EVENTS 50000 /* keeps the page light; the trace export has them all */
 #define MAX_PAGE_LINES 40

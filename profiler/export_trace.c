@@ -5,8 +5,8 @@
 #include <inttypes.h>
 
 #include "export.h"
-#include "../irformat/json.h"
 #include "report.h"
+#include "../irformat/json.h"
 
 static void event_name(const pe_profile *p, const pe_prof_event *e, char *out, size_t n)
 {

@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
-
 #include "error.h"
+#include "runtime.h"
 #include "site.h"
 #define MAX_HANDLERS 64
 #define MESSAGE_MAX 1024

@@ -8,9 +8,9 @@
 
 #include <stddef.h>
 
+#include "runtime.h"
 #include "../../jit/kir/kir.h"
 #include "../../jit/kir/program.h"
-#include "runtime.h"
 
 /* What a target's compiler made of some kernels (jit/codegen/target.h): a shared
  * object on disk (the CPU: libgccjit), or bytes (a GPU: an NVRTC cubin).

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
-#include "shape.h"
 #include "executor.h"
 #include "memory.h"
+#include "runtime.h"
+#include "shape.h"
 
 #define NO_SLOT UINT32_MAX
 #define PE_FREE_SLOT_RESERVE 64

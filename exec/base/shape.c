@@ -1,7 +1,6 @@
 /* shape.c — NumPy broadcasting and PE's type promotion (bool < i32 < f32 <
  * f64, with weakly typed C-scalar operands that adopt the array's type). */
 #include "runtime.h"
-
 #include "shape.h"
 
 /* The promotion order is a column of irformat/dtypes.def. */

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "device.h"
+#include "progcache.h"
+#include "threadpool.h"
 #include "../base/executor.h"
 #include "../base/memory.h"
-#include "threadpool.h"
-#include "progcache.h"
 #include "../../profiler/collect.h"
 
 static char isa[32];

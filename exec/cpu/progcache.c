@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "progcache.h"
-
 #include "../base/grow.h"
+
 typedef struct {
     uint64_t hash;
     kir_kernel *kir;

@@ -4,8 +4,8 @@
 #ifndef PE_JIT_PROGCACHE_H
 #define PE_JIT_PROGCACHE_H
 
-#include "../../jit/kir/kir.h"
 #include "threadpool.h"
+#include "../../jit/kir/kir.h"
 
 /* The compiled kernel for k, or NULL. */
 pe_kernel_fn pe_progcache_lookup(const kir_kernel *k);

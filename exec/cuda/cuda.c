@@ -55,13 +55,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_gpu.h"
+#include "stream_sync.h"
+#include "../base/error.h"
+#include "../base/memory.h"
 #include "../../jit/codegen/cuda_emit.h"
 #include "../../profiler/collect.h"
-#include "cuda_gpu.h"
-#include "../base/memory.h"
-#include "stream_sync.h"
-
-#include "../base/error.h"
 #define BLOCK 256
 
 const pe_cuda_api *pe_cuda_api_in_use;

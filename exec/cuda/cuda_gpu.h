@@ -11,9 +11,9 @@
 #ifndef PE_EXEC_CUDA_GPU_H
 #define PE_EXEC_CUDA_GPU_H
 
-#include "../../jit/proggen/proggen.h"
 #include "cuda_driver.h"
 #include "../base/executor.h"
+#include "../../jit/proggen/proggen.h"
 
 #define STREAMS 4
 #define EVENTS 16

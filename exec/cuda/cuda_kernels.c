@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../jit/codegen/cuda_emit.h"
 #include "cuda_gpu.h"
-
 #include "../base/grow.h"
+#include "../../jit/codegen/cuda_emit.h"
+
 static cuda_gpu *gpu_of(int place) { return &pe_cuda_gpus[place - 1]; }
 
 static const compiled *lookup(cuda_gpu *g, const kir_kernel *k)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "cuda_gpu.h"
-
 #include "../base/error.h"
+
 static int size_class(size_t bytes)
 {
     int c = 8; /* 256 bytes at least */

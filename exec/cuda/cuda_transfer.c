@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../profiler/collect.h"
 #include "cuda_gpu.h"
-#include "../base/memory.h"
-
 #include "../base/error.h"
+#include "../base/memory.h"
+#include "../../profiler/collect.h"
+
 static void fail_port(pe_port *p, const char *what, CUresult r)
 {
     char d[200] = "", api[64];

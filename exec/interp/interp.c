@@ -9,14 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/executor.h"
-#include "../../jit/proggen/proggen.h"
-#include "../base/memory.h"
 #include "refmath.h"
-#include "../../profiler/collect.h"
-
 #include "../base/error.h"
+#include "../base/executor.h"
+#include "../base/memory.h"
 #include "../base/shape.h"
+#include "../../jit/proggen/proggen.h"
+#include "../../profiler/collect.h"
 
 /* Switches over pe_op have no default, so that -Wswitch names an op the
  * interpreter forgot; a switch about one kind of op gets the labels of all

@@ -25,12 +25,12 @@
 #include <unistd.h>
 
 #include "aot.h"
-#include "../record/irload.h"
 #include "../provision/provision.h"
-#include "../../exec/base/runtime.h"
-
+#include "../record/irload.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
+#include "../../exec/base/runtime.h"
+
 typedef enum {
     JOB_QUEUED,   /* waiting for the thread */
     JOB_COMPILING,

@@ -31,13 +31,12 @@
 #include "aot.h"
 #include "../codegen/cpu_gccjit.h"
 #include "../proggen/proggen.h"
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/site.h"
-#include "../../exec/base/shape.h"
 #include "../record/record.h"
-#include "../../exec/interp/refmath.h"
-
 #include "../../exec/base/grow.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/shape.h"
+#include "../../exec/base/site.h"
+#include "../../exec/interp/refmath.h"
 #define NO_SLOT UINT32_MAX
 /* The batch number of speculative ports: real batches count up from 1 and
  * never get here. */

@@ -3,14 +3,14 @@
  * generators (pe_index, pe_identity). */
 #include <string.h>
 
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
-#include "../../exec/base/shape.h"
 #include "../record/record.h"
-#include "../../profiler/collect.h"
+#include "../../exec/base/error.h"
 #include "../../exec/base/memory.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/shape.h"
+#include "../../exec/base/site.h"
 #include "../../exec/cpu/threadpool.h"
+#include "../../profiler/collect.h"
 
 #define NO_SLOT UINT32_MAX
 

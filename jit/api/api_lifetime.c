@@ -1,10 +1,10 @@
 /* api_lifetime.c — pe_retain and pe_release: the application's references.
  * (Scopes, which release on the application's behalf, are in scope.c.) */
-#include "../../exec/base/runtime.h"
-
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
 #include "../record/record.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
+
 pe_array pe_retain_at(const pe_site *s, pe_array a)
 {
     PE_API_GUARD;

@@ -1,10 +1,9 @@
 /* api_map.c — the entry points of the element-wise operations, expanded from
  * the catalog: one pe_<name>_at per MAP row whose result type follows from
  * its operands.  pe_cast (explicit result type) is written out below. */
-#include "../../exec/base/runtime.h"
-
-#include "../../exec/base/site.h"
 #include "../record/record.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
 #define API_MAP_1(name)                                                             \
     pe_array pe_##name##_at(const pe_site *s, pe_array a)                           \
     {                                                                               \

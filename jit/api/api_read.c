@@ -4,16 +4,16 @@
  * queries, which never wait. */
 #include <string.h>
 
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
-#include "../../exec/base/shape.h"
+#include "../record/irload.h"
 #include "../record/record.h"
+#include "../../exec/base/error.h"
 #include "../../exec/base/executor.h"
 #include "../../exec/base/memory.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/shape.h"
+#include "../../exec/base/site.h"
 #include "../../exec/cpu/threadpool.h"
 #include "../../profiler/collect.h"
-#include "../record/irload.h"
 
 /* Makes a's value available (on the host, if `host`: a GPU result is copied
  * down on first use); raises PE_E_INVALID for an invalid array. */

@@ -1,10 +1,9 @@
 /* api_reduce.c — the entry points of the reductions, expanded from the
  * catalog: pe_<name>_at over all elements and pe_<name>_axis_at over one
  * axis, for every one-operand REDUCE row; pe_dot (two operands) below. */
-#include "../../exec/base/runtime.h"
-
-#include "../../exec/base/site.h"
 #include "../record/record.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
 #define API_REDUCE(name)                                                                      \
     pe_array pe_##name##_at(const pe_site *s, pe_array a)                                     \
     {                                                                                         \

@@ -1,11 +1,11 @@
 /* api_view.c — entry points of the views and data-movement operations:
  * validation, result shapes and parameters.  Views of a uniform constant are
  * answered at once with a constant of the new shape. */
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
-#include "../../exec/base/shape.h"
 #include "../record/record.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/shape.h"
+#include "../../exec/base/site.h"
 #include "../../profiler/collect.h"
 
 #define NO_SLOT UINT32_MAX

@@ -8,20 +8,20 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
-#include "../record/record.h"
-#include "../../exec/cuda/cuda_driver.h"
-#include "../../exec/cpu/device.h"
-#include "../sched/escheduler.h"
-#include "../../exec/base/memory.h"
 #include "../aot/aot.h"
-#include "../record/irload.h"
 #include "../codegen/target.h"
 #include "../provision/provision.h"
+#include "../record/irload.h"
+#include "../record/record.h"
+#include "../sched/escheduler.h"
 #include "../trace/trace.h"
+#include "../../exec/base/error.h"
 #include "../../exec/base/executor.h"
+#include "../../exec/base/memory.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
+#include "../../exec/cpu/device.h"
+#include "../../exec/cuda/cuda_driver.h"
 #include "../../profiler/collect.h"
 
 static pe_device_info cpu_info;

@@ -18,13 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../codegen/cpu_gccjit.h"
 #include "diskcache.h"
-#include "../../exec/base/runtime.h"
+#include "../codegen/cpu_gccjit.h"
 #include "../../exec/base/error.h"
-#include "../../irformat/fnv.h"
-
 #include "../../exec/base/grow.h"
+#include "../../exec/base/runtime.h"
+#include "../../irformat/fnv.h"
 #define TRAILER_MAGIC "PEKCACHE"
 #define DEFAULT_CAP (512ll << 20)
 

@@ -15,8 +15,8 @@
 
 #include "codegen.h"
 #include "cuda_emit.h"
-
 #include "../../exec/base/grow.h"
+
 typedef struct {
     char *s;
     size_t len, cap;

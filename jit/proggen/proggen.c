@@ -19,10 +19,9 @@
 #include <string.h>
 
 #include "proggen.h"
-
-#include "../../exec/base/shape.h"
-#include "../../exec/base/grow.h"
 #include "../codegen/codegen.h"
+#include "../../exec/base/grow.h"
+#include "../../exec/base/shape.h"
 #define NO_VALUE UINT16_MAX
 
 typedef struct {

@@ -14,14 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../cache/diskcache.h"
 #include "provision.h"
+#include "../cache/diskcache.h"
 #include "../trace/trace.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/grow.h"
 #include "../../irformat/fnv.h"
 #include "../../profiler/collect.h"
 
-#include "../../exec/base/error.h"
-#include "../../exec/base/grow.h"
 /* What the provisioning knows of a target in this run. */
 typedef struct {
     bool off; /* its compiler does not work (the CPU: everything runs on the interpreter) */

@@ -10,9 +10,9 @@
 
 #include <stdbool.h>
 
+#include "../codegen/target.h"
 #include "../proggen/proggen.h"
 #include "../../exec/base/runtime.h"
-#include "../codegen/target.h"
 
 /* At pe_init: the trace cache (`trace_entries`, persisted traces loaded),
  * the disk cache (`cache_dir`, its files tagged by the CPU's ISA: the CPU

@@ -8,8 +8,8 @@
  * broadcast or promotion is lost.  Known differences from the unreduced op
  * (documented in the README): x+0 keeps the sign of a -0, and pow(x, 0.5)
  * gives sqrt's -0 and NaN for -0 and -inf where pow gives +0 and +inf. */
-#include "../../exec/base/runtime.h"
 #include "record.h"
+#include "../../exec/base/runtime.h"
 #include "../../exec/interp/refmath.h"
 
 #define NO_SLOT UINT32_MAX

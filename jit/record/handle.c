@@ -6,10 +6,10 @@
  * (exec/base/port.c). */
 #include <stdio.h>
 
+#include "record.h"
+#include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
 
-#include "../../exec/base/error.h"
-#include "record.h"
 bool pe_require_init(const pe_site *s, const char *api)
 {
     if (pe_rt.initialised) return true;

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "irload.h"
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
 #include "record.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
 #include "../../exec/interp/refmath.h"
 #include "../../irformat/msgblob.h"
 #include "../../irformat/static_ir.h"

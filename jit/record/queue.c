@@ -8,19 +8,20 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "../../exec/base/runtime.h"
 #include "record.h"
-#include "../trace/trace.h"
 #include "../sched/escheduler.h"
-
+#include "../trace/trace.h"
 #include "../../exec/base/grow.h"
+#include "../../exec/base/runtime.h"
+
 /* Inside a block the queue may grow past its limit, but not without bound. */
 #define BLOCK_LIMIT_FACTOR 64
 
 bool pe_queue_push(pe_entry_kind kind, uint32_t port)
 {
     assert(pe_api_held());
-    if (!PE_GROW(pe_rt.queue, pe_rt.queue_cap, pe_rt.queue_len + 1)) return false;
+    /* the queue goes with each batch: a new one starts where batches end */
+    if (!PE_GROW_FROM(pe_rt.queue, pe_rt.queue_cap, pe_rt.queue_len + 1, 256)) return false;
     pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
     if (kind == PE_ENTRY_COMPUTE) {
         pe_port_at(port)->batch = pe_rt.batch_epoch;

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../exec/base/runtime.h"
-#include "../../exec/base/error.h"
-#include "../../exec/base/shape.h"
+#include "irload.h"
 #include "record.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/shape.h"
 #include "../../exec/interp/refmath.h"
 #include "../../profiler/collect.h"
-#include "irload.h"
 
 #define NO_SLOT UINT32_MAX
 

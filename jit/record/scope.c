@@ -4,12 +4,12 @@
  * handle the application released itself, or moved out with pe_keep, is not. */
 #include <stdlib.h>
 
-#include "../../exec/base/runtime.h"
-
-#include "../../exec/base/error.h"
-#include "../../exec/base/site.h"
 #include "record.h"
+#include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
+
 /* Scopes belong to the thread that opens them: scopes[d - 1] lists the
  * arrays this thread created in its scope of depth d. */
 static _Thread_local struct {

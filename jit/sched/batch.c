@@ -12,11 +12,11 @@
 #include <stdlib.h>
 
 #include "batch.h"
-#include "../provision/provision.h"
-#include "../../exec/cuda/cuda_driver.h"
 #include "placement.h"
-
+#include "../provision/provision.h"
 #include "../../exec/base/error.h"
+#include "../../exec/cuda/cuda_driver.h"
+
 static size_t interpret(const pe_batch *b) { return pe_interp_executor.run(&pe_interp_executor, b, NULL, NULL, 0); }
 
 static void log_sequence(const pe_program_seq *seq, bool from_trace, const char *where)
@@ -42,13 +42,15 @@ static size_t run_at(const pe_target *t, int place, const pe_batch *b, pe_progra
     if (made) seq = *made;
     else if (!pe_provision_sequence(b, t, &seq, &hit)) return PE_RUN_DECLINED;
     if (pe_rt.log_level >= PE_LOG_DEBUG) log_sequence(&seq, hit, t->name);
-    const void **code = calloc(seq.n ? seq.n : 1, sizeof *code);
+    /* most sequences are short: their code slots need no allocation */
+    const void *few[16];
+    const void **code = seq.n <= 16 ? few : malloc(sizeof *code * seq.n);
     bool ready = code && pe_provision_kernels(t, place, &seq, code);
     /* a CPU batch runs with what compiled (the interpreter takes the rest) */
     if (!hit && (ready || t->retry_alone)) pe_provision_remember(b, t, &seq);
     size_t computed = PE_RUN_DECLINED;
     if (ready) computed = t->executor->run(t->executor, b, &seq, code, place);
-    free(code);
+    if (code != few) free(code);
     pe_program_seq_free(&seq);
     return computed;
 }

@@ -21,10 +21,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "escheduler.h"
-#include "../../exec/base/executor.h"
 #include "batch.h"
+#include "escheduler.h"
 #include "../trace/trace.h"
+#include "../../exec/base/executor.h"
 #include "../../profiler/collect.h"
 
 #define MAX_OUTSTANDING 4

@@ -20,10 +20,9 @@
 #include <string.h>
 
 #include "trace.h"
-#include "../../profiler/collect.h"
-
-#include "../../exec/base/site.h"
 #include "../../exec/base/grow.h"
+#include "../../exec/base/site.h"
+#include "../../profiler/collect.h"
 #define EXTERNAL_BIT PE_TRACE_EXTERNAL_BIT
 #define MAX_COMPARE 8
 #define BUCKETS 1024
@@ -51,7 +50,8 @@ static struct {
 static void put(pe_trace_key *k, const void *p, size_t n)
 {
     if (k->broken) return;
-    if (!PE_GROW(k->bytes, k->cap, k->len + n)) {
+    /* a key starts at 1 KB: most batches' keys fit, and each batch makes one */
+    if (!PE_GROW_FROM(k->bytes, k->cap, k->len + n, 1024)) {
         k->broken = true;
         return;
     }

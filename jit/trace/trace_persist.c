@@ -19,13 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../irformat/fnv.h"
-#include "../codegen/cpu_gccjit.h"
-#include "../cache/diskcache.h"
 #include "trace.h"
-#include "../../irformat/msgblob.h"
-
+#include "../cache/diskcache.h"
+#include "../codegen/cpu_gccjit.h"
 #include "../../exec/base/error.h"
+#include "../../irformat/fnv.h"
+#include "../../irformat/msgblob.h"
 #define MAGIC "PETC"
 #define VERSION 3 /* 2: entries carry their fusion rules; 3: their kernels are lowered (kir_lower.c) */
 #define MAX_FILE ((size_t)64 << 20)
