@@ -13,6 +13,7 @@
 #include "exec/interp/refmath.h"
 #include "exec/base/runtime.h"
 
+#include "exec/cpu/cpu.h"
 /* ------------------------------------------------ kernels run on the host */
 
 /* The kernels of src built as a shared library by the host's C++ compiler

@@ -1,5 +1,6 @@
 /* executor.h — the interface every executor implements: the reference
- * interpreter (interp.c), the CPU (cpu.c) and the CUDA executor (cuda.c).
+ * interpreter (exec/interp/interp.h), the CPU (exec/cpu/cpu.h) and the CUDA
+ * executor (exec/cuda/cuda.h), each declaring its own entry points.
  * The batch driver (jit/sched/batch.c) hands an executor a batch's program
  * sequence with its kernels linked; the executor makes every live COMPUTE
  * entry's port READY or INVALID. */
@@ -12,8 +13,8 @@
 #include "../../jit/kir/kir.h"
 #include "../../jit/kir/program.h"
 
-/* What a target's compiler made of some kernels (jit/codegen/target.h): a shared
- * object on disk (the CPU: libgccjit), or bytes (a GPU: an NVRTC cubin).
+/* What a target's compiler made of some kernels (jit/codegen/target.h): a
+ * shared object on disk (the CPU: libgccjit), or bytes (a GPU: a cubin).
  * An executor links it: loads it where its kernels run and keeps their
  * entry points. */
 typedef struct {
@@ -36,9 +37,9 @@ enum {
 /* An executor links compiled code onto its places (the CPU: one; a GPU
  * executor: each GPU in use, place k = GPU k - 1), launches a program
  * sequence's kernels there, moves memory and reports.  It never compiles
- * nor generates programs: that is the provisioning's (jit/provision/provision.c),
- * which the batch driver (jit/sched/batch.c) runs before handing it the
- * sequence.  Every function runs under the runtime lock. */
+ * nor generates programs: that is the provisioning's
+ * (jit/provision/provision.c), which the batch driver (jit/sched/batch.c)
+ * runs before handing it the sequence.  Every function runs under the runtime lock. */
 struct pe_executor {
     const char *name;
     unsigned caps; /* PE_EXEC_* */
@@ -66,49 +67,14 @@ struct pe_executor {
      * later batches go elsewhere. */
     void (*fail)(pe_executor *ex, int place, const char *what);
     /* Device memory: frees a port's device copy; waits for the work in
-     * flight (pe_sync); copies a value down.  NULL for an executor without PE_EXEC_DEVICE_MEMORY. */
+     * flight (pe_sync); copies a value down.  NULL for an executor without
+     * PE_EXEC_DEVICE_MEMORY. */
     void (*free_device_copy)(pe_port *p);
     void (*wait)(pe_executor *ex);
     /* Makes the host copy of a value it computed (pe_port.host_stale):
      * pe_port_host; false when it cannot, p is then INVALID with the reason. */
     bool (*host_copy)(pe_port *p);
 };
-
-extern pe_executor pe_interp_executor;
-extern pe_executor pe_cpu_executor;
-
-/* Computes one pending port on the interpreter (or makes it invalid) and
- * drops its inputs; true if it computed a value. */
-bool pe_interp_execute(pe_port *p);
-/* Makes a port invalid because of input `from`, without a new error. */
-void pe_port_inherit_invalid(pe_port *p, const pe_port *from);
-
-/* The CPU executor's life: its thread pool. */
-bool pe_cpu_executor_start(int threads);
-void pe_cpu_executor_stop(void);
-/* The CPU's ISA level ("x86-64-v3"): what its kernels are compiled for. */
-const char *pe_cpu_isa(void);
-
-/* Combines a reduction kernel's per-chunk (high, low) partials in chunk
- * order (kir.h); the executors share it so they agree bit for bit. */
-double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel);
-/* Writes a reduction's value into its (host, one-element) buffer. */
-void pe_store_scalar(pe_port *p, double v);
-
-/* The CUDA executor (cuda.c; cuda_gpu.h lists its files): its places are
- * the GPUs in use.  Start fails quietly (no GPU). */
-extern pe_executor pe_cuda_executor;
-bool pe_cuda_executor_start(int ordinal);
-void pe_cuda_executor_stop(void);
-/* True if the executor runs work on CUDA device `ordinal`. */
-bool pe_cuda_executor_serves(int ordinal);
-/* Copies a GPU result straight into dst (no host copy kept: pe_read);
- * false when it cannot, p is then INVALID with the reason. */
-bool pe_port_copy_out(pe_port *p, void *dst);
-
-/* Gives a uniform constant a buffer holding its value (for pe_map); false
- * when out of memory. */
-bool pe_interp_materialise(pe_port *p);
 
 /* True if nothing can observe the port any more: no application reference,
  * no pending consumer, no map view; only its own COMPUTE entry holds it. */

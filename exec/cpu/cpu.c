@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "device.h"
 #include "progcache.h"
 #include "threadpool.h"
 #include "../base/executor.h"
 #include "../base/memory.h"
+#include "../interp/interp.h"
 #include "../../profiler/collect.h"
-
 static char isa[32];
 const char *pe_cpu_isa(void) { return isa; }
 

@@ -55,10 +55,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda.h"
 #include "cuda_gpu.h"
 #include "stream_sync.h"
 #include "../base/error.h"
 #include "../base/memory.h"
+#include "../interp/interp.h"
 #include "../../jit/codegen/cuda_emit.h"
 #include "../../profiler/collect.h"
 #define BLOCK 256

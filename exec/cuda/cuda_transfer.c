@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda.h"
 #include "cuda_gpu.h"
 #include "../base/error.h"
 #include "../base/memory.h"
+#include "../interp/interp.h"
 #include "../../profiler/collect.h"
-
 static void fail_port(pe_port *p, const char *what, CUresult r)
 {
     char d[200] = "", api[64];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp.h"
 #include "refmath.h"
 #include "../base/error.h"
 #include "../base/executor.h"
@@ -376,7 +377,6 @@ static int64_t view_source(const pe_port *p, const pe_port *x, const int64_t *id
     /* every other op of the catalog: not a view, never asked */
 #define PE_OP(name, kind, arity, fusible, cost, result) CASE_UNLESS_VIEW_##kind(name)
 #include "../../irformat/ops.def"
-
     case PE_OP__COUNT:
         break;
     }

@@ -13,8 +13,9 @@
 #include "../../exec/base/shape.h"
 #include "../../exec/base/site.h"
 #include "../../exec/cpu/threadpool.h"
+#include "../../exec/cuda/cuda.h"
+#include "../../exec/interp/interp.h"
 #include "../../profiler/collect.h"
-
 /* Makes a's value available (on the host, if `host`: a GPU result is copied
  * down on first use); raises PE_E_INVALID for an invalid array. */
 static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)

@@ -20,10 +20,12 @@
 #include "../../exec/base/memory.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/site.h"
+#include "../../exec/cpu/cpu.h"
 #include "../../exec/cpu/device.h"
+#include "../../exec/cuda/cuda.h"
 #include "../../exec/cuda/cuda_driver.h"
+#include "../../exec/interp/interp.h"
 #include "../../profiler/collect.h"
-
 static pe_device_info cpu_info;
 
 /* A GPU needs the CUDA driver (the executor checks) and NVRTC, which

@@ -10,7 +10,8 @@
 #include "cuda_emit.h"
 #include "nvrtc.h"
 #include "target.h"
-
+#include "../../exec/cpu/cpu.h"
+#include "../../exec/cuda/cuda.h"
 /* libgccjit runs the assembler and linker as programs and writes temporary
  * files: without them every compilation would fail. */
 static bool cpu_usable(const char **why)

@@ -19,9 +19,9 @@
 #include "../trace/trace.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
+#include "../../exec/cpu/cpu.h"
 #include "../../irformat/fnv.h"
 #include "../../profiler/collect.h"
-
 /* What the provisioning knows of a target in this run. */
 typedef struct {
     bool off; /* its compiler does not work (the CPU: everything runs on the interpreter) */

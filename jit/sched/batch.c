@@ -15,8 +15,9 @@
 #include "placement.h"
 #include "../provision/provision.h"
 #include "../../exec/base/error.h"
+#include "../../exec/cuda/cuda.h"
 #include "../../exec/cuda/cuda_driver.h"
-
+#include "../../exec/interp/interp.h"
 static size_t interpret(const pe_batch *b) { return pe_interp_executor.run(&pe_interp_executor, b, NULL, NULL, 0); }
 
 static void log_sequence(const pe_program_seq *seq, bool from_trace, const char *where)

@@ -1,0 +1,23 @@
+/* cpu.h — the CPU executor (cpu.c): links the CPU target's shared objects
+ * and runs program sequences on the thread pool. */
+#ifndef PE_CPU_CPU_H
+#define PE_CPU_CPU_H
+
+#include "../base/executor.h"
+
+extern pe_executor pe_cpu_executor;
+
+/* The CPU executor's life: its thread pool. */
+bool pe_cpu_executor_start(int threads);
+void pe_cpu_executor_stop(void);
+/* The CPU's ISA level ("x86-64-v3"): what its kernels are compiled for. */
+const char *pe_cpu_isa(void);
+
+/* Combines a reduction kernel's per-chunk (high, low) partials in chunk
+ * order (kir.h): the host's reference for the GPU's combiner, which must
+ * agree with it bit for bit. */
+double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel);
+/* Writes a reduction's value into its (host, one-element) buffer. */
+void pe_store_scalar(pe_port *p, double v);
+
+#endif
