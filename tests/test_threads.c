@@ -82,11 +82,53 @@ static void test_recording_overlaps_execution(void **state)
     tu_expect_no_error();
 }
 
+/* Many threads recording small chains at once (issue 22): the queue is
+ * the runtime's, so one thread's flush takes others' requests into its
+ * batch; a batch submitted while another waits for flow control must still
+ * find that one as its dependency.  Every value is checked against C. */
+enum { STRESS_THREADS = 12, STRESS_ITERATIONS = 400, STRESS_N = 64 };
+
+static void *stress_worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    float x[STRESS_N], out[STRESS_N];
+    for (int i = 0; i < STRESS_N; i++) x[i] = (float)i * 0.5f;
+    for (int it = 0; it < STRESS_ITERATIONS; it++) {
+        pe_scope s = pe_scope_begin(); /* the nested intermediates go with it */
+        pe_array a = pe_f32_1d(x, STRESS_N);
+        pe_array c = pe_exp(pe_mul(pe_add(pe_mul(a, (float)id), 1.0f), 0.001f));
+        if (pe_read(c, out, sizeof out) != PE_OK) return (void *)1;
+        pe_scope_end(s);
+        for (int i = 0; i < STRESS_N; i++)
+            if (tu_ulps_f32(out[i], expf((x[i] * (float)id + 1.0f) * 0.001f)) > 2) return (void *)2;
+    }
+    return NULL;
+}
+
+static void test_many_threads_small_batches(void **state)
+{
+    (void)state;
+    pthread_t t[STRESS_THREADS];
+    for (int i = 0; i < STRESS_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, stress_worker, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < STRESS_THREADS; i++) {
+        void *rc;
+        assert_int_equal(pthread_join(t[i], &rc), 0);
+        assert_null(rc);
+    }
+    pe_stats st;
+    pe_sync();
+    pe_get_stats(&st);
+    assert_int_equal(st.live_arrays, 0);
+    tu_expect_no_error();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_threads_share_the_runtime, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_recording_overlaps_execution, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_many_threads_small_batches, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include "escheduler.h"
 #include "../trace/trace.h"
 #include "../../exec/base/executor.h"
+#include "../../exec/base/grow.h"
 #include "../../profiler/collect.h"
 
 #define MAX_OUTSTANDING 4
@@ -35,8 +36,8 @@ typedef struct job {
     pe_trace_key key;
     uint32_t epoch;
     int device; /* pe_batch.device */
-    uint32_t deps[MAX_OUTSTANDING + 1]; /* epochs of earlier batches computing its inputs */
-    int n_deps;
+    uint32_t *deps; /* epochs of earlier batches computing its inputs */
+    size_t n_deps, deps_cap;
     bool wanted; /* an application thread waits for one of its ports */
     struct job *next;
 } job;
@@ -52,9 +53,11 @@ static struct {
 } es = {.work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 /* The batches in the table that j's ports take inputs from (their ports
- * are pending in an earlier batch).  A port's batch stays in the table
- * until it has run, and at most MAX_OUTSTANDING are there. */
-static void find_deps(job *j)
+ * are pending in an earlier batch).  A port's batch enters the table when
+ * it is submitted and stays there until it has run; one that is not there
+ * has run (or runs now, on this thread or inline, before any other).
+ * False when out of memory. */
+static bool find_deps(job *j)
 {
     j->n_deps = 0;
     for (size_t i = 0; i < j->n; i++) {
@@ -64,10 +67,13 @@ static void find_deps(job *j)
             const pe_port *q = pe_port_at(p->in[k]);
             if (q->state != PE_PORT_PENDING || q->batch == j->epoch) continue;
             bool known = false;
-            for (int d = 0; d < j->n_deps && !known; d++) known = j->deps[d] == q->batch;
-            if (!known && j->n_deps < MAX_OUTSTANDING + 1) j->deps[j->n_deps++] = q->batch;
+            for (size_t d = 0; d < j->n_deps && !known; d++) known = j->deps[d] == q->batch;
+            if (known) continue;
+            if (!PE_GROW(j->deps, j->deps_cap, j->n_deps + 1)) return false;
+            j->deps[j->n_deps++] = q->batch;
         }
     }
+    return true;
 }
 
 static job *job_of_epoch(uint32_t epoch)
@@ -95,7 +101,7 @@ static job *pick(void)
     /* the oldest batch the wanted one needs, directly or through others */
     for (;;) {
         job *dep = NULL;
-        for (int d = 0; d < wanted->n_deps && !dep; d++) dep = job_of_epoch(wanted->deps[d]);
+        for (size_t d = 0; d < wanted->n_deps && !dep; d++) dep = job_of_epoch(wanted->deps[d]);
         if (!dep) return wanted;
         wanted = dep;
     }
@@ -122,6 +128,7 @@ static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t e
 static void run_job(job *j)
 {
     run_batch(j->entries, j->n, &j->key, j->epoch, j->device);
+    free(j->deps);
     free(j);
 }
 
@@ -172,22 +179,26 @@ void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t ep
 {
     assert(pe_api_held());
     job *j = malloc(sizeof *j);
-    if (!j) { /* no memory for the message: run it here, after what is queued */
+    if (j) *j = (job){.entries = entries, .n = n, .key = key, .epoch = epoch, .device = device};
+    if (!j || !find_deps(j)) { /* no memory for the message: run it here, after what is queued */
+        if (j) free(j->deps), free(j);
         while (es.outstanding > 0) pe_esched_wait();
         pe_esched_run_here(entries, n, key, epoch, device);
         return;
     }
-    *j = (job){.entries = entries, .n = n, .key = key, .epoch = epoch, .device = device};
-    find_deps(j);
-    /* flow control holds the application back (timed for the profile) */
-    uint64_t t0 = pe_prof_on && es.outstanding >= MAX_OUTSTANDING ? pe_prof_now() : 0;
-    while (es.outstanding >= MAX_OUTSTANDING) pe_esched_wait();
-    if (t0) pe_prof_add(PE_PC_queue_flow_waits, 1), pe_prof_add(PE_PC_queue_flow_wait_ns, pe_prof_now() - t0);
+    /* Into the table at once, in batch order: a batch that other threads
+     * submit while this one waits for flow control below must find it as
+     * the batch computing its inputs (it ran before it, found nothing, and
+     * read inputs never computed: issue 22). */
     if (es.tail) es.tail->next = j;
     else es.head = j;
     es.tail = j;
     es.outstanding++;
     pthread_cond_signal(&es.work);
+    /* flow control holds the application back (timed for the profile) */
+    uint64_t t0 = pe_prof_on && es.outstanding > MAX_OUTSTANDING ? pe_prof_now() : 0;
+    while (es.outstanding > MAX_OUTSTANDING) pe_esched_wait();
+    if (t0) pe_prof_add(PE_PC_queue_flow_waits, 1), pe_prof_add(PE_PC_queue_flow_wait_ns, pe_prof_now() - t0);
 }
 
 /* The caller holds the runtime lock and nothing is outstanding.  The

@@ -8,8 +8,10 @@
 bool pe_esched_start(void);
 /* Waits for the submitted work, then ends the thread (runtime lock held). */
 void pe_esched_stop(void);
-/* Takes over a batch (entries and key are moved into it).  Blocks while
- * MAX_OUTSTANDING batches wait already (flow control).  Runtime lock held. */
+/* Takes over a batch (entries and key are moved into it): it enters the
+ * pending table at once, then the caller waits while more than
+ * MAX_OUTSTANDING batches are outstanding (flow control).  Runtime lock
+ * held. */
 void pe_esched_submit(pe_entry *entries, size_t n, pe_trace_key key, uint32_t epoch, int device);
 /* Runs a batch on the calling thread, when nothing else is outstanding and
  * the caller would only wait for it: no thread hand-off for a read right
