@@ -32,12 +32,13 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static void test_threads_share_the_runtime(void **state)
+/* Runs n threads of body (each given its index), expects each to return
+ * NULL, and that they left no array alive. */
+static void run_threads(int n, void *(*body)(void *))
 {
-    (void)state;
-    pthread_t t[THREADS];
-    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i), 0);
-    for (int i = 0; i < THREADS; i++) {
+    pthread_t t[n];
+    for (int i = 0; i < n; i++) assert_int_equal(pthread_create(&t[i], NULL, body, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < n; i++) {
         void *rc;
         assert_int_equal(pthread_join(t[i], &rc), 0);
         assert_null(rc);
@@ -47,6 +48,12 @@ static void test_threads_share_the_runtime(void **state)
     pe_get_stats(&st);
     assert_int_equal(st.live_arrays, 0);
     tu_expect_no_error();
+}
+
+static void test_threads_share_the_runtime(void **state)
+{
+    (void)state;
+    run_threads(THREADS, worker);
 }
 
 /* Work handed to the E-scheduler while the application goes on: consumers of
@@ -108,19 +115,7 @@ static void *stress_worker(void *arg)
 static void test_many_threads_small_batches(void **state)
 {
     (void)state;
-    pthread_t t[STRESS_THREADS];
-    for (int i = 0; i < STRESS_THREADS; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, stress_worker, (void *)(intptr_t)i), 0);
-    for (int i = 0; i < STRESS_THREADS; i++) {
-        void *rc;
-        assert_int_equal(pthread_join(t[i], &rc), 0);
-        assert_null(rc);
-    }
-    pe_stats st;
-    pe_sync();
-    pe_get_stats(&st);
-    assert_int_equal(st.live_arrays, 0);
-    tu_expect_no_error();
+    run_threads(STRESS_THREADS, stress_worker);
 }
 
 int main(void)
