@@ -511,6 +511,20 @@ static void test_combiner_runs_on_the_host(void **state)
         double norm2 = combine_on_host(lib, PE_OP_norm2, partials, chunks, numel), sq = 0;
         for (int64_t c = 0; c < 2 * chunks; c++) sq += partials[c];
         assert_true(fabs(norm2 - sqrt(sq)) <= 1e-12 * sqrt(sq));
+        if (chunks > 3) { /* a chunk whose sum is infinite leaves (inf, NaN): IEEE's sums, not inf - inf */
+            double *inf = malloc(2 * (size_t)chunks * sizeof *inf);
+            memcpy(inf, partials, 2 * (size_t)chunks * sizeof *inf);
+            inf[2 * 1] = INFINITY, inf[2 * 1 + 1] = NAN;
+            for (int op = 0; op < 2; op++) {
+                double got = op ? pe_combine_partials(PE_OP_sum, inf, chunks, numel)
+                                : combine_on_host(lib, PE_OP_sum, inf, chunks, numel);
+                assert_true(got == INFINITY);
+            }
+            inf[2 * (chunks - 1)] = -INFINITY, inf[2 * (chunks - 1) + 1] = NAN;
+            assert_true(isnan(combine_on_host(lib, PE_OP_sum, inf, chunks, numel)));
+            assert_true(isnan(pe_combine_partials(PE_OP_sum, inf, chunks, numel)));
+            free(inf);
+        }
         const pe_op extremes[] = {PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
         for (int nan = 0; nan < 2; nan++) {
             if (nan && chunks > 3) partials[2 * (chunks / 2)] = NAN, partials[2 * (chunks - 1)] = -NAN;

@@ -191,6 +191,96 @@ static void test_nan_and_ties(void **state)
     tu_expect_no_error();
 }
 
+/* Infinities and overflow in sums (issue 24): IEEE as NumPy gives it,
+ * sum([1, inf, 2]) = inf, sum([inf, -inf]) = NaN, sum([big, big]) = inf;
+ * a compensated sum must not turn them into inf - inf.  Sizes of one
+ * element, a few, and several chunks of a reduction kernel (the infinity in
+ * one chunk, the other sign in another), full and along each axis; the
+ * oracle is a long double loop (oracle() above). */
+/* The oracle, except that a mean whose sum overflows is infinite (as
+ * NumPy's is): the sum is formed in PE's accumulator, double for f32 and f64
+ * (so an f32 mean of values near FLT_MAX is finite, where NumPy's is not). */
+static long double oracle_special(int r, const double *x, int64_t len, pe_dtype t)
+{
+    long double sum = oracle(SUM, x, len, 1, t);
+    if (r == MEAN && !isfinite((double)sum)) return (double)sum;
+    return oracle(r, x, len, 1, t);
+}
+
+static void check_special(pe_dtype t, const double *x, int64_t rows, int64_t cols)
+{
+    static const int sums[] = {SUM, MEAN, NORM1, NORM2};
+    int64_t shape[2] = {rows, cols}, n = rows * cols;
+    void *buf = make_data(t, x, n);
+    pe_scope scope = pe_scope_begin(); /* the results go with it */
+    pe_array a = pe_from_host(t, 2, shape, buf);
+    for (size_t s = 0; s < sizeof sums / sizeof *sums; s++) {
+        int r = sums[s];
+        char what[96];
+        double got;
+        long double want = oracle_special(r, x, n, t);
+        assert_int_equal(pe_read_f64(reds[r].full(PE_HERE, a), &got), PE_OK);
+        snprintf(what, sizeof what, "%s of %lldx%lld %s", reds[r].name, (long long)rows, (long long)cols,
+                 t == PE_F32 ? "f32" : "f64");
+        if (!isfinite((double)want) || !isfinite(got)) {
+            double w = t == PE_F32 ? (double)(float)want : (double)want;
+            if (!tu_same_value(got, w)) fail_msg("%s: got %g want %g", what, got, w);
+        } else {
+            check_close(what, r, t, got, want);
+        }
+        /* along the rows: row i's value is the reduction of its cols elements */
+        int64_t count;
+        double *vals = tu_read_as_f64(reds[r].axis(PE_HERE, a, 1), &count);
+        for (int64_t i = 0; i < rows; i++) {
+            long double w = oracle_special(r, x + i * cols, cols, t);
+            snprintf(what, sizeof what, "%s of row %lld", reds[r].name, (long long)i);
+            if (!isfinite((double)w) && !tu_same_value(vals[i], t == PE_F32 ? (double)(float)w : (double)w))
+                fail_msg("%s: got %g want %Lg", what, vals[i], w);
+            if (isfinite((double)w)) check_close(what, r, t, vals[i], w);
+        }
+        free(vals);
+    }
+    /* dot with ones is the sum */
+    pe_array ones = pe_fill(t, 2, shape, 1.0);
+    double got, w = (double)oracle(SUM, x, n, 1, t);
+    assert_int_equal(pe_read_f64(pe_dot(a, ones), &got), PE_OK);
+    if (!isfinite(w) && !tu_same_value(got, t == PE_F32 ? (double)(float)w : w)) fail_msg("dot: got %g want %g", got, w);
+    pe_scope_end(scope);
+    free(buf);
+}
+
+static void test_sums_with_infinities(void **state)
+{
+    (void)state;
+    const int64_t big = 3 * 16384 + 5; /* several chunks of a reduction kernel */
+    double *x = malloc((size_t)big * 2 * sizeof *x);
+    const pe_dtype types[] = {PE_F32, PE_F64};
+    for (int k = 0; k < 2; k++) {
+        pe_dtype t = types[k];
+        double huge = t == PE_F32 ? 3e38 : 1.5e308;
+        double one[1] = {INFINITY};
+        check_special(t, one, 1, 1);
+        double three[3] = {1, INFINITY, 2};
+        check_special(t, three, 1, 3);
+        double minus[3] = {1, -INFINITY, 2};
+        check_special(t, minus, 1, 3);
+        double both[4] = {INFINITY, 1, -INFINITY, 2};
+        check_special(t, both, 2, 2); /* rows inf and -inf, NaN in all */
+        double over[3] = {huge, huge, huge};
+        check_special(t, over, 1, 3);
+        for (int64_t i = 0; i < 2 * big; i++) x[i] = (double)(i % 7) - 3;
+        x[5] = INFINITY; /* row 0, first chunk */
+        check_special(t, x, 2, big);
+        x[big + 2 * 16384 + 1] = -INFINITY; /* row 1, third chunk: the full sum is NaN */
+        check_special(t, x, 2, big);
+        x[5] = 1, x[big + 2 * 16384 + 1] = 1;
+        x[3 * 16384] = -INFINITY; /* one infinity in the fourth chunk of the flat array */
+        check_special(t, x, 1, 2 * big);
+    }
+    free(x);
+    tu_expect_no_error();
+}
+
 static void test_empty_extents(void **state)
 {
     (void)state;
@@ -273,6 +363,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_odd_sizes_all_types, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_nan_and_ties, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_sums_with_infinities, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_empty_extents, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_integer_products_wrap_and_dot, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_deterministic, tu_setup, tu_teardown),

@@ -110,13 +110,16 @@ double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, i
         }
         return best;
     }
-    double sum = 0, comp = 0; /* Neumaier */
+    /* Neumaier.  A low part means nothing once its high part is not finite
+     * (it is inf - inf), and neither does the compensation once the sum is
+     * not: an infinity or an overflow makes the sum the IEEE result alone. */
+    double sum = 0, comp = 0;
     for (int64_t c = 0; c < 2 * n_chunks; c++) {
-        double x = partials[c], t = sum + x;
+        double x = c % 2 && !__builtin_isfinite(partials[c - 1]) ? 0.0 : partials[c], t = sum + x;
         comp += __builtin_fabs(sum) >= __builtin_fabs(x) ? (sum - t) + x : (x - t) + sum;
         sum = t;
     }
-    sum += comp;
+    if (__builtin_isfinite(sum)) sum += comp;
     if (op == PE_OP_mean) return sum / (double)numel;
     if (op == PE_OP_norm2) return __builtin_sqrt(sum);
     return sum;

@@ -173,7 +173,9 @@ static void neumaier_add(neumaier *acc, double x)
     else acc->comp += (x - t) + acc->sum;
     acc->sum = t;
 }
-static double neumaier_total(const neumaier *acc) { return acc->sum + acc->comp; }
+/* Once the sum is not finite (an infinity met, or overflow) it stays so and
+ * the compensation is inf - inf: the sum alone is the IEEE result. */
+static double neumaier_total(const neumaier *acc) { return isfinite(acc->sum) ? acc->sum + acc->comp : acc->sum; }
 
 /* One reduction over `len` values got by value_at(ctx, k). */
 typedef double (*value_fn)(const void *ctx, int64_t k);

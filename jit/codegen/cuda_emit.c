@@ -90,7 +90,9 @@ static const char prelude[] =
     "static __device__ __forceinline__ void pe_two_sum(double &hi, double &lo, double x) {\n"
     "  double t = hi + x;\n"
     "  lo += fabs(hi) >= fabs(x) ? (hi - t) + x : (x - t) + hi;\n"
-    "  hi = t; }\n";
+    "  hi = t; }\n"
+    "static __device__ __forceinline__ bool pe_finite(double x) {\n"
+    "  return fabs(x) < __longlong_as_double(0x7ff0000000000000LL); }\n";
 
 /* jit/codegen/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
  * what that file asks of its includer. */
@@ -520,7 +522,10 @@ static void emit_kernel(text *t, const kir_kernel *k)
  * for extremes), then neighbouring runs are combined pairwise, left before
  * right (lane l takes lane l + d for d = 1, 2, ..., within each warp, then
  * across the warps): a fixed order, so the result is the same on every GPU
- * and every run, and ties and NaNs go to the earliest chunk as on the host. */
+ * and every run, and ties and NaNs go to the earliest chunk as on the host.
+ * As on the host (pe_combine_partials), a low part whose high part is not
+ * finite is skipped and a sum that is not finite is returned without its
+ * compensation (inf - inf): sums holding infinities are IEEE's. */
 static void emit_combiner(text *t)
 {
     int warps = PE_CUDA_REDUCE_THREADS / 32;
@@ -539,7 +544,7 @@ static void emit_combiner(text *t)
     put(t, "  const long long from = threadIdx.x * per, to = count < from + per ? count : from + per;\n"
            "  double acc = none, comp = 0.0;\n"
            "  for (long long i = from; i < to; i++) {\n"
-           "    if (!extreme) pe_two_sum(acc, comp, part[i]);\n"
+           "    if (!extreme) pe_two_sum(acc, comp, (i & 1) && !pe_finite(part[i - 1]) ? 0.0 : part[i]);\n"
            "    else if (pe_takes(acc, part[2 * i], is_min)) acc = part[2 * i];\n"
            "  }\n");
     const char *tree = "  for (int d = 1; d < %d; d <<= 1) {\n"
@@ -556,7 +561,7 @@ static void emit_combiner(text *t)
         warps, warps);
     put(t, tree, warps);
     put(t, "  if (threadIdx.x != 0) return;\n"
-           "  double v = extreme ? acc : acc + comp;\n");
+           "  double v = extreme || !pe_finite(acc) ? acc : acc + comp;\n");
     put(t, "  if (op == %d) v = v / a.p[2].value;\n", PE_OP_mean);
     put(t, "  if (op == %d) v = sqrt(v);\n", PE_OP_norm2);
     put(t, "  if (a.p[4].value != 0.0) *(float *)a.p[1].ptr = (float)v;\n"
