@@ -188,7 +188,10 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     for (int j = 0; j < in->n; j++) {
         pe_dtype from = (pe_dtype)e->k->body[in->a[j]].dtype;
         bool raw = (op == PE_OP_cond && j == 0) || op == PE_OP_cast;
-        v[j] = raw ? e->val[in->a[j]] : cast(e, e->val[in->a[j]], from, ct);
+        gcc_jit_rvalue *x = e->val[in->a[j]];
+        /* computed in double, an operand is rounded to the promoted f32 first */
+        if (!raw && ct != in->ctype && from != (pe_dtype)in->ctype) x = cast(e, x, from, in->ctype), from = in->ctype;
+        v[j] = raw ? x : cast(e, x, from, ct);
     }
     bool fl = is_float(ct);
     switch (op) {

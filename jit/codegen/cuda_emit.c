@@ -165,8 +165,12 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     char a[3][96];
     for (int j = 0; j < in->n; j++) {
         bool raw = (op == PE_OP_cond && j == 0) || op == PE_OP_cast;
+        char promoted[80];
         if (raw) snprintf(a[j], sizeof a[j], "v%d", in->a[j]);
-        else operand(e, in, j, ct, a[j], sizeof a[j]);
+        else if (ct != in->ctype && e->k->body[in->a[j]].dtype != in->ctype) { /* rounded to the promoted f32 first */
+            value_as(e, in->a[j], (pe_dtype)in->ctype, promoted, sizeof promoted);
+            snprintf(a[j], sizeof a[j], "(%s)%s", ctype_name(ct), promoted);
+        } else operand(e, in, j, ct, a[j], sizeof a[j]);
     }
     bool fl = is_float(ct);
     int tail = cdf_f32 ? cdf_tail_of(e, in->a[0]) : -1;

@@ -13,7 +13,9 @@
  * The arithmetic is the one the generators emitted before: the steps
  * compute in the op's compute type, or in double for an f32 op the
  * reference rounds once (f32_in_double: the steps then hold doubles), and
- * the last step converts to the op's result type, the one rounding. */
+ * the last step converts to the op's result type, the one rounding.
+ * Operands meet the steps in the op's promoted type first, as they meet any
+ * op. */
 #include <string.h>
 
 #include "codegen.h"
@@ -22,7 +24,8 @@
 int kir_lower_growth(pe_op op)
 {
     int n = pe_op_codegen_table[op].lowering.n_steps;
-    return n > 1 ? n - 1 : 0;
+    /* the steps, and an f32 conversion of each operand when they hold doubles */
+    return (n > 1 ? n - 1 : 0) + (pe_f32_in_double(op) ? pe_op_table[op].arity : 0);
 }
 
 static bool composed(const kir_inst *in) { return in->kind == KIR_OP && pe_op_composed((pe_op)in->op); }
@@ -66,6 +69,15 @@ bool kir_lower(kir_kernel *k)
         pe_dtype step_type = in.ctype == PE_F32 && pe_f32_in_double((pe_op)in.op) ? PE_F64 : (pe_dtype)in.ctype;
         uint16_t ref[PE_LOWER_NONE]; /* A0..A2, then S0, S1 */
         memcpy(ref, in.a, sizeof in.a);
+        /* Steps in double take an operand of another type (i32, bool) through
+         * f32 first: the op's promoted type, which the reference and the
+         * primitives (sin, cos, tan, ...) round it to.  An i32 above 2^24
+         * taken into double whole gives another angle altogether. */
+        for (int j = 0; j < in.n && step_type != in.ctype; j++) {
+            if (body[ref[j]].dtype == in.ctype) continue;
+            body[n] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cast, .ctype = in.ctype, .dtype = in.ctype, .n = 1, .a = {ref[j]}};
+            ref[j] = (uint16_t)n++;
+        }
         for (int s = 0; s < l->n_steps; s++) {
             const pe_lower_step *st = &l->step[s];
             bool last = s == l->n_steps - 1;
