@@ -64,7 +64,8 @@ typedef enum {
     PE_E_NOMEM = -5,   /* out of memory */
     PE_E_DEVICE = -6,  /* no such device / device failure */
     PE_E_COMPILE = -7, /* kernel compilation failed */
-    PE_E_INVALID = -8, /* read of an invalid array (an earlier operation failed) */
+    PE_E_INVALID = -8, /* read of an invalid array: an earlier call failed, its error raised then (an
+                          error found only while computing is reported by the read with its own code) */
     PE_E_MACRO = -9,
     PE_E_CHECK = -10,
     PE_E_IO = -11

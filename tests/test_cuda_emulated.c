@@ -153,8 +153,8 @@ static void test_a_fault_loses_only_values_that_lived_on_the_gpu(void **state)
         assert_int_equal(o.stats.gpu_batches, k); /* the second batch launched (k = 2) or not */
         assert_int_equal(count(captured, "warning"), 1);
         assert_non_null(strstr(captured, "CUDA_ERROR_LAUNCH_FAILED"));
-        assert_int_equal(o.s_status, PE_E_INVALID);
-        assert_int_equal(o.y_status, PE_E_INVALID);
+        assert_int_equal(o.s_status, PE_E_DEVICE); /* the read is the first report of the device's failure */
+        assert_int_equal(o.y_status, PE_E_DEVICE);
         fprintf(stderr, "the read's error: %s\n", tu_errors.message);
         assert_non_null(strstr(tu_errors.message, "test_cuda_emulated.c"));
         assert_non_null(strstr(tu_errors.message, "the GPU result cannot be copied to the host"));
@@ -180,8 +180,8 @@ static void test_a_fault_reported_by_an_event_record(void **state)
     assert_int_equal(o.stats.gpu_batches, 1);
     assert_int_equal(count(captured, "warning"), 1);
     assert_non_null(strstr(captured, "cuEventRecord failed: CUDA_ERROR_ILLEGAL_ADDRESS"));
-    assert_int_equal(o.s_status, PE_E_INVALID);
-    assert_int_equal(o.y_status, PE_E_INVALID);
+    assert_int_equal(o.s_status, PE_E_DEVICE);
+    assert_int_equal(o.y_status, PE_E_DEVICE);
     assert_non_null(strstr(tu_errors.message, "test_cuda_emulated.c"));
     assert_non_null(strstr(tu_errors.message, "the GPU result cannot be copied to the host"));
 }

@@ -54,6 +54,8 @@ typedef struct pe_port {
     void (*free_fn)(void *data, void *ctx); /* pe_adopt's deallocator, else NULL */
     void *free_ctx;
     pe_status err_code;  /* PE_PORT_INVALID: the error */
+    bool err_raised;     /* ... raised when the call was made (a read says PE_E_INVALID), not
+                            found while computing (a read is its first report: err_code) */
     char *err_msg;       /* PE_PORT_INVALID: its message, or NULL if it propagated */
     /* Diagnostics for handles of this slot after the last application release. */
     uint32_t released_gen;

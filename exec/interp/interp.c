@@ -78,6 +78,7 @@ void pe_port_inherit_invalid(pe_port *p, const pe_port *from)
 {
     p->state = PE_PORT_INVALID;
     p->err_code = from->err_code;
+    p->err_raised = from->err_raised;
     p->err_msg = from->err_msg ? strdup(from->err_msg) : NULL;
 }
 

@@ -18,6 +18,17 @@
 #include "../../profiler/collect.h"
 /* Makes a's value available (on the host, if `host`: a GPU result is copied
  * down on first use); raises PE_E_INVALID for an invalid array. */
+/* A read of an invalid array.  An error raised when its call was made was
+ * reported then: the read says PE_E_INVALID (the contract).  One found while
+ * computing (a gather index out of range, a device failure) was not: the
+ * read is its first report and carries its own code (pe.h). */
+static pe_status raise_invalid(const pe_site *s, const pe_port *p, const char *api)
+{
+    pe_status code = p->err_raised || p->err_code == PE_OK ? PE_E_INVALID : p->err_code;
+    if (p->err_msg) return pe_raise(s, code, api, "the array is invalid: %s", p->err_msg);
+    return pe_raise(s, code, api, "the array is invalid: an operation it depends on failed");
+}
+
 static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
 {
     uint32_t idx;
@@ -32,10 +43,7 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
     if (host && p->state == PE_PORT_READY) pe_port_host(p);
     if (copy_t0) pe_prof_io_at(s, PE_PROF_COPY, pe_port_bytes(p), copy_t0, pe_prof_now());
     if (p->state == PE_PORT_INVALID) {
-        if (p->err_msg)
-            pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg);
-        else
-            pe_raise(s, PE_E_INVALID, api, "the array is invalid: an operation it depends on failed");
+        raise_invalid(s, p, api);
         return NULL;
     }
     return p;
@@ -94,7 +102,7 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     if (p->state == PE_PORT_READY && p->host_stale) {
         if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
-            return pe_raise(s, PE_E_INVALID, api, "the array is invalid: %s", p->err_msg ? p->err_msg : "");
+            return raise_invalid(s, p, api);
     } else if (p->buf == dst) {
         /* computed in place */
     } else if (p->buf) {

@@ -23,7 +23,7 @@ pe_array pe_publish(uint32_t idx)
     return pe_handle_of(idx);
 }
 
-static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, const char *message)
+static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, bool raised, const char *message)
 {
     uint32_t idx = pe_port_new();
     if (idx == NO_SLOT) return (pe_array){0};
@@ -32,6 +32,7 @@ static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, cons
     p->site = s;
     p->state = PE_PORT_INVALID;
     p->err_code = code;
+    p->err_raised = raised;
     p->err_msg = message ? strdup(message) : NULL;
     return pe_publish(idx);
 }
@@ -39,7 +40,7 @@ static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, cons
 pe_array pe_invalid_result(const pe_site *s, pe_op op, pe_status code)
 {
     const pe_error *e = pe_last_error();
-    return publish_invalid(s, op, code, e ? e->message : NULL);
+    return publish_invalid(s, op, code, true, e ? e->message : NULL);
 }
 
 void pe_release_temps(const pe_array *ins, int n)
@@ -72,8 +73,7 @@ bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n,
      * first failure is the one worth reporting, at the read. */
     for (int i = 0; i < n; i++) {
         if (in[i]->state == PE_PORT_INVALID) {
-            *result = publish_invalid(s, op, in[i]->err_code == PE_E_INVALID ? PE_E_INVALID : in[i]->err_code,
-                                      in[i]->err_msg);
+            *result = publish_invalid(s, op, in[i]->err_code, in[i]->err_raised, in[i]->err_msg);
             return false;
         }
     }
@@ -149,6 +149,7 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
         pe_port_drop_inputs(p);
         p->state = PE_PORT_INVALID;
         p->err_code = PE_E_NOMEM;
+        p->err_raised = true;
         pe_raise(s, PE_E_NOMEM, pe_op_table[op].name, "out of memory for the work queue");
         const pe_error *e = pe_last_error();
         p->err_msg = e ? strdup(e->message) : NULL;
