@@ -15,8 +15,9 @@ static double rcp_(double x) { return 1 / x; }
 static double sec_(double x) { return 1 / cos(x); }
 static double csc_(double x) { return 1 / sin(x); }
 static double cot_(double x) { return 1 / tan(x); }
-static double asec_(double x) { return acos(1 / x); }
-static double acsc_(double x) { return asin(1 / x); }
+/* in long double: acos(1/x) in double loses up to 29752 ulp near x = 1 */
+static double asec_(double x) { return (double)acosl(1.0L / (long double)x); }
+static double acsc_(double x) { return (double)asinl(1.0L / (long double)x); }
 static double acot_(double x) { return atan(1 / x); }
 static double sech_(double x) { return 1 / cosh(x); }
 static double csch_(double x) { return 1 / sinh(x); }
@@ -178,9 +179,10 @@ static double or_(double a, double b) { return a != 0 || b != 0; }
 static double xor_(double a, double b) { return (a != 0) != (b != 0); }
 static double nand_(double a, double b) { return !(a != 0 && b != 0); }
 static double nor_(double a, double b) { return !(a != 0 || b != 0); }
+/* the real root: an odd root of -0 is -0 (of -0 and -3: -inf), as IEEE's rootn */
 static double root_(double a, double b)
 {
-    if (a < 0 && b == trunc(b) && fmod(fabs(b), 2) == 1) return -pow(-a, 1 / b);
+    if (signbit(a) && b == trunc(b) && fmod(fabs(b), 2) == 1) return -pow(-a, 1 / b);
     return pow(a, 1 / b);
 }
 

@@ -15,6 +15,8 @@
 #include "refmath.h"
 
 #include <math.h>
+#include <float.h>
+#include <stdbool.h>
 
 typedef double (*ref_fn)(double a, double b, double c);
 
@@ -24,11 +26,42 @@ typedef double (*ref_fn)(double a, double b, double c);
 static double nan_propagating_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : a < b ? a : (b < a ? b : (signbit(a) ? a : b)); }
 static double nan_propagating_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : a > b ? a : (b > a ? b : (signbit(a) ? b : a)); }
 
-/* x^(1/n), with the real odd root of a negative x (root(-8, 3) = -2). */
+/* x^(1/n), with the real odd root of a negative x (root(-8, 3) = -2).
+ * pow(x, 1/n) alone is off by the rounding of 1/n times |log x| (66 ulp at
+ * root(1e300, 3)); one Newton step on y^n = x takes that away: x / y^n - 1
+ * is small and exact to the rounding of the quotient and of pow. */
 static double real_root(double x, double n)
 {
-    if (x < 0 && n == trunc(n) && fmod(fabs(n), 2.0) == 1.0) return -pow(-x, 1.0 / n);
-    return pow(x, 1.0 / n);
+    bool odd_negative = signbit(x) && n == trunc(n) && fmod(fabs(n), 2.0) == 1.0; /* -0 too: cbrt(-0) = -0 */
+    double ax = odd_negative ? -x : x;
+    /* a subnormal x scaled into the normal range by 2^s, s a multiple of n:
+     * root(x 2^s) = root(x) 2^(s/n), and the step below sees normal numbers */
+    int unscale = 0;
+    if (ax > 0 && ax < DBL_MIN && n == trunc(n) && fabs(n) <= 64) {
+        int m = (int)fabs(n), s = m * ((1074 + m - 1) / m);
+        ax = ldexp(ax, s), unscale = -(int)(s / n);
+    }
+    double y = pow(ax, 1.0 / n);
+    if (isfinite(y) && y != 0 && isfinite(ax) && ax > 0 && isfinite(n) && n != 0) {
+        double p = pow(y, n);
+        if (isfinite(p) && fabs(p) >= DBL_MIN) y += y * ((ax / p - 1.0) / n);
+    }
+    y = ldexp(y, unscale);
+    return odd_negative ? -y : y;
+}
+
+/* asec and acsc near |x| = 1 from x*x - 1 formed with one rounding (fma):
+ * acos(1/x) and asin(1/x) amplify the rounding of 1/x there (29752 and 58
+ * ulp); elsewhere 1/x is at most 1/2 and they are well conditioned. */
+static double accurate_asec(double x)
+{
+    if (!(fabs(x) < 2)) return acos(1.0 / x);
+    double t = atan(sqrt(fma(x, x, -1.0)));
+    return x > 0 ? t : (M_PI - t) + 1.2246467991473532e-16; /* pi - t, pi's low part added back */
+}
+static double accurate_acsc(double x)
+{
+    return fabs(x) < 2 ? copysign(atan(1.0 / sqrt(fma(x, x, -1.0))), x) : asin(1.0 / x);
 }
 
 static double sign_of(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
@@ -70,8 +103,8 @@ REF(cot, 1.0 / tan(a))
 REF(asin, asin(a))
 REF(acos, acos(a))
 REF(atan, atan(a))
-REF(asec, acos(1.0 / a))
-REF(acsc, asin(1.0 / a))
+REF(asec, accurate_asec(a))
+REF(acsc, accurate_acsc(a))
 REF(acot, atan(1.0 / a))
 REF(atan2, atan2(a, b))
 REF(sinh, sinh(a))

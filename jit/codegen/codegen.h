@@ -74,6 +74,19 @@ static inline bool pe_reduction_is_extreme(pe_op op)
     return pe_op_codegen_table[op].reduction.acc == PE_ACC_MAX || pe_op_codegen_table[op].reduction.acc == PE_ACC_MIN;
 }
 
+/* asec and acsc, computed in double by both generators as by the reference
+ * (exec/interp/refmath.c), each formula where it is well conditioned:
+ *   asec(x) = |x| < 2 ? (x > 0 ? t : (pi - t) + pi_lo) : acos(1 / x),
+ *             t = atan(sqrt(fma(x, x, -1))), pi_lo = PE_PI_LO (pi - M_PI)
+ *   acsc(x) = |x| < 2 ? copysign(atan(1 / sqrt(fma(x, x, -1))), x) : asin(1 / x)
+ * Near |x| = 1, acos and asin of 1/x amplify the rounding of 1/x (asec up
+ * to 29752 ulp, acsc 58 ulp); x*x - 1 formed by fma with one rounding keeps
+ * the atan forms within 2 ulp there (issue 24; test_mpfr measures them).
+ * Outside, 1/x is at most 1/2 and acos, asin are well conditioned.  |x| < 1
+ * gives NaN either way (sqrt of a negative, acos and asin beyond 1). */
+#define PE_ASEC_ACSC_NEAR 2.0
+#define PE_PI_LO 1.2246467991473532e-16
+
 /* The case labels, for a generator's switch over a kernel's ops (switches
  * over ops have no default, so that -Wswitch names an op a generator
  * forgot), of the ops that never reach a generator as a KIR_OP: composed
@@ -81,8 +94,8 @@ static inline bool pe_reduction_is_extreme(pe_op op)
  * column is not PRIMITIVE; test_jit checks the two agree) and those that
  * are not element-wise (reductions are KIR_REDUCE; PE_OP__COUNT is no op). */
 #define PE_CASES_COMPOSED                                                                                   \
-    case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot: case PE_OP_asec:    \
-    case PE_OP_acsc: case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
+    case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:                     \
+    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
 #define PE_CASES_NOT_ELEMENTWISE                                                                            \
     case PE_OP_data: case PE_OP_constant: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
     case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \

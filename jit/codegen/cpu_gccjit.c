@@ -237,6 +237,23 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
     case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
         return math1(e, pe_libm_name(op), ct, v[0]);
+    case PE_OP_asec: case PE_OP_acsc: { /* in double (f32_in_double), the forms of codegen.h */
+        gcc_jit_rvalue *x = to_local(e, v[0], T), *near_args[3] = {x, x, num(e, ct, -1.0)};
+        gcc_jit_rvalue *root = to_local(e, math1(e, "sqrt", ct, math(e, "fma", ct, 3, near_args)), T);
+        gcc_jit_rvalue *inv = to_local(e, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), x), T);
+        gcc_jit_rvalue *near = cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", ct, x), num(e, ct, PE_ASEC_ACSC_NEAR));
+        if (op == PE_OP_asec) {
+            gcc_jit_rvalue *t = to_local(e, math1(e, "atan", ct, root), T);
+            gcc_jit_rvalue *from_pi = bin(e, GCC_JIT_BINARY_OP_PLUS, ct, bin(e, GCC_JIT_BINARY_OP_MINUS, ct, num(e, ct, 3.141592653589793), t),
+                                          num(e, ct, PE_PI_LO));
+            gcc_jit_rvalue *at_1 = choose(e, cmp(e, GCC_JIT_COMPARISON_GT, x, num(e, ct, 0)), t, to_local(e, from_pi, T), T);
+            return choose(e, near, to_local(e, at_1, T), to_local(e, math1(e, "acos", ct, inv), T), T);
+        }
+        gcc_jit_rvalue *signed_args[2] = {
+            math1(e, "atan", ct, bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), root)), x};
+        return choose(e, near, to_local(e, math(e, "copysign", ct, 2, signed_args), T),
+                      to_local(e, math1(e, "asin", ct, inv), T), T);
+    }
     case PE_OP_cdf_norm: { /* 0.5 * erfc(-x / sqrt(2)).  For f64 in long double: the tail's slope
                               amplifies any rounding of the argument (as the reference does); for f32
                               (ct is then f64) double is already far more than enough */
