@@ -87,6 +87,19 @@ bool pe_normalise_axis(int *axis, int rank)
     return true;
 }
 
+bool pe_shape_numel_checked(int rank, const int64_t *shape, int64_t *numel)
+{
+    /* every product checked: a wrapped count (2^62 + 3 by 4 is 12) would be
+     * accepted as a small array whose views and kernels then index far
+     * outside the buffer (issue 22) */
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        if (shape[d] < 0 || __builtin_mul_overflow(n, shape[d], &n)) return false;
+    if (n > PE_MAX_NUMEL) return false;
+    *numel = n;
+    return true;
+}
+
 int64_t pe_shape_numel(int rank, const int64_t *shape)
 {
     int64_t n = 1;

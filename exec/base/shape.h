@@ -22,7 +22,16 @@ bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape);
 void pe_broadcast_strides(int in_rank, const int64_t *in_shape, int rank, int64_t *stride);
 /* Normalises a possibly negative axis; false if out of range. */
 bool pe_normalise_axis(int *axis, int rank);
-/* The number of elements of a shape. */
+/* The most elements an array may have: its byte size, at the widest
+ * element (16 bytes, c128), still fits in int64_t and size_t. */
+#define PE_MAX_NUMEL (INT64_MAX / 16)
+/* The number of elements of a shape into *numel; false when an extent is
+ * negative, a product overflows or the count passes PE_MAX_NUMEL.  Every
+ * shape that comes from the application, or is derived from one
+ * (broadcast, spread, concat, reshape), is checked with it before a port
+ * gets it. */
+bool pe_shape_numel_checked(int rank, const int64_t *shape, int64_t *numel);
+/* The number of elements of a shape already checked. */
 int64_t pe_shape_numel(int rank, const int64_t *shape);
 
 #endif

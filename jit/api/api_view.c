@@ -53,11 +53,17 @@ pe_array pe_reshape_at(const pe_site *s, pe_array a, int rank, const int64_t *sh
         else if (shape[d] < 0) {
             pe_raise(s, PE_E_SHAPE, api, "extent %lld on axis %d (only one -1 may be inferred)", (long long)shape[d], d);
             return pe_invalid_result(s, PE_OP_reshape, PE_E_SHAPE);
-        } else
-            known *= shape[d];
+        } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+            /* {2^62 + 3, 4} is 12 elements once wrapped: refuse, never compare the wrapped count */
+            char to[96];
+            pe_format_shape(to, sizeof to, rank, shape);
+            pe_raise(s, PE_E_SHAPE, api, "shape %s has too many elements", to);
+            return pe_invalid_result(s, PE_OP_reshape, PE_E_SHAPE);
+        }
     }
     if (inferred >= 0) out[inferred] = known ? x->numel / known : 0;
-    if (pe_shape_numel(rank, out) != x->numel) {
+    int64_t numel;
+    if (!pe_shape_numel_checked(rank, out, &numel) || numel != x->numel) {
         char from[96], to[96];
         pe_format_shape(from, sizeof from, x->rank, x->shape);
         pe_format_shape(to, sizeof to, rank, shape);
@@ -162,6 +168,7 @@ pe_array pe_spread_at(const pe_site *s, pe_array a, int axis, int64_t n)
         for (int d = 0; d < rank; d++) out[d] = d == axis ? n : x->shape[d];
     else
         for (int d = 0, k = 0; d < rank; d++) out[d] = d == axis ? n : x->shape[k++];
+    if (!pe_check_shape(s, api, rank, out)) return pe_invalid_result(s, PE_OP_spread, PE_E_SHAPE); /* n = 2^62 + 4 */
     int64_t params[2] = {axis, replicate ? 0 : 1};
     return finish_view(s, PE_OP_spread, x, xi, rank, out, params, 2);
 }
@@ -208,6 +215,9 @@ pe_array pe_concat_at(const pe_site *s, pe_array a, pe_array b, int axis)
     }
     int64_t out[PE_MAX_RANK], param = axis;
     for (int d = 0; d < rank; d++) out[d] = in[0]->shape[d] + (d == axis ? in[1]->shape[d] : 0);
+    /* each operand's count is checked, so the sum of extents does not
+     * overflow; their product with the other axes may */
+    if (!pe_check_shape(s, api, rank, out)) return pe_invalid_result(s, PE_OP_concat, PE_E_SHAPE);
     pe_dtype t = pe_promote_operands(in, 2);
     return pe_record_op(s, PE_OP_concat, in_idx, 2, t, t, rank, out, &param, 1);
 }

@@ -100,17 +100,19 @@ bool pe_check_shape(const pe_site *s, const char *api, int rank, const int64_t *
         pe_raise(s, PE_E_ARG, api, "shape is NULL for rank %d", rank);
         return false;
     }
-    int64_t n = 1;
     for (int d = 0; d < rank; d++) {
         if (shape[d] < 0) {
             pe_raise(s, PE_E_SHAPE, api, "negative extent %lld on axis %d", (long long)shape[d], d);
             return false;
         }
-        if (shape[d] != 0 && n > INT64_MAX / 8 / shape[d]) {
-            pe_raise(s, PE_E_SHAPE, api, "too many elements");
-            return false;
-        }
-        n *= shape[d];
+    }
+    int64_t n;
+    if (!pe_shape_numel_checked(rank, shape, &n)) {
+        char text[128];
+        pe_format_shape(text, sizeof text, rank, shape);
+        pe_raise(s, PE_E_SHAPE, api, "shape %s has too many elements (the most is %lld)", text,
+                 (long long)PE_MAX_NUMEL);
+        return false;
     }
     return true;
 }
@@ -135,6 +137,13 @@ uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, 
 uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n, pe_dtype dtype,
                        pe_dtype ctype, int rank, const int64_t *shape, const int64_t *params, int n_params)
 {
+    /* the callers check the shapes they derive; this is the last line, so
+     * that no port ever holds a count that wrapped */
+    int64_t numel;
+    if (!pe_shape_numel_checked(rank, shape, &numel)) {
+        pe_check_shape(s, pe_op_table[op].name, rank, shape); /* raises, naming the shape */
+        return NO_SLOT;
+    }
     pe_ir_begin_request(s, op);
     uint32_t idx = pe_port_new();
     if (idx == NO_SLOT) {
@@ -198,6 +207,10 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
         pe_release_temps(ins, n);
         return pe_invalid_result(s, op, PE_E_SHAPE);
     }
+    if (!pe_check_shape(s, api, rank, shape)) { /* {2^24 + 16, 1} with {1, 2^40}: a count that wraps */
+        pe_release_temps(ins, n);
+        return pe_invalid_result(s, op, PE_E_SHAPE);
+    }
     const pe_op_info *info = &pe_op_table[op];
     pe_dtype dtype, ctype;
     if (info->result == PE_RESULT_EXPLICIT) { /* cast */
@@ -252,6 +265,7 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
         pe_raise(s, PE_E_SHAPE, api, "shapes %s do not broadcast", shapes);
         return pe_invalid_result(s, op, PE_E_SHAPE);
     }
+    if (!pe_check_shape(s, api, in_rank, in_shape)) return pe_invalid_result(s, op, PE_E_SHAPE); /* pe_dot's broadcast */
     int rank = 0;
     int64_t shape[PE_MAX_RANK], extent = pe_shape_numel(in_rank, in_shape);
     if (per_axis) {
