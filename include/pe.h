@@ -105,7 +105,12 @@ typedef struct pe_config {
 } pe_config;
 
 int pe_init(const pe_config *cfg); /* NULL: defaults, then PE_* environment; PE_OK or a pe_status */
-void pe_shutdown(void);            /* flushes, waits, frees everything */
+/* Flushes, waits, frees everything.  Other threads may be inside the API:
+ * calls already inside finish first (a waiting read gets its value); calls
+ * that begin while it runs fail with PE_E_INVALID "runtime shut down", and
+ * after it, like calls before pe_init, with PE_E_ARG; pe_init starts the
+ * runtime again.  A second pe_shutdown meanwhile returns at once. */
+void pe_shutdown(void);
 const char *pe_version(void);
 
 typedef enum { PE_DEVICE_CPU = 0, PE_DEVICE_CUDA = 1 } pe_device_kind;

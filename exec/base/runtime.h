@@ -112,6 +112,9 @@ typedef struct pe_executor pe_executor;
 
 typedef struct {
     bool initialised;
+    /* pe_shutdown runs (calls that come in now fail with PE_E_INVALID), or
+     * has run and no pe_init followed (the message says so) */
+    bool shutting_down, shut_down;
     /* configuration */
     int log_level;          /* pe_log_level */
     int threads;
@@ -163,6 +166,18 @@ bool pe_api_held(void);
 /* Takes the lock around fork() (pe_init installs it once): a child forked
  * while another thread held it gets it free. */
 void pe_api_install_fork_handlers(void);
+/* A fork by this thread whose child never calls PE (a compile in a helper
+ * process) does not wait for the lock: true before the fork, false after. */
+void pe_api_fork_bare(bool bare);
+/* The calling thread is one of the runtime's own (E-scheduler, compile
+ * ahead): its entries are not counted as the application's. */
+void pe_api_internal_thread(void);
+/* Application threads inside an entry point other than the caller (lock
+ * held): those still running or waiting for a value. */
+int pe_api_others_inside(void);
+/* Waits (the lock released meanwhile) until an application thread leaves
+ * an entry point; only while pe_rt.shutting_down. */
+void pe_api_wait_left(void);
 
 /* -------------------------------------------------- port.c, the port table */
 

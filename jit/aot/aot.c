@@ -127,6 +127,7 @@ static size_t take_jobs(kir_kernel **kernels)
 static void *compile_thread(void *arg)
 {
     (void)arg;
+    pe_api_internal_thread(); /* pe_shutdown stops it itself (pe_aot_stop) */
     for (;;) {
         kir_kernel *kernels;
         size_t n = take_jobs(&kernels);

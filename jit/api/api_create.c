@@ -144,12 +144,12 @@ pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape
 pe_array pe_scalar_at(const pe_site *s, pe_dtype t, double v) { return pe_fill_at(PE_SITE_OR_CALLER(s), t, 0, NULL, v); }
 
 /* C-scalar operands: weakly typed 0-d constants that the consuming operation
- * releases.  Before pe_init they give the null handle quietly: the operation
- * itself reports the missing pe_init, once. */
+ * releases.  Before pe_init (or during pe_shutdown) they give the null
+ * handle quietly: the operation itself reports it, once. */
 static pe_array weak_scalar(pe_dtype t, double v)
 {
     PE_API_GUARD;
-    if (!pe_rt.initialised) return (pe_array){0};
+    if (!pe_rt.initialised || pe_rt.shutting_down) return (pe_array){0};
     uint32_t idx = pe_make_constant(t, 0, NULL, v, true, NULL);
     if (idx == NO_SLOT) return (pe_array){0};
     pe_port_at(idx)->temp = true;

@@ -103,6 +103,10 @@ int pe_init(const pe_config *cfg)
 {
     pe_api_install_fork_handlers();
     PE_API_GUARD;
+    if (pe_rt.shutting_down) { /* it cannot wait: the shutdown waits for this call to leave */
+        pe_log_message(PE_LOG_ERROR, "pe_init: another thread's pe_shutdown is running");
+        return PE_E_INVALID;
+    }
     if (pe_rt.initialised) return PE_OK;
     pe_rt.log_level = env_log_level(PE_LOG_WARN);
     if (cfg && cfg->log_level > 0 && cfg->log_level <= PE_LOG_DEBUG + 1) pe_rt.log_level = cfg->log_level - 1;
@@ -146,6 +150,7 @@ int pe_init(const pe_config *cfg)
         return PE_E_NOMEM;
     }
     pe_rt.initialised = true;
+    pe_rt.shut_down = false;
     pe_aot_start(); /* after the executor: it compiles for it */
     char device[sizeof cpu_info.name + sizeof cpu_info.arch + 64];
     snprintf(device, sizeof device, "%s executor on %s (%s)", pe_rt.executor->name, cpu_info.name, cpu_info.arch);
@@ -155,12 +160,24 @@ int pe_init(const pe_config *cfg)
     return PE_OK;
 }
 
+/* Other threads may be inside the API meanwhile (README, Semantics): from
+ * here on every call that comes in fails with PE_E_INVALID ("runtime shut
+ * down"; once it is over, PE_E_ARG "not initialised", as before pe_init),
+ * and calls already inside finish first — a reader waiting for a
+ * value gets it (its batch runs, as all work recorded so far does), a batch
+ * running on a reader's thread ends — before anything is freed.  A second
+ * pe_shutdown meanwhile returns at once. */
 void pe_shutdown(void)
 {
     PE_API_GUARD;
-    if (!pe_rt.initialised) return;
-    pe_queue_flush();
-    pe_queue_wait_idle();
+    if (!pe_rt.initialised || pe_rt.shutting_down) return;
+    pe_rt.shutting_down = true;
+    for (;;) {
+        pe_queue_flush();
+        pe_queue_wait_idle();
+        if (pe_api_others_inside() == 0) break;
+        pe_api_wait_left(); /* they may submit more work before they leave: flushed and run again */
+    }
     pe_esched_stop();
     pe_aot_stop();
     pe_prof_finish();
@@ -176,6 +193,8 @@ void pe_shutdown(void)
     pe_rt.queue_len = pe_rt.queue_cap = 0;
     pe_rt.block_depth = 0;
     pe_rt.initialised = false;
+    pe_rt.shutting_down = false;
+    pe_rt.shut_down = true;
 }
 
 /* The CPU, then the CUDA devices the driver reports (whether or not the

@@ -12,8 +12,15 @@
 
 bool pe_require_init(const pe_site *s, const char *api)
 {
+    if (pe_rt.shutting_down) {
+        /* another thread's pe_shutdown runs: nothing may start now (README, Semantics) */
+        pe_raise(s, PE_E_INVALID, api, "runtime shut down (pe_shutdown is running)");
+        return false;
+    }
     if (pe_rt.initialised) return true;
-    pe_raise(s, PE_E_ARG, api, "PE is not initialised: call pe_init first");
+    /* after a shutdown, as before the first pe_init: pe_init may start it again */
+    pe_raise(s, PE_E_ARG, api, pe_rt.shut_down ? "PE is not initialised (runtime shut down by pe_shutdown): call pe_init first"
+                                               : "PE is not initialised: call pe_init first");
     return false;
 }
 

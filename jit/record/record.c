@@ -25,6 +25,7 @@ pe_array pe_publish(uint32_t idx)
 
 static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, bool raised, const char *message)
 {
+    if (pe_rt.shutting_down) return (pe_array){0}; /* the port table is about to go */
     uint32_t idx = pe_port_new();
     if (idx == NO_SLOT) return (pe_array){0};
     pe_port *p = pe_port_at(idx);

@@ -136,6 +136,7 @@ static void *esched_main(void *arg)
 {
     (void)arg;
     pe_prof_name_thread("E-scheduler");
+    pe_api_internal_thread(); /* pe_shutdown stops it itself (pe_esched_stop) */
     PE_API_GUARD;
     for (;;) {
         job *j;
