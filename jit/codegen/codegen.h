@@ -86,6 +86,8 @@ static inline bool pe_reduction_is_extreme(pe_op op)
  * gives NaN either way (sqrt of a negative, acos and asin beyond 1). */
 #define PE_ASEC_ACSC_NEAR 2.0
 #define PE_PI_LO 1.2246467991473532e-16
+#define PE_TEXT_(x) #x
+#define PE_TEXT(x) PE_TEXT_(x) /* a constant's text, for the CUDA preamble */
 
 /* The case labels, for a generator's switch over a kernel's ops (switches
  * over ops have no default, so that -Wswitch names an op a generator

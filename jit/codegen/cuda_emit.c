@@ -91,17 +91,15 @@ static const char prelude[] =
     "  double t = hi + x;\n"
     "  lo += fabs(hi) >= fabs(x) ? (hi - t) + x : (x - t) + hi;\n"
     "  hi = t; }\n"
-    /* asec, acsc: the forms of codegen.h (2.0: PE_ASEC_ACSC_NEAR) */
+    /* asec, acsc: the forms of codegen.h */
     "static __device__ __forceinline__ double pe_asec(double x) {\n"
-    "  if (!(fabs(x) < 2.0)) return acos(1.0 / x);\n"
+    "  if (!(fabs(x) < " PE_TEXT(PE_ASEC_ACSC_NEAR) ")) return acos(1.0 / x);\n"
     "  const double t = atan(sqrt(fma(x, x, -1.0)));\n"
-    "  return x > 0.0 ? t : (3.141592653589793 - t) + 1.2246467991473532e-16; }\n"
+    "  return x > 0.0 ? t : (3.141592653589793 - t) + " PE_TEXT(PE_PI_LO) "; }\n"
     "static __device__ __forceinline__ double pe_acsc(double x) {\n"
-    "  return fabs(x) < 2.0 ? copysign(atan(1.0 / sqrt(fma(x, x, -1.0))), x) : asin(1.0 / x); }\n"
+    "  return fabs(x) < " PE_TEXT(PE_ASEC_ACSC_NEAR) " ? copysign(atan(1.0 / sqrt(fma(x, x, -1.0))), x) : asin(1.0 / x); }\n"
     "static __device__ __forceinline__ bool pe_finite(double x) {\n"
     "  return fabs(x) < __longlong_as_double(0x7ff0000000000000LL); }\n";
-
-_Static_assert(PE_ASEC_ACSC_NEAR == 2.0 && PE_PI_LO == 1.2246467991473532e-16, "the preamble's asec and acsc");
 
 /* jit/codegen/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
  * what that file asks of its includer. */
