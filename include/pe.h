@@ -235,6 +235,9 @@ pe_array pe_keep_at(const pe_site *s, pe_array a);     /* moves a to the enclosi
  * array operand of the same kind (a double with an f32 array stays f32), and
  * a floating scalar with an i32/bool array gives f32.  Otherwise shapes
  * broadcast as in NumPy and types promote bool < i32 < f32 < f64.
+ * A C integer outside i32's range is converted as C converts it where the
+ * operation computes in f32/f64, and is PE_E_ARG at the call where it
+ * computes in i32 (as a condition, only its truth counts).
  * Result types: arithmetic gives the promoted type, at least i32; functions
  * that are real-valued by nature (exp, log, sin, sqrt, pow, erf, ...) give the
  * promoted type, at least f32; comparisons, logic and tests give PE_BOOL.

@@ -382,6 +382,26 @@ static void write_table(FILE *f, int64_t n_random)
         }
         fprintf(f, " |\n");
     }
+    /* the reductions' bounds: what tests/test_reduce_mpfr.c checks */
+    fprintf(f, "\n## Reductions\n\n"
+               "`tests/test_reduce_mpfr.c` checks sum, mean, var, stddev, norm1, norm2 and dot, full and along\n"
+               "each axis, f32 and f64, on the JIT and the interpreter, against the exact value (MPFR, 256 bits;\n"
+               "integer-valued data whose sums are exact must come out exact) on uniform, log-uniform wide,\n"
+               "ill-conditioned (|S| = 1e-10 of the sum of magnitudes) and offset data. f32 data is summed in\n"
+               "double and rounded once; f64 sums are Neumaier-compensated per lane and combined compensated.\n"
+               "With u the dtype's unit roundoff (2^-24, 2^-53), v = 2^-53, n terms, S the exact value and C the\n"
+               "sum of the terms' magnitudes:\n\n"
+               "| reduction | f32 | f64 |\n|---|---|---|\n"
+               "| sum, norm1 | u\\|S\\| + n v C | 2u\\|S\\| + 4n u² C |\n"
+               "| dot | u\\|S\\| + n v C (products exact in double) | 2u\\|S\\| + u C + 4n u² C |\n"
+               "| mean | the sum's bound / n + u\\|S\\| | likewise |\n"
+               "| var | 8v V + δ² + 4n v² C, then rounded to f32 | 8u V + δ² + 4n u² C |\n"
+               "| stddev | var's error e as min(e / 2σ, √e), + v σ, rounded | likewise with u |\n"
+               "| norm2 | (u + n v + 5v)\\|S\\| | (5u + 2n u²)\\|S\\| |\n\n"
+               "δ: the mean's error, 3v\\|mean\\| + 4n v² C / n. var and stddev scale the deviations by a power\n"
+               "of two and norm2 by the largest magnitude, so that no square overflows or underflows where the\n"
+               "result does not. NaN and infinities as IEEE: a NaN term gives NaN, `sum([1, inf]) = inf`,\n"
+               "`sum([inf, -inf])`, `var([1, inf])` and `stddev([1, inf])` are NaN, `norm2([1, -inf]) = inf`.\n");
 }
 
 static const char *table_path;

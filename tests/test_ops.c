@@ -342,6 +342,79 @@ static void test_promotion_with_scalars(void **state)
     tu_expect_no_error();
 }
 
+/* A C integer outside i32's range (issue 24: it was saturated silently, so
+ * that f32 + 3000000000LL added 2147483647): with a floating array it takes
+ * the array's type as any C scalar does, converted as C converts it; where the
+ * operation computes in i32 it is PE_E_ARG at the caller's line; as a
+ * condition only its truth counts.  Oracle: the same expressions in C. */
+static void test_integer_scalars_outside_i32(void **state)
+{
+    (void)state;
+    float f[3] = {1, -2, 0.5f};
+    int32_t i[3] = {1, -2, 7};
+    double d[3] = {1, -2, 0.25};
+    int64_t n = 3;
+    pe_array xf = pe_f32_1d(f, 3), xi = pe_from_host(PE_I32, 1, &n, i), xd = pe_f64_1d(d, 3);
+    const long long big = 3000000000LL, two32 = 4294967296LL, neg = -5000000000LL;
+
+    float vf[3];
+    assert_int_equal(pe_read(pe_add(xf, big), vf, sizeof vf), PE_OK);
+    for (int k = 0; k < 3; k++) assert_true(vf[k] == f[k] + (float)big);
+    assert_int_equal(pe_read(pe_mul(neg, xf), vf, sizeof vf), PE_OK);
+    for (int k = 0; k < 3; k++) assert_true(vf[k] == (float)neg * f[k]);
+    double vd[3];
+    assert_int_equal(pe_read(pe_sub(xd, two32), vd, sizeof vd), PE_OK);
+    for (int k = 0; k < 3; k++) assert_true(vd[k] == d[k] - (double)two32);
+    assert_int_equal(pe_read(pe_max(xd, neg), vd, sizeof vd), PE_OK);
+    for (int k = 0; k < 3; k++) assert_true(vd[k] == d[k]);
+    double c;
+    assert_int_equal(pe_read_f64(pe_cast(big, PE_F64), &c), PE_OK);
+    assert_true(c == 3e9);
+    assert_int_equal(pe_read_f64(pe_dot(xd, big), &c), PE_OK); /* 3e9 * (1 - 2 + 0.25) */
+    assert_true(c == -0.75 * 3e9);
+    uint8_t truth;
+    assert_int_equal(pe_read(pe_cast(two32, PE_BOOL), &truth, 1), PE_OK); /* 2^32 is not zero */
+    assert_int_equal(truth, 1);
+    assert_int_equal(pe_read(pe_cond(two32, xd, -1.0), vd, sizeof vd), PE_OK);
+    for (int k = 0; k < 3; k++) assert_true(vd[k] == d[k]);
+    /* in range: i32 arithmetic as documented (wraps) */
+    int32_t vi[3];
+    assert_int_equal(pe_read(pe_add(xi, 2147483647LL), vi, sizeof vi), PE_OK);
+    for (int k = 0; k < 3; k++) assert_int_equal(vi[k], (int32_t)((uint32_t)i[k] + 2147483647u));
+    tu_expect_no_error();
+
+    /* computed in i32: refused at the call */
+    int line_add = __LINE__ + 1;
+    pe_array bad = pe_add(xi, big);
+    assert_int_equal(tu_errors.count, 1);
+    assert_int_equal(tu_errors.code, PE_E_ARG);
+    assert_string_equal(tu_basename(tu_errors.file), "test_ops.c");
+    assert_int_equal(tu_errors.line, line_add);
+    assert_non_null(strstr(tu_errors.message, "3000000000"));
+    assert_int_not_equal(pe_read(bad, vi, sizeof vi), PE_OK);
+    int before = tu_errors.count;
+    struct {
+        pe_array r;
+        int line;
+    } refused[] = {
+        {pe_lt(xi, two32), __LINE__},
+        {pe_mul(pe_lt(xi, 0), neg), __LINE__}, /* bool with a C integer: i32 */
+        {pe_cast(big, PE_I32), __LINE__},
+        {pe_dot(xi, neg), __LINE__},
+        {pe_add(big, 1), __LINE__}, /* two C integers: i32 */
+    };
+    assert_int_equal(tu_errors.count, before + (int)(sizeof refused / sizeof *refused)); /* one each */
+    assert_int_equal(tu_errors.code, PE_E_ARG);
+    assert_int_equal(tu_errors.line, refused[4].line);
+    for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
+        assert_int_not_equal(pe_read(refused[k].r, vi, sizeof vi), PE_OK);
+        pe_release(refused[k].r);
+    }
+    tu_errors_clear();
+    pe_release(bad);
+    pe_release(xf), pe_release(xi), pe_release(xd);
+}
+
 static void test_broadcast_shapes(void **state)
 {
     (void)state;
@@ -378,6 +451,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ternary_and_cast, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_integer_semantics, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_promotion_with_scalars, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_integer_scalars_outside_i32, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_broadcast_shapes, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,8 +152,12 @@ static pe_array weak_scalar(pe_dtype t, double v)
     if (!pe_rt.initialised || pe_rt.shutting_down) return (pe_array){0};
     uint32_t idx = pe_make_constant(t, 0, NULL, v, true, NULL);
     if (idx == NO_SLOT) return (pe_array){0};
-    pe_port_at(idx)->temp = true;
-    pe_port_at(idx)->refs_app = 1;
+    pe_port *p = pe_port_at(idx);
+    p->temp = true;
+    p->refs_app = 1;
+    /* A C integer keeps its value exactly, even outside i32's range: the
+     * operation it feeds decides what it becomes (pe_settle_wide_ints). */
+    if (t == PE_I32) p->value = v;
     return pe_handle_of(idx);
 }
 pe_array pe__weak_f32(float v) { return weak_scalar(PE_F32, v); }

@@ -189,6 +189,38 @@ static void describe_shapes(char *out, size_t n, pe_port *const *in, int count)
     }
 }
 
+/* A C integer operand outside i32's range (pe__weak_int keeps its value
+ * exactly) takes a floating compute type as any C scalar does; where the
+ * operation computes in i32 it cannot be represented, and saturating it
+ * silently would change the program's meaning (NumPy 2 and JAX refuse it
+ * too): PE_E_ARG at the call.  A condition (cond's first operand, a cast to
+ * bool) only needs its truth, which saturation keeps.  Only the temporary
+ * the call's _Generic made can hold such a value: folded constants are
+ * rounded to their type when made. */
+static bool settle_wide_ints(const pe_site *s, const char *api, pe_port *const *in, int n, pe_dtype ctype,
+                             bool truth_only)
+{
+    for (int i = 0; i < n; i++) {
+        pe_port *p = in[i];
+        bool wide = p->weak && p->op == PE_OP_constant && p->dtype == PE_I32 &&
+                    (p->value < (double)INT32_MIN || p->value > (double)INT32_MAX);
+        if (!wide) continue;
+        if (truth_only) {
+            /* saturated below: nonzero stays nonzero */
+        } else if (pe_dtype_is_float(ctype)) {
+            p->dtype = p->ctype = (uint8_t)ctype;
+        } else {
+            pe_raise(s, PE_E_ARG, api,
+                     "the integer %.0f is outside the range of i32, the type this operation computes in "
+                     "(pass it as a double, or cast the array operand to f64)",
+                     p->value);
+            return false;
+        }
+        p->value = pe_ref_round_to((pe_dtype)p->dtype, p->value);
+    }
+    return true;
+}
+
 pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, pe_dtype explicit_dtype,
                        const char *api)
 {
@@ -214,11 +246,20 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
     }
     const pe_op_info *info = &pe_op_table[op];
     pe_dtype dtype, ctype;
-    if (info->result == PE_RESULT_EXPLICIT) { /* cast */
+    bool settled;
+    if (info->result == PE_RESULT_EXPLICIT) { /* cast: a C integer is converted as C would */
+        settled = settle_wide_ints(s, api, in, n, explicit_dtype, explicit_dtype == PE_BOOL);
         ctype = (pe_dtype)in[0]->dtype;
         dtype = explicit_dtype;
     } else {
         pe_op_types(op, in, n, &dtype, &ctype);
+        int first = op == PE_OP_cond; /* the condition takes no part in the type */
+        settled = settle_wide_ints(s, api, in, first, ctype, true) &&
+                  settle_wide_ints(s, api, in + first, n - first, ctype, false);
+    }
+    if (!settled) {
+        pe_release_temps(ins, n);
+        return pe_invalid_result(s, op, PE_E_ARG);
     }
     pe_ir_mark_literals(s, api, in, n);
     uint32_t folded = pe_fold_map(s, op, in, in_idx, n, dtype, ctype, rank, shape);
@@ -292,6 +333,7 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
     }
     pe_dtype dtype, ctype;
     pe_op_types(op, in, n, &dtype, &ctype);
+    if (!settle_wide_ints(s, api, in, n, ctype, false)) return pe_invalid_result(s, op, PE_E_ARG);
     int64_t param = axis;
     return pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, &param, 1);
 }
