@@ -22,18 +22,6 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
-}
-
 /* One round: a fresh runtime (profiled or not), a warm-up, RUNS timed runs. */
 static double round_ms(const float *s, const float *x, const float *t, float *call, float *put, int64_t n,
                        const char *profile)
@@ -52,7 +40,7 @@ static double round_ms(const float *s, const float *x, const float *t, float *ca
         if (r >= 0) times[r] = (now() - t0) * 1e3;
     }
     pe_shutdown(); /* writes the profile, if on (outside the timed runs) */
-    return median(times, RUNS);
+    return wl_median(times, RUNS);
 }
 
 int main(int argc, char **argv)
@@ -76,7 +64,7 @@ int main(int argc, char **argv)
         off[r] = round_ms(s, x, t, call, put, n, NULL);
         on[r] = round_ms(s, x, t, call, put, n, profile);
     }
-    double m_off = median(off, ROUNDS), m_on = median(on, ROUNDS);
+    double m_off = wl_median(off, ROUNDS), m_on = wl_median(on, ROUNDS);
     printf("Black-Scholes %lld options, median of %d rounds x %d runs\n", (long long)n, ROUNDS, RUNS);
     printf("  PE_PROFILE off  %8.2f ms\n", m_off);
     printf("  PE_PROFILE on   %8.2f ms   (%+.1f%%)\n", m_on, 100 * (m_on - m_off) / m_off);

@@ -2,6 +2,8 @@
  * and GPU benchmarks: each records its operations, releasing every
  * intermediate as soon as it is consumed (so fusion keeps them in
  * registers), and returns the result arrays unread. */
+#include <stdlib.h>
+
 #include "workloads.h"
 
 /* r = expr, then release the operand expr consumed. */
@@ -78,4 +80,16 @@ pe_array wl_chain16(pe_array x, pe_array y)
     THEN(t, pe_mul(t, y), t);        /* 15 */
     THEN(t, pe_sub(t, 3.0f), t);     /* 16 */
     return t;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double wl_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    return v[n / 2];
 }

@@ -8,5 +8,7 @@
 pe_array wl_blackscholes(pe_array S, pe_array X, pe_array T, float r, float v, pe_array *put);
 pe_array wl_triad(pe_array b, pe_array c, float s);
 pe_array wl_chain16(pe_array x, pe_array y);
+/* The median of n timings (sorts v). */
+double wl_median(double *v, int n);
 
 #endif

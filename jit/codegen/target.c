@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compile_process.h"
 #include "cpu_gccjit.h"
 #include "cuda_emit.h"
 #include "nvrtc.h"
@@ -36,10 +37,25 @@ static bool cpu_usable(const char **why)
     return false;
 }
 
+typedef struct {
+    const kir_kernel *const *kernels;
+    size_t n;
+    const char *arch, *path;
+} gccjit_job;
+
+static bool run_gccjit(void *arg, char *err, size_t n_err)
+{
+    const gccjit_job *j = arg;
+    return pe_gccjit_compile(j->kernels, j->n, j->arch, j->path, err, n_err);
+}
+
+/* In a child process: libgccjit out of memory ends the process it runs in
+ * (compile_process.c). */
 static bool cpu_compile(const kir_kernel *const *kernels, size_t n, const char *arch, const char *path, pe_artifact *a,
                         char *err, size_t n_err)
 {
-    if (!pe_gccjit_compile(kernels, n, arch, path, err, n_err)) return false;
+    gccjit_job job = {kernels, n, arch, path};
+    if (!pe_compile_in_child(run_gccjit, &job, err, n_err)) return false;
     *a = (pe_artifact){.path = path};
     return true;
 }
