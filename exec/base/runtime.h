@@ -60,6 +60,7 @@ typedef struct pe_port {
     /* Diagnostics for handles of this slot after the last application release. */
     uint32_t released_gen;
     const pe_site *release_site;
+    bool released_by_ir;     /* that release was the static IR's (pecc's last-use mark), not the program's */
     uint32_t next_free;  /* free list link */
     uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
     uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
@@ -73,7 +74,8 @@ typedef struct pe_port {
 typedef enum {
     PE_ENTRY_COMPUTE, /* compute the port */
     PE_ENTRY_RELEASE, /* the application dropped its last reference to the port */
-    PE_ENTRY_HINT     /* the application will read the port soon */
+    PE_ENTRY_HINT,    /* the application will read the port soon */
+    PE_ENTRY_REVIVE   /* a RELEASE the static IR made was wrong: the application uses the port again */
 } pe_entry_kind;
 
 typedef struct {

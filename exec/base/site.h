@@ -15,6 +15,7 @@ typedef struct {
     int operands_seen, flush_seen; /* IR units registered when computed (dlopen adds units) */
     uint32_t release;              /* operands to release after the request */
     bool flush;                    /* the request begins a loop iteration or follows a loop */
+    bool release_refuted;          /* the program used or released a value the IR released here: no more */
     uint32_t literal;              /* operands that are source literals ... */
     double value[PE_SITE_MAX_LITERALS]; /* ... with these values */
 } pe_site_record;

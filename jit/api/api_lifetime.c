@@ -27,6 +27,10 @@ void pe_release_at(const pe_site *s, pe_array a)
         pe_port *p = pe_port_at((uint32_t)i);
         if (p->released_gen == (uint32_t)(a.h >> 32) && (p->gen != p->released_gen || p->refs_app == 0)) {
             const pe_site *r = p->release_site;
+            if (p->released_by_ir) { /* the program releases what the IR released for it: the IR's mark was extra */
+                pe_ir_refuted(r, s, "pe_release");
+                return;
+            }
             pe_raise(s, PE_E_HANDLE, "pe_release", "array released twice (first released at %s:%d: %s)",
                      r ? r->file : "?", r ? r->line : 0, r ? r->func : "?");
             return;

@@ -1,14 +1,16 @@
 /* handle.c — the application's side of handles: looking a handle up (a
  * null, foreign, stale or released handle raises PE_E_HANDLE, naming where
  * it was released when the slot still knows), releasing the application's
- * reference (a RELEASE entry for the program generator), and the check that
- * PE is initialised.  The port table itself is the ground's
+ * reference (a RELEASE entry for the program generator), a handle the
+ * static IR released wrongly and the program uses again (revive), and the
+ * check that PE is initialised.  The port table itself is the ground's
  * (exec/base/port.c). */
 #include <stdio.h>
 
 #include "record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
 
 bool pe_require_init(const pe_site *s, const char *api)
 {
@@ -24,10 +26,54 @@ bool pe_require_init(const pe_site *s, const char *api)
     return false;
 }
 
-static void describe_release(char *out, size_t n, const pe_site *r)
+static void describe_release(char *out, size_t n, const pe_site *r, bool by_ir)
 {
-    if (r) snprintf(out, n, " (released at %s:%d: %s)", r->file, r->line, r->func);
-    else out[0] = 0;
+    if (r)
+        snprintf(out, n, " (released at %s:%d: %s%s)", r->file, r->line, r->func,
+                 by_ir ? ", by the static IR's last-use mark, which this use contradicts; the value is gone" : "");
+    else
+        out[0] = 0;
+}
+
+void pe_ir_refuted(const pe_site *release_site, const pe_site *use_site, const char *api)
+{
+    pe_site_record *r = release_site ? pe_site_record_of(release_site) : NULL;
+    if (r) r->release_refuted = true;
+    static bool warned; /* under the runtime lock */
+    if (warned || !release_site) return;
+    warned = true;
+    pe_log_message(PE_LOG_WARN,
+                   "%s:%d: the static IR released an array there as its last use, but %s at %s:%d uses it "
+                   "again: that IR mark was wrong and the site's marks are ignored from now on (rebuild with pecc)",
+                   release_site->file, release_site->line, api, use_site && use_site->file ? use_site->file : "?",
+                   use_site ? use_site->line : 0);
+}
+
+/* A handle the static IR released (a pecc last-use mark) that the program
+ * uses again: the mark was wrong (another build's IR, a forged one).  The
+ * IR is only a hint, so where the value is still there — its batch still
+ * being recorded (a REVIVE entry makes it visible after the batch again),
+ * or computed and kept alive by a consumer — the handle lives again and
+ * the marks of that site are ignored from now on.  False when the value
+ * is gone (then the use is an error, as without IR). */
+static bool revive(pe_port *p, uint32_t idx, const pe_site *s, const char *api)
+{
+    if (p->gen != p->released_gen || p->state == PE_PORT_FREE || p->refs_app != 0) return false;
+    pe_port_ref(idx); /* while it may be waited for */
+    if (p->state == PE_PORT_PENDING && p->batch != pe_rt.batch_epoch) pe_queue_wait_port(p); /* submitted: is it stored? */
+    bool recording = p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch;
+    bool has_value = p->state == PE_PORT_INVALID ||
+                     (p->state == PE_PORT_READY && (p->buf || p->dev_buf || p->op == PE_OP_constant));
+    bool ok = (recording || has_value) && p->gen == p->released_gen &&
+              (!recording || !p->released_in_batch || pe_queue_push(PE_ENTRY_REVIVE, idx));
+    if (ok) {
+        pe_ir_refuted(p->release_site, s, api);
+        p->refs_app = 1;
+        p->released_gen = 0;
+        p->released_by_ir = false;
+    }
+    pe_port_unref(idx);
+    return ok;
 }
 
 pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out)
@@ -50,8 +96,12 @@ pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t 
         if (idx_out) *idx_out = idx;
         return p;
     }
+    if (p->released_gen == gen && p->released_by_ir && revive(p, idx, s, api)) {
+        if (idx_out) *idx_out = idx;
+        return p;
+    }
     if (p->released_gen == gen) {
-        describe_release(where, sizeof where, p->release_site);
+        describe_release(where, sizeof where, p->release_site, p->released_by_ir);
         pe_raise(s, PE_E_HANDLE, api, "array used after release%s", where);
     } else if (p->gen > gen || p->state == PE_PORT_FREE) {
         pe_raise(s, PE_E_HANDLE, api, "stale array handle: the array was released earlier");
@@ -70,6 +120,7 @@ void pe_port_release_app(uint32_t idx, const pe_site *s)
         if (!p->temp) {
             p->released_gen = p->gen;
             p->release_site = s;
+            p->released_by_ir = false; /* the static IR's releases say so after this */
         }
         /* Tell the program generator the value is dead from here on (only
          * its own batch can say so: an earlier batch may be running). */

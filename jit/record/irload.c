@@ -140,21 +140,78 @@ int pe_ir_column_of(const pe_site *s)
  * a variable's last use), and those that are the same source literal. */
 typedef struct {
     char api_at[80];
+    const char *file; /* the site's, for the warning */
     uint32_t n;
     bool any;
     uint32_t release, literal;
     double *value; /* literal values, PE_SITE_MAX_LITERALS */
 } operand_fold;
 
+/* ------------------------------------- last-use marks checked against the IR
+ * A kill mark is pecc's claim that a variable's value is not read again.
+ * The IR also lists every read of every array variable by a request, so a
+ * mark that the IR's own reads contradict — a later read before the
+ * variable is defined again, or, inside a loop, a value that would be read
+ * again in the next iteration — is wrong (a forged IR, another build's):
+ * it is ignored, with one warning.  What the IR does not list (a read the
+ * IR lost) the runtime catches where it happens (handle.c: revive). */
+
+static bool reads_variable(const pe_ir_request *rq, const char *name)
+{
+    for (uint32_t a = 0; a < rq->n_args; a++)
+        if (rq->args[a].kind == PE_ARG_VARIABLE && strcmp(rq->args[a].text, name) == 0) return true;
+    return false;
+}
+
+static bool region_within(const pe_ir_function *fn, int64_t r, int64_t loop);
+
+/* Request index of a read of `name` that contradicts its kill at q, or -1. */
+static int64_t read_after_kill(const pe_ir_function *fn, uint32_t q, const char *name)
+{
+    /* later in evaluation order, until the variable is defined again (by q itself: x = f(x)) */
+    if (strcmp(fn->requests[q].result, name) != 0)
+        for (uint32_t r = q + 1; r < fn->n_requests; r++) {
+            if (reads_variable(&fn->requests[r], name)) return r;
+            if (strcmp(fn->requests[r].result, name) == 0) break;
+        }
+    /* around each loop holding q: the value killed must be defined again in
+     * the loop, and no other request may read it before that definition
+     * (it would read the previous iteration's value, released at q) */
+    for (int64_t l = fn->requests[q].region; l >= 0; l = fn->regions[l].parent) {
+        if (fn->regions[l].kind != PE_REGION_LOOP) continue;
+        int64_t defined = -1, read_first = -1;
+        for (uint32_t r = 0; r < fn->n_requests && defined < 0; r++) {
+            if (!region_within(fn, fn->requests[r].region, l)) continue;
+            if (r != q && read_first < 0 && reads_variable(&fn->requests[r], name)) read_first = r;
+            if (strcmp(fn->requests[r].result, name) == 0) defined = r;
+        }
+        if (read_first >= 0) return read_first;
+        if (defined < 0) return q; /* never defined in the loop: the same value is killed every iteration */
+    }
+    return -1;
+}
+
+static void warn_contradiction(const char *file, int64_t line, const char *name, int64_t at)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&warned)) return;
+    pe_log_message(PE_LOG_WARN,
+                   "the static IR of %s marks line %lld as the last use of %s, but %s is read again (line %lld): "
+                   "last-use marks that contradict the program are ignored (rebuild it with pecc)",
+                   file, (long long)line, name, name, (long long)at);
+}
+
 static void fold_operands(const pe_ir_request *rq, const pe_ir_function *fn, uint32_t q, void *ctx)
 {
-    (void)fn, (void)q;
     operand_fold *o = ctx;
     if (strcmp(rq->api, o->api_at) != 0 || rq->n_args != o->n) return;
     uint32_t release = 0, literal = 0;
     for (uint32_t a = 0; a < rq->n_args && a < 32; a++) {
         const pe_ir_arg *arg = &rq->args[a];
-        if (arg->kind == PE_ARG_REQUEST || arg->kill) release |= 1u << a;
+        bool kill = arg->kind == PE_ARG_VARIABLE && arg->kill;
+        int64_t contradiction = kill ? read_after_kill(fn, q, arg->text) : -1;
+        if (contradiction >= 0) warn_contradiction(o->file, rq->line, arg->text, fn->requests[contradiction].line);
+        if (arg->kind == PE_ARG_REQUEST || (kill && contradiction < 0)) release |= 1u << a;
         if (arg->kind != PE_ARG_LITERAL || a >= PE_SITE_MAX_LITERALS) continue;
         if (!o->any) o->value[a] = arg->value;
         if (memcmp(&o->value[a], &arg->value, sizeof arg->value) == 0) literal |= 1u << a;
@@ -170,7 +227,7 @@ static pe_site_record *operand_facts(const pe_site *s, const char *api, int n)
     int registered;
     pe_site_record *r = site_with_ir(s, &registered);
     if (!r || r->operands_seen == registered) return r;
-    operand_fold o = {.n = (uint32_t)n, .value = r->value};
+    operand_fold o = {.file = s->file, .n = (uint32_t)n, .value = r->value};
     snprintf(o.api_at, sizeof o.api_at, "%s_at", api);
     each_request_at(s, fold_operands, &o);
     r->release = o.release;
@@ -193,10 +250,12 @@ static pe_port *agrees(const pe_site *s, pe_array a, uint32_t *idx)
 void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n)
 {
     pe_site_record *facts = operand_facts(s, api, n);
+    if (facts && facts->release_refuted) return;
     for (int k = 0; facts && k < n && facts->release; k++) {
         uint32_t idx;
         if (!(facts->release & (1u << k)) || !agrees(s, ins[k], &idx)) continue;
         pe_port_release_app(idx, s);
+        pe_port_at(idx)->released_by_ir = true; /* a later use may prove the mark wrong (handle.c) */
         pe_rt.stats.ir_releases++;
     }
 }
@@ -218,7 +277,7 @@ bool pe_ir_read_is_last_use(const pe_site *s, pe_array a)
 {
     pe_site_record *facts = operand_facts(s, "pe_read", 1);
     uint32_t idx;
-    return facts && (facts->release & 1u) && agrees(s, a, &idx);
+    return facts && !facts->release_refuted && (facts->release & 1u) && agrees(s, a, &idx);
 }
 
 /* Whether request q of fn begins a closed loop's body (the first request of

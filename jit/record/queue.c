@@ -1,5 +1,6 @@
 /* queue.c — the work queue and the C-scheduler's triggers.  Requests append
- * COMPUTE entries, releases RELEASE entries, hints HINT entries; nothing runs
+ * COMPUTE entries, releases RELEASE entries, hints HINT entries (and a
+ * handle the static IR released wrongly, used again, a REVIVE entry); nothing runs
  * until a result is needed (a read or map), a hint, pe_flush/pe_sync, the end
  * of the outermost pe_block, or the queue passing its limit outside a block.
  * Then the whole queue goes, as one batch, to the E-scheduler's thread
@@ -28,6 +29,8 @@ bool pe_queue_push(pe_entry_kind kind, uint32_t port)
         pe_port_at(port)->released_in_batch = false;
     } else if (kind == PE_ENTRY_RELEASE) {
         pe_port_at(port)->released_in_batch = true;
+    } else if (kind == PE_ENTRY_REVIVE) {
+        pe_port_at(port)->released_in_batch = false; /* visible after the batch again: stored */
     }
     pe_trace_append(&pe_rt.trace_key, &pe_rt.queue[pe_rt.queue_len], pe_rt.queue_len);
     pe_rt.queue_len++;

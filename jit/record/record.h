@@ -13,6 +13,11 @@
  * stale or released handle).  `api` names the entry point in the message. */
 pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out);
 void pe_port_release_app(uint32_t idx, const pe_site *s); /* -1 application reference */
+/* The program contradicted a release the static IR made at release_site:
+ * it used the handle again at use_site (through `api`), or released it
+ * itself.  That site's marks are ignored from now on (its record's
+ * release_refuted, which irload.c reads); one warning per run. */
+void pe_ir_refuted(const pe_site *release_site, const pe_site *use_site, const char *api);
 bool pe_require_init(const pe_site *s, const char *api);
 
 /* ------------------------------------------------------------- record.c */

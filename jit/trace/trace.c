@@ -80,8 +80,9 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
 {
     pe_port *p = pe_port_at(entry->port);
-    if (entry->kind == PE_ENTRY_RELEASE) {
-        uint8_t tag = 'R';
+    if (entry->kind == PE_ENTRY_RELEASE || entry->kind == PE_ENTRY_REVIVE) {
+        /* a revived port is visible again: the key must tell it from one released for good */
+        uint8_t tag = entry->kind == PE_ENTRY_RELEASE ? 'R' : 'V';
         uint32_t pos = p->queue_pos;
         put(k, &tag, 1);
         put(k, &pos, sizeof pos);
