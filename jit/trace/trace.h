@@ -44,7 +44,12 @@ bool pe_trace_adopt(const pe_trace_record *r);
 /* trace_persist.c: the trace cache across runs, in PE_CACHE_DIR, one file
  * per program build (its path, the code generator's build, its static IR:
  * `ir_fingerprint`, pe_ir_fingerprint). */
+#define PE_TRACE_FILE_MAGIC "PETC"
+#define PE_TRACE_FILE_VERSION 3 /* 2: entries carry their fusion rules; 3: their kernels are lowered (kir_lower.c) */
 void pe_trace_persist_load(uint64_t ir_fingerprint);
+/* Decodes a trace file's bytes and adopts its entries (the libFuzzer target
+ * tests/fuzz_trace_file.c calls it directly); see trace_persist.c. */
+bool pe_trace_persist_decode(const uint8_t *data, size_t len, bool *stale, char *err, size_t err_len);
 void pe_trace_persist_save(uint64_t ir_fingerprint);
 
 #endif

@@ -25,8 +25,8 @@
 #include "../../exec/base/error.h"
 #include "../../irformat/fnv.h"
 #include "../../irformat/msgblob.h"
-#define MAGIC "PETC"
-#define VERSION 3 /* 2: entries carry their fusion rules; 3: their kernels are lowered (kir_lower.c) */
+#define MAGIC PE_TRACE_FILE_MAGIC
+#define VERSION PE_TRACE_FILE_VERSION
 #define MAX_FILE ((size_t)64 << 20)
 
 static bool file_path(uint64_t ir_fingerprint, char *out, size_t n)
@@ -156,26 +156,20 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     return r->ok;
 }
 
-void pe_trace_persist_load(uint64_t ir_fingerprint)
+/* Decodes a trace file's bytes and adopts its entries (pe_trace_adopt
+ * checks them against this build); false, with why in err, on the first
+ * malformed part (entries before it are kept: each was whole).  An older
+ * format is not an error: *stale is set and nothing is adopted.  The
+ * libFuzzer target tests/fuzz_trace_file.c calls it directly. */
+bool pe_trace_persist_decode(const uint8_t *data, size_t len, bool *stale, char *err, size_t err_len)
 {
-    char path[4200], err[600];
-    size_t len;
-    if (!file_path(ir_fingerprint, path, sizeof path) || access(path, R_OK) != 0) return;
-    uint8_t *data = pe_blob_read_file(path, MAX_FILE, &len, err, sizeof err);
     pe_blob blob;
-    if (!data || !pe_blob_open(&blob, data, len, MAGIC, VERSION, NULL, err, sizeof err)) {
-        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is unusable (%s): removed, it is rebuilt", path, err);
-        unlink(path);
-        free(data);
-        return;
-    }
-    if (blob.version != VERSION) { /* an older format: nothing wrong, just rebuilt */
-        pe_log_message(PE_LOG_DEBUG, "the saved trace cache %s has format %u: removed, it is rebuilt", path,
-                       (unsigned)blob.version);
-        unlink(path);
+    *stale = false;
+    if (!pe_blob_open(&blob, data, len, MAGIC, VERSION, NULL, err, err_len)) return false;
+    if (blob.version != VERSION) {
+        *stale = true;
         pe_blob_close(&blob);
-        free(data);
-        return;
+        return true;
     }
     pe_mp_reader r = {.ok = true};
     uint32_t n;
@@ -201,10 +195,24 @@ void pe_trace_persist_load(uint64_t ir_fingerprint)
         if (r.ok) pe_trace_adopt(&rec);
         if (seq.progs) pe_program_seq_free(&seq);
     }
-    if (!r.ok) {
-        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is malformed (%s): removed, it is rebuilt", path, r.err);
+    if (!r.ok) snprintf(err, err_len, "%s", r.err);
+    pe_blob_close(&blob);
+    return r.ok;
+}
+
+void pe_trace_persist_load(uint64_t ir_fingerprint)
+{
+    char path[4200], err[600];
+    size_t len;
+    if (!file_path(ir_fingerprint, path, sizeof path) || access(path, R_OK) != 0) return;
+    uint8_t *data = pe_blob_read_file(path, MAX_FILE, &len, err, sizeof err);
+    bool stale = false;
+    if (!data || !pe_trace_persist_decode(data, len, &stale, err, sizeof err)) {
+        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is unusable (%s): removed, it is rebuilt", path, err);
+        unlink(path);
+    } else if (stale) { /* an older format: nothing wrong, just rebuilt */
+        pe_log_message(PE_LOG_DEBUG, "the saved trace cache %s has an older format: removed, it is rebuilt", path);
         unlink(path);
     }
-    pe_blob_close(&blob);
     free(data);
 }
