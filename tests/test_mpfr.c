@@ -120,7 +120,7 @@ static const op_case cases[] = {
     {"fma", 3, (void *)pe_fma_at, PE_OP_fma, exact_fma, DOM_WIDE, 0.5, 0.5},
     OP2(add, DOM_WIDE, 0.5, 0.5),      OP2(sub, DOM_WIDE, 0.5, 0.5),      OP2(mul, DOM_WIDE, 0.5, 0.5),
     OP2(div, DOM_WIDE, 0.5, 0.5),      OP1(sqrt, DOM_POS, 0.5, 0.5),      OP1(rcp, DOM_WIDE, 0.5, 0.5),
-    OP1(rsqrt, DOM_POS, 1, 1.5),       OP1(cbrt, DOM_WIDE, 1, 3.5),       OP2(root, DOM_ROOT, 1, 1.5),
+    OP1(rsqrt, DOM_POS, 1, 1.5),       OP1(cbrt, DOM_WIDE, 1, 1),       OP2(root, DOM_ROOT, 1, 1.5),
     OP2(pow, DOM_POW, 1, 1),           OP1(exp, DOM_EXP, 1.5, 1),         OP1(exp2, DOM_EXP, 1, 1),
     OP1(exp10, DOM_EXP, 1, 2),         OP1(expm1, DOM_EXP, 1, 1),         OP1(log, DOM_POS, 1, 1),
     OP1(log2, DOM_POS, 1, 1),          OP1(log10, DOM_POS, 2, 1.5),       OP1(log1p, DOM_WIDE, 1, 1),

@@ -50,6 +50,20 @@ static double real_root(double x, double n)
     return odd_negative ? -y : y;
 }
 
+/* cbrt with one Newton step on y^3 = x whose residual is formed exactly
+ * (y*y = y2 + y2lo by fma; y2*y - x rounded once): glibc's cbrt is off by
+ * up to 3 ulp, this is within 1 (docs/accuracy.md).  Subnormal, zero,
+ * infinite and NaN x keep cbrt's value.  Both generators emit the same
+ * steps for f64 (cpu_gccjit.c, cuda_emit.c's pe_cbrt). */
+static double accurate_cbrt(double x)
+{
+    double y = cbrt(x);
+    if (!(fabs(x) >= DBL_MIN && fabs(x) <= DBL_MAX)) return y;
+    double y2 = y * y, y2lo = fma(y, y, -y2);
+    double r = fma(y2, y, -x) + y2lo * y;
+    return y - r / (3.0 * y2);
+}
+
 /* asec and acsc near |x| = 1 from x*x - 1 formed with one rounding (fma):
  * acos(1/x) and asin(1/x) amplify the rounding of 1/x there (29752 and 58
  * ulp); elsewhere 1/x is at most 1/2 and they are well conditioned. */
@@ -91,7 +105,7 @@ REF(log1p, log1p(a))
 REF(logb, log(a) / log(b))
 REF(sqrt, sqrt(a))
 REF(rsqrt, 1.0 / sqrt(a))
-REF(cbrt, cbrt(a))
+REF(cbrt, accurate_cbrt(a))
 REF(root, real_root(a, b))
 REF(rcp, 1.0 / a)
 REF(sin, sin(a))

@@ -14,6 +14,7 @@
  * primitive library (cpu_prims.c), inline and branch-free, whenever every op
  * of the kernel can then vectorise; otherwise, and for f64, libm is called
  * (its scalar routines beat the primitives in a loop that stays scalar). */
+#include <float.h>
 #include <libgccjit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,11 +233,27 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_rcp: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]);
     case PE_OP_rsqrt: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sqrt", ct, v[0]));
     case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
-    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_cbrt: case PE_OP_sin: case PE_OP_cos:
+    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_sin: case PE_OP_cos:
     case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
     case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
     case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
         return math1(e, pe_libm_name(op), ct, v[0]);
+    case PE_OP_cbrt: { /* f64: refmath.c's accurate_cbrt, one exact-residual Newton step */
+        if (ct != PE_F64) return math1(e, "cbrt", ct, v[0]);
+        gcc_jit_rvalue *x = to_local(e, v[0], T), *y = to_local(e, math1(e, "cbrt", ct, x), T);
+        gcc_jit_rvalue *y2 = to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, ct, y, y), T);
+        gcc_jit_rvalue *lo_args[3] = {y, y, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, T, y2)};
+        gcc_jit_rvalue *res_args[3] = {y2, y, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, T, x)};
+        gcc_jit_rvalue *r = bin(e, GCC_JIT_BINARY_OP_PLUS, ct, math(e, "fma", ct, 3, res_args),
+                                bin(e, GCC_JIT_BINARY_OP_MULT, ct, math(e, "fma", ct, 3, lo_args), y));
+        gcc_jit_rvalue *stepped = bin(e, GCC_JIT_BINARY_OP_MINUS, ct, y,
+                                      bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, r, bin(e, GCC_JIT_BINARY_OP_MULT, ct, num(e, ct, 3), y2)));
+        gcc_jit_rvalue *ax = to_local(e, math1(e, "fabs", ct, x), T);
+        gcc_jit_rvalue *normal = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_AND, e->t_bool,
+                                                               cmp(e, GCC_JIT_COMPARISON_GE, ax, num(e, ct, DBL_MIN)),
+                                                               cmp(e, GCC_JIT_COMPARISON_LE, ax, num(e, ct, DBL_MAX)));
+        return choose(e, normal, stepped, y, T);
+    }
     case PE_OP_asec: case PE_OP_acsc: { /* in double (f32_in_double), the forms of codegen.h */
         gcc_jit_rvalue *x = to_local(e, v[0], T), *near_args[3] = {x, x, num(e, ct, -1.0)};
         gcc_jit_rvalue *root = to_local(e, math1(e, "sqrt", ct, math(e, "fma", ct, 3, near_args)), T);

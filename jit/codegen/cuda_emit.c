@@ -98,6 +98,12 @@ static const char prelude[] =
     "  return x > 0.0 ? t : (3.141592653589793 - t) + " PE_TEXT(PE_PI_LO) "; }\n"
     "static __device__ __forceinline__ double pe_acsc(double x) {\n"
     "  return fabs(x) < " PE_TEXT(PE_ASEC_ACSC_NEAR) " ? copysign(atan(1.0 / sqrt(fma(x, x, -1.0))), x) : asin(1.0 / x); }\n"
+    /* cbrt (f64): one Newton step, its residual exact (refmath.c's accurate_cbrt) */
+    "static __device__ __forceinline__ double pe_cbrt(double x) {\n"
+    "  const double y = cbrt(x);\n"
+    "  if (!(fabs(x) >= 2.2250738585072014e-308 && fabs(x) <= 1.7976931348623157e308)) return y;\n"
+    "  const double y2 = y * y, r = fma(y2, y, -x) + fma(y, y, -y2) * y;\n"
+    "  return y - r / (3.0 * y2); }\n"
     "static __device__ __forceinline__ bool pe_finite(double x) {\n"
     "  return fabs(x) < __longlong_as_double(0x7ff0000000000000LL); }\n";
 
@@ -218,8 +224,12 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     case PE_OP_pow: case PE_OP_atan2: put(t, "%s%s(%s, %s)", pe_libm_name(op), f, a[0], a[1]); break;
     case PE_OP_rcp: put(t, "(%s)1 / %s", T, a[0]); break;
     case PE_OP_rsqrt: put(t, "(%s)1 / sqrt%s(%s)", T, f, a[0]); break;
+    case PE_OP_cbrt:
+        if (*f) put(t, "cbrtf(%s)", a[0]);
+        else put(t, "pe_cbrt(%s)", a[0]); /* f64: refmath.c's accurate_cbrt */
+        break;
     case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
-    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_cbrt: case PE_OP_sin: case PE_OP_cos:
+    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_sin: case PE_OP_cos:
     case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
     case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
     case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
