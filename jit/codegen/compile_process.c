@@ -23,8 +23,15 @@
  * PE.  What the application registered must not run in the child: fatal
  * signals are reset to their defaults, and an exit() from inside the
  * compiler runs our atexit handler first, which ends the child at once
- * (the application's atexit handlers and stdio buffers are the parent's). */
+ * (the application's atexit handlers and stdio buffers are the parent's).
+ *
+ * Not under a sanitizer's runtime (ASan, TSan, MSan in the process, whether
+ * PE or the application was built with it): their allocators are not
+ * fork-safe (clang 14's ASan: a child forked while another thread held the
+ * allocator's lock waits for it for ever, seen as a hang of
+ * test_random_programs), so there the compile runs in the process. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -128,10 +135,29 @@ static void one_line(char *s)
         if (*c == '\n') *c = ';';
 }
 
-bool pe_compile_in_child(pe_compile_fn fn, void *arg, char *err, size_t n_err)
+/* A sanitizer's runtime is in the process (its allocator would not survive
+ * the fork). */
+static bool sanitizer_runtime(void)
+{
+    static const char *const inits[] = {"__asan_init", "__tsan_init", "__msan_init", "__hwasan_init"};
+    for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
+        if (dlsym(RTLD_DEFAULT, inits[i])) return true;
+    return false;
+}
+
+/* Decided once: PE_JIT_ISOLATE=0, or a sanitizer's runtime. */
+static pthread_once_t decided = PTHREAD_ONCE_INIT;
+static bool in_process;
+static void decide(void)
 {
     const char *isolate = getenv("PE_JIT_ISOLATE");
-    if (isolate && strcmp(isolate, "0") == 0) return fn(arg, err, n_err);
+    in_process = (isolate && strcmp(isolate, "0") == 0) || sanitizer_runtime();
+}
+
+bool pe_compile_in_child(pe_compile_fn fn, void *arg, char *err, size_t n_err)
+{
+    pthread_once(&decided, decide);
+    if (in_process) return fn(arg, err, n_err);
     pthread_mutex_lock(&one_at_a_time);
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
