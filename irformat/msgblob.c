@@ -10,8 +10,10 @@
 #define _GNU_SOURCE
 #include "msgblob.h"
 #include "fnv.h"
+#include "safefile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,37 +187,27 @@ void pe_blob_close(pe_blob *b)
 
 uint8_t *pe_blob_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t err_len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return snprintf(err, err_len, "%s: %s", path, strerror(errno)), NULL;
     struct stat st;
-    uint8_t *data = NULL;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, err_len, "%s: not a regular file", path);
-    } else if ((uint64_t)st.st_size > max_bytes) {
-        snprintf(err, err_len, "%s: %lld bytes, more than the %zu this reader accepts", path, (long long)st.st_size,
-                 max_bytes);
-    } else if (!(data = malloc(st.st_size ? (size_t)st.st_size : 1))) {
-        snprintf(err, err_len, "%s: out of memory", path);
-    } else if (fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-        snprintf(err, err_len, "%s: read error", path);
-        free(data);
-        data = NULL;
-    } else {
-        *len = (size_t)st.st_size;
-    }
-    fclose(f);
+    int fd = pe_file_open_regular(AT_FDCWD, path, &st, err, err_len);
+    if (fd < 0) return NULL;
+    char why[256];
+    uint8_t *data = pe_file_read_all(fd, &st, max_bytes, len, why, sizeof why);
+    if (!data) snprintf(err, err_len, "%s: %s", path, why);
+    close(fd);
     return data;
 }
 
 bool pe_blob_write_file(const char *path, const void *data, size_t len, char *err, size_t err_len)
 {
+    if (!pe_file_replaceable(path, err, err_len)) return false;
     char tmp[4200];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp)
         return FAIL("%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return FAIL("%s: %s", tmp, strerror(errno));
-    bool ok = fwrite(data, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return FAIL("%s: %s", tmp, strerror(errno));
+    bool ok = write(fd, data, len) == (ssize_t)len;
+    ok = (close(fd) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);

@@ -14,7 +14,8 @@
 #include "../../jit/kir/program.h"
 
 /* What a target's compiler made of some kernels (jit/codegen/target.h): a
- * shared object on disk (the CPU: libgccjit), or bytes (a GPU: a cubin).
+ * shared object on disk (the CPU: libgccjit), or bytes (a GPU: a cubin; the
+ * CPU: a shared object the disk cache verified, linked from memory).
  * An executor links it: loads it where its kernels run and keeps their
  * entry points. */
 typedef struct {

@@ -3,11 +3,16 @@
  * (jit/sched/batch.c provisioned it): fused kernels launched in chunks on the
  * thread pool, the interpreter for what has no kernel, partials of
  * reductions combined in chunk order. */
+#define _GNU_SOURCE
 #include <assert.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cpu.h"
 #include "device.h"
@@ -40,17 +45,51 @@ static const void *cpu_linked(pe_executor *ex, int place, const kir_kernel *k)
     return (const void *)pe_progcache_lookup(k);
 }
 
-/* Loads a shared object the CPU target compiled (or the disk cache kept)
- * and files its kernels' entry points. */
+/* Loads a shared object from memory (bytes the disk cache verified): a
+ * memfd, opened by its /proc/self/fd path, so what runs is what was checked,
+ * not whatever the file holds by the time it is opened again.  glibc knows a
+ * loaded object by the name it was opened with, so an fd number whose name
+ * an earlier object still carries would return that object: the memfd moves
+ * up to a number no loaded object is named after. */
+static void *dlopen_bytes(const void *bytes, size_t size, char *err, size_t n_err)
+{
+    int fd = memfd_create("pe-kernels", MFD_CLOEXEC);
+    size_t done = 0;
+    while (fd >= 0 && done < size) {
+        ssize_t w = write(fd, (const char *)bytes + done, size - done);
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    char path[64];
+    void *dl = NULL;
+    while (fd >= 0 && done == size) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        void *earlier = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        if (!earlier) {
+            if (!(dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) snprintf(err, n_err, "does not load (%s)", dlerror());
+            break;
+        }
+        dlclose(earlier);
+        int up = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        close(fd);
+        fd = up;
+    }
+    if (fd < 0 || done != size) snprintf(err, n_err, "does not load (no memory file: %s)", strerror(errno));
+    if (fd >= 0) close(fd);
+    return dl;
+}
+
+/* Loads a shared object the CPU target compiled (a file) or the disk cache
+ * kept (bytes) and files its kernels' entry points. */
 static bool cpu_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
                      bool *fatal, char *err, size_t n_err)
 {
     assert(pe_api_held());
     (void)ex, (void)place;
     *fatal = false;
-    void *dl = dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
+    void *dl = a->bytes ? dlopen_bytes(a->bytes, a->size, err, n_err) : dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        snprintf(err, n_err, "does not load (%s)", dlerror());
+        if (!a->bytes) snprintf(err, n_err, "does not load (%s)", dlerror());
         return false;
     }
     pe_kernel_fn *fns = malloc(sizeof *fns * (n ? n : 1));

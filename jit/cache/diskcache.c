@@ -1,53 +1,66 @@
 /* diskcache.c — the program cache on disk.  Each compilation's shared object
  * (from gcc_jit_context_compile_to_file) is sealed with a trailer — magic,
- * the object's size and its FNV-1a hash — written to a temporary file and
- * renamed into place, then hard-linked under the name of every kernel it
- * holds: <kernel hash>-<PE version>-<ISA>-<code generator build>.so.  A load reads the file, checks
- * the trailer (a truncated or corrupt file is removed with a warning and the
- * kernel recompiled) and touches it for LRU eviction; the CPU executor then
- * loads it (links it), and a file that does not load is discarded too.  The
- * directory is created 0700 and refused if another user could write to it:
- * loading code from it would run whatever they put there. */
+ * the object's size and its MAC (keyed BLAKE2s, blake2s.c) — written to a
+ * temporary file and renamed into place, then hard-linked under the name of
+ * every kernel it holds: <kernel hash>-<PE version>-<ISA>-<code generator
+ * build>.so.  A load reads the file, checks the trailer (a truncated, corrupt
+ * or forged file is removed with a warning and the kernel recompiled) and
+ * touches it for LRU eviction; the CPU executor then links the verified bytes
+ * (never the file again), and code that does not link is discarded too.
+ *
+ * The directory is created 0700, opened once (O_DIRECTORY|O_NOFOLLOW) and
+ * refused if it is not ours or another user could write to it; every file is
+ * then reached through that fd (openat, linkat, renameat, unlinkat), so a
+ * path swapped after pe_init (a symlink to another user's cache) changes
+ * nothing.  The MAC key is 32 random bytes in .key (0600) inside the
+ * directory: only this user can read it, so only this user's PE can seal a
+ * file that a load accepts.  Files are opened without following symlinks or
+ * blocking (a FIFO in a file's place), and must be regular files we own. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "diskcache.h"
+#include "blake2s.h"
 #include "../codegen/cpu_gccjit.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/runtime.h"
-#include "../../irformat/fnv.h"
-#define TRAILER_MAGIC "PEKCACHE"
+#include "../../irformat/safefile.h"
+#define TRAILER_MAGIC "PEKCACH2" /* 2: a MAC, no longer FNV-1a */
 #define DEFAULT_CAP (512ll << 20)
+#define KEY_NAME ".key"
+#define MAX_FILE ((size_t)1 << 30)
 
 typedef struct {
     char magic[8];
-    uint64_t size; /* bytes of the shared object before the trailer */
-    uint64_t hash; /* FNV-1a of those bytes */
+    uint64_t size;                    /* bytes before the trailer */
+    uint8_t mac[PE_BLAKE2S_BYTES];    /* keyed BLAKE2s of those bytes */
 } trailer;
 
 static struct {
     bool enabled;
-    char dir[4096];
+    int dirfd;        /* the verified directory, kept open from open to close */
+    char dir[PATH_MAX]; /* its path, for messages only */
     char isa[32];
+    uint8_t key[32];
     long long cap;
     unsigned temp_counter;
-} cache;
+} cache = {.dirfd = -1};
 
 bool pe_diskcache_enabled(void) { return cache.enabled; }
 
-static uint64_t fnv1a(const unsigned char *p, size_t n) { return pe_fnv_bytes(PE_FNV_OFFSET, p, n); }
-
 static bool make_dirs(const char *path)
 {
-    char tmp[4096];
+    char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", path);
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/') continue;
@@ -58,15 +71,62 @@ static bool make_dirs(const char *path)
     return mkdir(tmp, 0700) == 0 || errno == EEXIST;
 }
 
+/* A file in the directory that only this user can have written. */
+static bool ours(const struct stat *st) { return st->st_uid == geteuid() && !(st->st_mode & 022); }
+
+/* The MAC key: .key if there is one (ours, 0600, 32 bytes), else 32 bytes
+ * from getrandom filed there.  A new key is written to a private name and
+ * linked into place, so two processes starting at once agree on one. */
+static bool load_key(char *err, size_t n_err)
+{
+    struct stat st;
+    int fd = pe_file_open_regular(cache.dirfd, KEY_NAME, &st, err, n_err);
+    if (fd < 0 && errno == ENOENT) {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, ".key-%d", (int)getpid());
+        unlinkat(cache.dirfd, tmp, 0);
+        uint8_t key[32];
+        int w = openat(cache.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        bool made = w >= 0 && getrandom(key, sizeof key, 0) == (ssize_t)sizeof key &&
+                    write(w, key, sizeof key) == (ssize_t)sizeof key;
+        if (w >= 0 && close(w) != 0) made = false;
+        if (made && linkat(cache.dirfd, tmp, cache.dirfd, KEY_NAME, 0) != 0 && errno != EEXIST) made = false;
+        unlinkat(cache.dirfd, tmp, 0);
+        if (!made) return snprintf(err, n_err, "cannot create its key (%s)", strerror(errno)), false;
+        fd = pe_file_open_regular(cache.dirfd, KEY_NAME, &st, err, n_err);
+    }
+    if (fd < 0) return false;
+    size_t len = 0;
+    uint8_t *key = NULL;
+    if (st.st_uid != geteuid() || (st.st_mode & 077) || st.st_size != (off_t)sizeof cache.key)
+        snprintf(err, n_err, "its key %s is not 32 bytes of this user's, mode 0600", KEY_NAME);
+    else
+        key = pe_file_read_all(fd, &st, sizeof cache.key, &len, err, n_err);
+    close(fd);
+    if (!key) return false;
+    memcpy(cache.key, key, sizeof cache.key);
+    free(key);
+    return true;
+}
+
 bool pe_diskcache_open(const char *dir, const char *isa)
 {
-    cache.enabled = false;
+    pe_diskcache_close();
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (dir && *dir) snprintf(cache.dir, sizeof cache.dir, "%s", dir);
-    else if (xdg && *xdg) snprintf(cache.dir, sizeof cache.dir, "%s/pe", xdg);
-    else if (home && *home) snprintf(cache.dir, sizeof cache.dir, "%s/.cache/pe", home);
+    int len;
+    if (dir && *dir) len = snprintf(cache.dir, sizeof cache.dir, "%s", dir);
+    else if (xdg && *xdg) len = snprintf(cache.dir, sizeof cache.dir, "%s/pe", xdg);
+    else if (home && *home) len = snprintf(cache.dir, sizeof cache.dir, "%s/.cache/pe", home);
     else {
         pe_log_message(PE_LOG_WARN, "no PE_CACHE_DIR, XDG_CACHE_HOME or HOME: compiled kernels are not kept on disk");
+        return false;
+    }
+    /* a truncated path would be another directory (and the kernels' names
+     * would not fit after it): refused whole */
+    if (len < 0 || (size_t)len + 128 >= sizeof cache.dir) {
+        pe_log_message(PE_LOG_WARN, "the kernel cache path (%d bytes) is too long (at most %zu): compiled kernels are not "
+                       "kept on disk", len, sizeof cache.dir - 129);
+        cache.dir[0] = 0;
         return false;
     }
     if (!make_dirs(cache.dir)) {
@@ -75,11 +135,19 @@ bool pe_diskcache_open(const char *dir, const char *isa)
         return false;
     }
     struct stat st;
-    if (stat(cache.dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+    cache.dirfd = open(cache.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cache.dirfd < 0 || fstat(cache.dirfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
         pe_log_message(PE_LOG_WARN,
-                       "the kernel cache %s is not a directory owned by this user and closed to others (mode 0700): "
-                       "compiled kernels are not kept on disk",
+                       "the kernel cache %s is not a directory owned by this user and closed to others (mode 0700; "
+                       "a symlink is not followed): compiled kernels are not kept on disk",
                        cache.dir);
+        pe_diskcache_close();
+        return false;
+    }
+    char err[256];
+    if (!load_key(err, sizeof err)) {
+        pe_log_message(PE_LOG_WARN, "the kernel cache %s: %s: compiled kernels are not kept on disk", cache.dir, err);
+        pe_diskcache_close();
         return false;
     }
     snprintf(cache.isa, sizeof cache.isa, "%s", isa);
@@ -90,106 +158,154 @@ bool pe_diskcache_open(const char *dir, const char *isa)
     return true;
 }
 
-void pe_diskcache_close(void) { cache.enabled = false; }
-
-static void blob_path(const kir_kernel *k, const char *tag, const char *ext, char *out, size_t n)
+void pe_diskcache_close(void)
 {
-    snprintf(out, n, "%s/%016llx-%s-%s-%08x.%s", cache.dir, (unsigned long long)kir_hash(k), PE_VERSION_STRING, tag,
+    cache.enabled = false;
+    if (cache.dirfd >= 0) close(cache.dirfd);
+    cache.dirfd = -1;
+    memset(cache.key, 0, sizeof cache.key);
+}
+
+static void blob_name(const kir_kernel *k, const char *tag, const char *ext, char *out, size_t n)
+{
+    snprintf(out, n, "%016llx-%s-%s-%08x.%s", (unsigned long long)kir_hash(k), PE_VERSION_STRING, tag,
              pe_gccjit_build_stamp(), ext);
 }
 
-static void kernel_path(const kir_kernel *k, char *out, size_t n) { blob_path(k, cache.isa, "so", out, n); }
-
-/* Reads a whole file; NULL if it cannot. */
-static unsigned char *read_file(const char *path, size_t *size)
+static trailer seal(const void *data, size_t size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    unsigned char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long len = ftell(f);
-        if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1))) {
-            if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-                free(buf);
-                buf = NULL;
-            } else {
-                *size = (size_t)len;
-            }
-        }
-    }
-    fclose(f);
-    return buf;
+    trailer t;
+    memcpy(t.magic, TRAILER_MAGIC, 8);
+    t.size = size;
+    pe_blake2s(t.mac, cache.key, sizeof cache.key, data, size);
+    return t;
 }
 
 static bool sealed_ok(const unsigned char *buf, size_t size)
 {
     if (size < sizeof(trailer)) return false;
-    trailer t;
+    trailer t, want;
     memcpy(&t, buf + size - sizeof t, sizeof t);
-    return memcmp(t.magic, TRAILER_MAGIC, 8) == 0 && t.size == size - sizeof t && t.hash == fnv1a(buf, t.size);
+    if (memcmp(t.magic, TRAILER_MAGIC, 8) != 0 || t.size != size - sizeof t) return false;
+    want = seal(buf, t.size);
+    unsigned char diff = 0; /* no early exit: the time says nothing of the MAC */
+    for (size_t i = 0; i < sizeof t.mac; i++) diff |= (unsigned char)(t.mac[i] ^ want.mac[i]);
+    return diff == 0;
 }
 
-bool pe_diskcache_find(const kir_kernel *k, char *path, size_t n)
+static void discard(const char *name, const char *why)
 {
-    if (!cache.enabled) return false;
-    kernel_path(k, path, n);
-    size_t size = 0;
-    unsigned char *buf = read_file(path, &size);
-    if (!buf) return false;
-    bool ok = sealed_ok(buf, size);
-    free(buf);
-    if (!ok) {
-        pe_diskcache_discard(path, "is truncated or corrupt");
-        return false;
+    pe_log_message(PE_LOG_WARN, "kernel cache file %s/%s %s: removed, it is rebuilt", cache.dir, name, why);
+    unlinkat(cache.dirfd, name, 0);
+}
+
+void *pe_diskcache_read(const char *name, size_t *size)
+{
+    if (!cache.enabled) return NULL;
+    struct stat st;
+    char err[300];
+    int fd = pe_file_open_regular(cache.dirfd, name, &st, err, sizeof err);
+    if (fd < 0) {
+        if (errno != ENOENT) discard(name, strchr(err, ':') ? strchr(err, ':') + 2 : err);
+        return NULL;
     }
-    utimensat(AT_FDCWD, path, NULL, 0); /* most recently used */
-    return true;
+    size_t n = 0;
+    unsigned char *buf = ours(&st) ? pe_file_read_all(fd, &st, MAX_FILE, &n, err, sizeof err) : NULL;
+    if (buf && sealed_ok(buf, n)) {
+        futimens(fd, NULL); /* most recently used */
+        close(fd);
+        *size = n - sizeof(trailer);
+        return buf;
+    }
+    close(fd);
+    free(buf);
+    discard(name, !ours(&st) ? "is not this user's" : "is truncated, corrupt or not sealed with this user's key");
+    return NULL;
 }
 
-void pe_diskcache_discard(const char *path, const char *why)
+/* Writes data, sealed, to a fresh private name in the directory; false if
+ * it could not (nothing left behind). */
+static bool write_sealed(const void *data, size_t size, char *tmp, size_t n)
 {
-    pe_log_message(PE_LOG_WARN, "kernel cache file %s %s: removed, the kernel is recompiled", path, why);
-    unlink(path);
+    snprintf(tmp, n, ".tmp-%d-%u", (int)getpid(), cache.temp_counter++);
+    unlinkat(cache.dirfd, tmp, 0);
+    int fd = openat(cache.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    trailer t = seal(data, size);
+    bool ok = write(fd, data, size) == (ssize_t)size && write(fd, &t, sizeof t) == (ssize_t)sizeof t;
+    ok = close(fd) == 0 && ok;
+    if (!ok) unlinkat(cache.dirfd, tmp, 0);
+    return ok;
+}
+
+bool pe_diskcache_write(const char *name, const void *data, size_t size)
+{
+    char tmp[64];
+    if (!cache.enabled || !write_sealed(data, size, tmp, sizeof tmp)) return false;
+    bool ok = renameat(cache.dirfd, tmp, cache.dirfd, name) == 0;
+    if (!ok) unlinkat(cache.dirfd, tmp, 0);
+    return ok;
+}
+
+void pe_diskcache_remove(const char *name)
+{
+    if (cache.enabled) unlinkat(cache.dirfd, name, 0);
+}
+
+void *pe_diskcache_load_so(const kir_kernel *k, size_t *size)
+{
+    char name[256];
+    blob_name(k, cache.isa, "so", name, sizeof name);
+    return pe_diskcache_read(name, size);
+}
+
+void pe_diskcache_discard_so(const kir_kernel *k, const char *why)
+{
+    if (!cache.enabled) return;
+    char name[256];
+    blob_name(k, cache.isa, "so", name, sizeof name);
+    discard(name, why);
+}
+
+static bool has_file(const char *name)
+{
+    struct stat st;
+    return fstatat(cache.dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
 bool pe_diskcache_has(const kir_kernel *k)
 {
     if (!cache.enabled) return false;
-    char path[4200];
-    kernel_path(k, path, sizeof path);
-    return access(path, R_OK) == 0;
+    char name[256];
+    blob_name(k, cache.isa, "so", name, sizeof name);
+    return has_file(name);
 }
 
 bool pe_diskcache_has_blob(const kir_kernel *k, const char *tag)
 {
     if (!cache.enabled) return false;
-    char path[4200];
-    blob_path(k, tag, "bin", path, sizeof path);
-    return access(path, R_OK) == 0;
-}
-
-bool pe_diskcache_temp_path(char *out, size_t n)
-{
-    if (!cache.enabled) return false;
-    snprintf(out, n, "%s/.tmp-%d-%u.so", cache.dir, (int)getpid(), cache.temp_counter++);
-    return true;
+    char name[256];
+    blob_name(k, tag, "bin", name, sizeof name);
+    return has_file(name);
 }
 
 /* Removes the least recently used files until the directory fits the cap. */
 static void evict(void)
 {
-    DIR *d = opendir(cache.dir);
-    if (!d) return;
+    int fd = dup(cache.dirfd); /* fdopendir takes it over */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
     struct file { char name[256]; long long size; struct timespec used; } *files = NULL;
     size_t n = 0, cap = 0;
     long long total = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", cache.dir, e->d_name);
         struct stat st;
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (fstatat(cache.dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
         if (!PE_GROW(files, cap, n + 1)) break;
         snprintf(files[n].name, sizeof files[n].name, "%s", e->d_name);
         files[n].size = st.st_nlink > 1 ? 0 : (long long)st.st_size; /* shared links free nothing alone */
@@ -204,89 +320,56 @@ static void evict(void)
             if (files[i].used.tv_sec < files[oldest].used.tv_sec ||
                 (files[i].used.tv_sec == files[oldest].used.tv_sec && files[i].used.tv_nsec < files[oldest].used.tv_nsec))
                 oldest = i;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", cache.dir, files[oldest].name);
         struct stat st;
-        if (stat(path, &st) == 0) total -= (long long)st.st_size / (st.st_nlink ? (long long)st.st_nlink : 1);
-        unlink(path);
+        if (fstatat(cache.dirfd, files[oldest].name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            total -= (long long)st.st_size / (st.st_nlink ? (long long)st.st_nlink : 1);
+        unlinkat(cache.dirfd, files[oldest].name, 0);
         files[oldest] = files[--n];
     }
     free(files);
 }
 
-/* Files the sealed file at `path` under each kernel's name (tag, ext). */
-static void link_under_names(const char *path, const kir_kernel *const *kernels, size_t n, const char *tag, const char *ext)
+/* Files data, sealed, under each kernel's name (tag, ext). */
+static void store_under_names(const void *data, size_t size, const kir_kernel *const *kernels, size_t n, const char *tag,
+                              const char *ext)
 {
+    char tmp[64];
+    if (!cache.enabled || !write_sealed(data, size, tmp, sizeof tmp)) return;
     for (size_t i = 0; i < n; i++) {
-        char final[4200], tmp[4300];
-        blob_path(kernels[i], tag, ext, final, sizeof final);
+        char final[256], link_tmp[300];
+        blob_name(kernels[i], tag, ext, final, sizeof final);
         /* link to a private name, then rename: readers see a whole file or none */
-        snprintf(tmp, sizeof tmp, "%s.%d.link", final, (int)getpid());
-        unlink(tmp);
-        if (link(path, tmp) == 0 && rename(tmp, final) != 0) unlink(tmp);
+        snprintf(link_tmp, sizeof link_tmp, ".%s.%d.link", final, (int)getpid());
+        unlinkat(cache.dirfd, link_tmp, 0);
+        if (linkat(cache.dirfd, tmp, cache.dirfd, link_tmp, 0) == 0 &&
+            renameat(cache.dirfd, link_tmp, cache.dirfd, final) != 0)
+            unlinkat(cache.dirfd, link_tmp, 0);
     }
-}
-
-static trailer seal(const void *data, size_t size)
-{
-    trailer t;
-    memcpy(t.magic, TRAILER_MAGIC, 8);
-    t.size = size;
-    t.hash = fnv1a(data, size);
-    return t;
+    unlinkat(cache.dirfd, tmp, 0);
+    evict();
 }
 
 void pe_diskcache_store(const char *path, const kir_kernel *const *kernels, size_t n)
 {
+    if (!cache.enabled) return;
+    struct stat st;
+    char err[300];
     size_t size = 0;
-    unsigned char *buf = read_file(path, &size);
-    if (!buf) {
-        unlink(path);
-        return;
-    }
-    trailer t = seal(buf, size);
+    int fd = pe_file_open_regular(AT_FDCWD, path, &st, err, sizeof err);
+    unsigned char *buf = fd >= 0 ? pe_file_read_all(fd, &st, MAX_FILE, &size, err, sizeof err) : NULL;
+    if (fd >= 0) close(fd);
+    if (buf) store_under_names(buf, size, kernels, n, cache.isa, "so");
     free(buf);
-    FILE *f = fopen(path, "ab");
-    bool sealed = f && fwrite(&t, sizeof t, 1, f) == 1;
-    if (f && fclose(f) != 0) sealed = false;
-    if (sealed) link_under_names(path, kernels, n, cache.isa, "so");
-    unlink(path);
-    evict();
 }
 
 void *pe_diskcache_load_blob(const kir_kernel *k, const char *tag, size_t *size)
 {
-    if (!cache.enabled) return NULL;
-    char path[4200];
-    blob_path(k, tag, "bin", path, sizeof path);
-    size_t n = 0;
-    unsigned char *buf = read_file(path, &n);
-    if (!buf) return NULL;
-    if (!sealed_ok(buf, n)) {
-        pe_diskcache_discard(path, "is truncated or corrupt");
-        free(buf);
-        return NULL;
-    }
-    *size = n - sizeof(trailer);
-    utimensat(AT_FDCWD, path, NULL, 0); /* most recently used */
-    return buf;
+    char name[256];
+    blob_name(k, tag, "bin", name, sizeof name);
+    return pe_diskcache_read(name, size);
 }
 
 void pe_diskcache_store_blob(const kir_kernel *const *kernels, size_t n, const char *tag, const void *data, size_t size)
 {
-    char path[4200];
-    if (!pe_diskcache_temp_path(path, sizeof path)) return;
-    trailer t = seal(data, size);
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(data, 1, size, f) == size && fwrite(&t, sizeof t, 1, f) == 1;
-    if (f && fclose(f) != 0) ok = false;
-    if (ok) link_under_names(path, kernels, n, tag, "bin");
-    unlink(path);
-    evict();
-}
-
-bool pe_diskcache_path(const char *name, char *out, size_t n)
-{
-    if (!pe_diskcache_enabled()) return false;
-    return (size_t)snprintf(out, n, "%s/%s", cache.dir, name) < n;
+    store_under_names(data, size, kernels, n, tag, "bin");
 }

@@ -119,8 +119,9 @@ static void arch_of(const pe_target *t, int place, char *out, size_t n)
     t->executor->arch(t->executor, place, out, n);
 }
 
-/* A file for the compiler to write a shared object to that the disk cache
- * will not keep: in TMPDIR, removed once the executor has loaded it. */
+/* A file for the compiler to write a shared object to: in TMPDIR (mkstemps:
+ * ours, 0600), removed once the executor has loaded it; the disk cache keeps
+ * a sealed copy. */
 static bool private_path(char *out, size_t n)
 {
     const char *tmp = getenv("TMPDIR");
@@ -138,13 +139,15 @@ static bool from_disk(const pe_target *t, int place, const kir_kernel *k)
     pe_executor *ex = t->executor;
     char err[512], name[48];
     bool fatal = false;
-    if (t->code_in_files) {
-        char path[4200];
-        if (!pe_diskcache_find(k, path, sizeof path)) return false;
-        pe_artifact a = {.path = path};
-        if (ex->link(ex, place, &a, &k, 1, &fatal, err, sizeof err)) return true;
-        pe_diskcache_discard(path, err);
-        return false;
+    if (t->code_in_files) { /* the verified bytes, linked from memory: the file is never opened again */
+        size_t size = 0;
+        void *bytes = pe_diskcache_load_so(k, &size);
+        if (!bytes) return false;
+        pe_artifact a = {.bytes = bytes, .size = size};
+        bool linked = ex->link(ex, place, &a, &k, 1, &fatal, err, sizeof err);
+        free(bytes);
+        if (!linked) pe_diskcache_discard_so(k, err);
+        return linked;
     }
     char arch[32], tag[64];
     size_t size = 0;
@@ -162,11 +165,10 @@ static bool from_disk(const pe_target *t, int place, const kir_kernel *k)
     return linked;
 }
 
-/* Code a target compiled: the artifact, and for a file target the path it
- * was written to (in the disk cache's directory when that is on). */
+/* Code a target compiled: the artifact, and for a file target the private
+ * path it was written to (the disk cache files a sealed copy). */
 typedef struct {
     char path[4200];
-    bool to_disk;
     pe_artifact a;
 } compiled_code;
 
@@ -177,8 +179,7 @@ static bool choose_path(const pe_target *t, compiled_code *c, char *err, size_t 
     assert(pe_api_held());
     *c = (compiled_code){0};
     if (!t->code_in_files) return true;
-    if ((c->to_disk = pe_diskcache_temp_path(c->path, sizeof c->path)) || private_path(c->path, sizeof c->path))
-        return true;
+    if (private_path(c->path, sizeof c->path)) return true;
     snprintf(err, n_err, "no temporary file for the compiled code");
     return false;
 }
@@ -194,9 +195,8 @@ static bool link_and_file(const pe_target *t, const char *arch, const int *place
     bool ok = true;
     *fatal = false;
     for (int i = 0; i < n_places && ok; i++) ok = t->executor->link(t->executor, places[i], &c->a, kernels, n, fatal, err, n_err);
-    if (ok && t->code_in_files && c->to_disk) {
-        pe_diskcache_store(c->path, kernels, n); /* files and removes it */
-        c->path[0] = 0;
+    if (ok && t->code_in_files) {
+        pe_diskcache_store(c->path, kernels, n); /* a sealed copy; drop_code removes the file */
     } else if (ok && !t->code_in_files) {
         char tag[64];
         t->disk_tag(arch, tag, sizeof tag);

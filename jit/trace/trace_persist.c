@@ -6,7 +6,9 @@
  * none of the batches it saw before (its kernels come from the disk cache).
  * Keys name sites by stable ids (trace.c), never addresses.
  *
- * The file is a framed msgpack blob (irformat/msgblob.h, magic "PETC"):
+ * The file is a framed msgpack blob (irformat/msgblob.h, magic "PETC"),
+ * sealed by the disk cache with this user's MAC (diskcache.c), so a file
+ * re-framed with a valid checksum by someone else is refused unread:
  * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
  * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
  * kir_kernel of this very build)].  Whatever fails a check — frame,
@@ -29,7 +31,7 @@
 #define VERSION PE_TRACE_FILE_VERSION
 #define MAX_FILE ((size_t)64 << 20)
 
-static bool file_path(uint64_t ir_fingerprint, char *out, size_t n)
+static bool file_name(uint64_t ir_fingerprint, char *out, size_t n)
 {
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -38,9 +40,8 @@ static bool file_path(uint64_t ir_fingerprint, char *out, size_t n)
     uint64_t h = pe_blob_checksum(exe, (size_t)len);
     h = pe_fnv_mix(h, pe_gccjit_build_stamp());
     h = pe_fnv_mix(h, ir_fingerprint);
-    char name[64];
-    snprintf(name, sizeof name, "traces-%016llx.petc", (unsigned long long)h);
-    return pe_diskcache_path(name, out, n);
+    snprintf(out, n, "traces-%016llx.petc", (unsigned long long)h);
+    return pe_diskcache_enabled();
 }
 
 /* ------------------------------------------------------------------ save */
@@ -92,9 +93,9 @@ static void count_entry(const pe_trace_record *r, void *ctx)
 
 void pe_trace_persist_save(uint64_t ir_fingerprint)
 {
-    char path[4200];
+    char name[64];
     counter c = {NULL, 0};
-    if (!pe_trace_each(count_entry, &c) || c.n == 0 || !file_path(ir_fingerprint, path, sizeof path)) return;
+    if (!pe_trace_each(count_entry, &c) || c.n == 0 || !file_name(ir_fingerprint, name, sizeof name)) return;
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
@@ -106,9 +107,8 @@ void pe_trace_persist_save(uint64_t ir_fingerprint)
     size_t len;
     uint8_t *blob = pe_blob_frame(MAGIC, VERSION, &sb, &len);
     msgpack_sbuffer_destroy(&sb);
-    char err[600];
-    if (!blob || !pe_blob_write_file(path, blob, len, err, sizeof err))
-        pe_log_message(PE_LOG_WARN, "the trace cache was not saved: %s", blob ? err : "out of memory");
+    if (!blob || !pe_diskcache_write(name, blob, len))
+        pe_log_message(PE_LOG_WARN, "the trace cache was not saved: %s", blob ? strerror(errno) : "out of memory");
     free(blob);
 }
 
@@ -202,17 +202,21 @@ bool pe_trace_persist_decode(const uint8_t *data, size_t len, bool *stale, char 
 
 void pe_trace_persist_load(uint64_t ir_fingerprint)
 {
-    char path[4200], err[600];
-    size_t len;
-    if (!file_path(ir_fingerprint, path, sizeof path) || access(path, R_OK) != 0) return;
-    uint8_t *data = pe_blob_read_file(path, MAX_FILE, &len, err, sizeof err);
+    char path[64], err[600];
+    size_t len = 0;
+    if (!file_name(ir_fingerprint, path, sizeof path)) return;
+    /* sealed with this user's key (diskcache.c): a file that is not is
+     * refused there with a warning, before any of it is decoded */
+    uint8_t *data = pe_diskcache_read(path, &len);
+    if (!data) return;
     bool stale = false;
-    if (!data || !pe_trace_persist_decode(data, len, &stale, err, sizeof err)) {
-        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is unusable (%s): removed, it is rebuilt", path, err);
-        unlink(path);
+    if (len > MAX_FILE || !pe_trace_persist_decode(data, len, &stale, err, sizeof err)) {
+        pe_log_message(PE_LOG_WARN, "the saved trace cache %s is unusable (%s): removed, it is rebuilt", path,
+                       len > MAX_FILE ? "too large" : err);
+        pe_diskcache_remove(path);
     } else if (stale) { /* an older format: nothing wrong, just rebuilt */
         pe_log_message(PE_LOG_DEBUG, "the saved trace cache %s has an older format: removed, it is rebuilt", path);
-        unlink(path);
+        pe_diskcache_remove(path);
     }
     free(data);
 }

@@ -107,16 +107,16 @@ grep -q "proggen_runs 0" "$work/run2.err" || fail "second run: $(tr '\n' ' ' <"$
 grep -q "kernels_compiled 0" "$work/run2.err" || fail "second run compiled kernels"
 diff "$work/run1.txt" "$work/run2.txt" || fail "the second run printed other values"
 saved=$(ls "$cache"/traces-*.petc)
-printf '\001\000' | dd of="$saved" bs=1 seek=4 conv=notrunc status=none # an older format's file
+printf '\001\000' | dd of="$saved" bs=1 seek=4 conv=notrunc status=none # changed outside PE: its MAC no longer fits
 PE_CACHE_DIR=$cache PE_LOG=debug "$bin/leakloop_pecc" 50 >"$work/run4.txt" 2>"$work/run4.err"
-grep -q "saved trace cache .* has format 1: removed, it is rebuilt" "$work/run4.err" || fail "an older trace file was not set aside"
+grep -q "traces-.* not sealed with this user's key: removed, it is rebuilt" "$work/run4.err" || fail "a changed trace file was not set aside"
 ! grep -q "saved trace cache .* is unusable" "$work/run4.err" || fail "an older trace file was taken for a damaged one"
 grep -q "proggen_runs [1-9]" "$work/run4.err" || fail "an older trace file was used"
 diff "$work/run1.txt" "$work/run4.txt" || fail "values changed after an older trace file"
 saved=$(ls "$cache"/traces-*.petc) || fail "the trace file was not saved again"
 head -c 60 "$saved" >"$saved.cut" && mv "$saved.cut" "$saved"
 PE_CACHE_DIR=$cache PE_LOG=warn "$bin/leakloop_pecc" 50 >"$work/run3.txt" 2>"$work/run3.err"
-grep -q "saved trace cache .* is unusable" "$work/run3.err" || fail "no warning for a damaged trace file"
+grep -q "traces-.* is truncated, corrupt or not sealed" "$work/run3.err" || fail "no warning for a damaged trace file"
 grep -q "proggen_runs [1-9]" "$work/run3.err" || fail "a damaged trace file was used"
 diff "$work/run1.txt" "$work/run3.txt" || fail "values changed after a damaged trace file"
 echo "persistent trace cache ok"
