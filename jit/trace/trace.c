@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/site.h"
 #include "../../profiler/collect.h"
@@ -33,6 +34,7 @@ typedef struct trace_entry {
     uint64_t first_site;
     uint32_t n_externals;
     uint8_t rules;      /* the fusion rules that made seq (pe_fusion_rules.id) */
+    bool verified;      /* made by the program generator, or checked against a batch (trace_check.c) */
     pe_program_seq seq; /* ports replaced by key codes */
     struct trace_entry *bucket_next, *bucket_prev, *lru_next, *lru_prev;
 } trace_entry;
@@ -246,10 +248,19 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, cons
             continue;
         instantiation in = {entries, n, key, false};
         if (n == 0 || !translate(&e->seq, seq, false, map_from_code, &in)) return false;
+        char why[160];
+        if (!in.bad && !e->verified && !pe_trace_fits(seq, entries, n, why, sizeof why)) {
+            pe_log_message(PE_LOG_WARN, "a saved program sequence does not fit its batch (%s): discarded, the batch is "
+                           "generated again", why);
+            in.bad = true;
+        }
         if (in.bad) {
             pe_program_seq_free(seq);
+            unlink_entry(e); /* it will never fit: equal keys, equal batches */
+            free_entry(e);
             return false;
         }
+        e->verified = true;
         unlink_entry(e); /* most recently used: front of its bucket and of the LRU list */
         link_front(e);
         return true;
@@ -282,6 +293,7 @@ void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const
     e->first_site = key->first_site;
     e->n_externals = key->n_externals;
     e->rules = rules->id;
+    e->verified = true;
     link_front(e);
     tc.stored = true;
     while (tc.count > tc.limit) {

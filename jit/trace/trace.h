@@ -22,6 +22,10 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, cons
 void pe_trace_store(const pe_trace_key *key, const pe_fusion_rules *rules, const pe_entry *entries, size_t n,
                     uint32_t epoch, const pe_program_seq *seq);
 void pe_trace_clear(void);
+/* trace_check.c: whether seq, instantiated for this batch, fits it (every
+ * field an executor trusts); false with why.  Entries read from disk are
+ * checked at their first hit. */
+bool pe_trace_fits(const pe_program_seq *seq, const pe_entry *entries, size_t n, char *why, size_t why_len);
 
 
 /* One cached entry, as the persistent trace cache sees it: the key, the

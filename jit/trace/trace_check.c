@@ -1,0 +1,165 @@
+/* trace_check.c — whether a program sequence the trace cache instantiated
+ * fits the batch it is about to run (issue 22, item 6).  Equal keys mean
+ * equal batches, so a sequence the program generator made for the key
+ * always fits; one read from disk may not (a file from another build that
+ * passed its checks, or one changed by someone holding the cache's key),
+ * and a sequence that does not fit would read or write outside buffers or
+ * leave a demanded value uncomputed.  Every field an executor trusts is
+ * checked against the batch's ports: program kinds and ports, a kernel's
+ * iteration count and shape against its members, each parameter's kind,
+ * dtype, element count and broadcast strides against the port bound to it,
+ * that a program reads only values computed before it (or from outside the
+ * batch), and that every value the application can still see is computed.
+ * The cost is one pass over the sequence, on trace hits only. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+#include "../../exec/base/shape.h"
+
+typedef struct {
+    const pe_entry *entries;
+    size_t n;
+    bool *computed; /* per batch position: its value exists once the programs so far have run */
+    char *why;
+    size_t why_len;
+} checker;
+
+static bool refuse(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool refuse(checker *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->why, c->why_len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* The batch position of port `idx`, or -1 when it is not computed by this batch. */
+static long position(const checker *c, uint32_t idx)
+{
+    const pe_port *p = pe_port_at(idx);
+    if (p->state != PE_PORT_PENDING || p->queue_pos >= c->n) return -1;
+    const pe_entry *e = &c->entries[p->queue_pos];
+    return e->kind == PE_ENTRY_COMPUTE && e->port == idx ? (long)p->queue_pos : -1;
+}
+
+/* A value the program reads: from outside the batch, or computed before it. */
+static bool readable(checker *c, uint32_t idx)
+{
+    long pos = position(c, idx);
+    return pos < 0 || c->computed[pos];
+}
+
+static bool is_member(const pe_program *prog, uint32_t idx)
+{
+    for (int m = 0; m < prog->n_members; m++)
+        if (prog->members[m] == idx) return true;
+    return false;
+}
+
+static bool check_interp(checker *c, const pe_program *prog)
+{
+    long pos = position(c, prog->port);
+    if (pos < 0) return refuse(c, "a program computes a port outside the batch");
+    const pe_port *p = pe_port_at(prog->port);
+    if (prog->kind == PE_PROG_SKIP) {
+        if (!p->released_in_batch) return refuse(c, "a value the application holds is skipped");
+    } else {
+        for (int k = 0; k < p->n_in; k++)
+            if (!readable(c, p->in[k])) return refuse(c, "a port is computed before its operand");
+    }
+    c->computed[pos] = true;
+    return true;
+}
+
+static bool check_param(checker *c, const pe_program *prog, const kir_param *param, uint32_t q_idx)
+{
+    const kir_kernel *k = prog->kir;
+    const pe_port *q = pe_port_at(q_idx);
+    if (param->kind == KIR_OUT_PARTIAL ? param->dtype != PE_F64 : param->dtype != q->dtype) /* partials: (high, low) doubles */
+        return refuse(c, "a parameter's dtype differs from its port's");
+    switch ((kir_param_kind)param->kind) {
+    case KIR_IN_CONTIG:
+        if (q->numel != prog->numel) return refuse(c, "an input has %lld elements, the kernel %lld",
+                                                   (long long)q->numel, (long long)prog->numel);
+        break;
+    case KIR_IN_BROADCAST: {
+        int64_t stride[PE_MAX_RANK] = {0};
+        if (k->rank <= 0 || q->rank > k->rank) return refuse(c, "a broadcast input does not fit the kernel's shape");
+        for (int d = 0; d < q->rank; d++) { /* each axis equal to the kernel's or stretched from 1 */
+            int64_t have = q->shape[d], want = k->shape[k->rank - q->rank + d];
+            if (have != want && have != 1) return refuse(c, "a broadcast input does not fit the kernel's shape");
+        }
+        pe_broadcast_strides(q->rank, q->shape, k->rank, stride);
+        if (memcmp(stride, param->stride, sizeof stride) != 0) return refuse(c, "a broadcast input's strides differ");
+        break;
+    }
+    case KIR_IN_SCALAR:
+    case KIR_IN_LITERAL:
+        if (q->op != PE_OP_constant || q->state != PE_PORT_READY) return refuse(c, "a scalar parameter is not a constant");
+        if (param->kind == KIR_IN_LITERAL && memcmp(&q->value, &param->value, sizeof q->value) != 0)
+            return refuse(c, "a literal differs from its constant");
+        break;
+    case KIR_OUT:
+        if (!is_member(prog, q_idx) || q->numel != prog->numel) return refuse(c, "an output does not fit the kernel");
+        return true;
+    case KIR_OUT_PARTIAL:
+        if (!is_member(prog, q_idx) || pe_op_table[q->op].kind != PE_KIND_REDUCE)
+            return refuse(c, "a partial output is not one of the kernel's reductions");
+        return true;
+    }
+    if (is_member(prog, q_idx)) return refuse(c, "a kernel reads a port it computes");
+    if (!readable(c, q_idx)) return refuse(c, "a kernel reads a port before it is computed");
+    return true;
+}
+
+static bool check_kernel(checker *c, const pe_program *prog)
+{
+    const kir_kernel *k = prog->kir;
+    if (prog->n_members <= 0 || prog->port != prog->members[prog->n_members - 1])
+        return refuse(c, "a kernel's port is not its last member");
+    if (k->rank > 0 && pe_shape_numel(k->rank, k->shape) != prog->numel)
+        return refuse(c, "a kernel's shape has %lld elements, its count %lld",
+                      (long long)pe_shape_numel(k->rank, k->shape), (long long)prog->numel);
+    for (int m = 0; m < prog->n_members; m++) {
+        const pe_port *p = pe_port_at(prog->members[m]);
+        if (position(c, prog->members[m]) < 0) return refuse(c, "a kernel computes a port outside the batch");
+        int64_t extent = p->numel; /* element-wise: the kernel's count; a reduction: its operands' */
+        if (pe_op_table[p->op].kind == PE_KIND_REDUCE) {
+            pe_port *in[PE_PORT_MAX_INPUTS];
+            int rank;
+            int64_t shape[PE_MAX_RANK];
+            for (int i = 0; i < p->n_in; i++) in[i] = pe_port_at(p->in[i]);
+            if (!pe_broadcast_shapes(in, p->n_in, &rank, shape)) return refuse(c, "a reduction's operands do not broadcast");
+            extent = pe_shape_numel(rank, shape);
+        }
+        if (extent != prog->numel)
+            return refuse(c, "a member has %lld elements, the kernel %lld", (long long)extent, (long long)prog->numel);
+    }
+    for (int i = 0; i < k->n_params; i++)
+        if (!check_param(c, prog, &k->params[i], prog->bind[i])) return false;
+    for (int i = 0; i < k->n_params; i++) /* what it stores exists after it */
+        if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL)
+            c->computed[position(c, prog->bind[i])] = true;
+    return true;
+}
+
+bool pe_trace_fits(const pe_program_seq *seq, const pe_entry *entries, size_t n, char *why, size_t why_len)
+{
+    checker c = {entries, n, calloc(n ? n : 1, sizeof(bool)), why, why_len};
+    if (!c.computed) return refuse(&c, "out of memory");
+    bool ok = true;
+    for (size_t i = 0; i < seq->n && ok; i++) {
+        const pe_program *prog = &seq->progs[i];
+        ok = prog->kind == PE_PROG_KERNEL ? check_kernel(&c, prog) : check_interp(&c, prog);
+    }
+    for (size_t i = 0; i < n && ok; i++) { /* every value the application can still see is computed */
+        if (entries[i].kind != PE_ENTRY_COMPUTE || c.computed[i]) continue;
+        if (!pe_port_at(entries[i].port)->released_in_batch) ok = refuse(&c, "a value the application holds is not computed");
+    }
+    free(c.computed);
+    return ok;
+}
