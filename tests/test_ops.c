@@ -137,10 +137,20 @@ static void test_unary_of_integers(void **state)
     static const int32_t ints[] = {0, 1, -1, 7, 3, -5, 100, 16777217, -16777219, 123456789, -334981083, 2000000001,
                                    2147483647, -2147483647 - 1};
     int64_t n = sizeof ints / sizeof *ints;
-    pe_array a = pe_from_host(PE_I32, 1, &n, ints);
+    pe_array a = pe_from_host(PE_I32, 1, &n, ints), positive = pe_gt(a, 0);
     for (size_t o = 0; o < sizeof unary / sizeof unary[0]; o++) {
         pe_array r = unary[o].fn(PE_HERE, a);
-        if (pe_dtype_of(r) != PE_F32) { /* neg, abs, sign, floor, ...: integer results, tested elsewhere */
+        /* the result rules (ops.def): arithmetic and rounding keep i32, the
+         * real-valued functions give f32, of i32 and of bool operands alike */
+        static const char *const integer_results[] = {"neg", "abs", "sign", "floor", "ceil", "trunc", "round"};
+        bool integer = false;
+        for (size_t k = 0; k < sizeof integer_results / sizeof *integer_results; k++)
+            integer |= strcmp(unary[o].name, integer_results[k]) == 0;
+        pe_array of_bool = unary[o].fn(PE_HERE, positive);
+        if (pe_dtype_of(r) != (integer ? PE_I32 : PE_F32) || pe_dtype_of(of_bool) != (integer ? PE_I32 : PE_F32))
+            fail_msg("%s of i32 gives dtype %d, of bool %d", unary[o].name, pe_dtype_of(r), pe_dtype_of(of_bool));
+        pe_release(of_bool);
+        if (integer) { /* values: test_integer_semantics */
             pe_release(r);
             continue;
         }
@@ -154,6 +164,7 @@ static void test_unary_of_integers(void **state)
         free(got);
         pe_release(r);
     }
+    pe_release(positive);
     pe_release(a);
     tu_expect_no_error();
 }
@@ -330,6 +341,14 @@ static void test_promotion_with_scalars(void **state)
     assert_int_equal(pe_dtype_of(pe_cond(pe_lt(xf, 2), xi, xf)), PE_F32);
     assert_int_equal(pe_dtype_of(pe_add(1.0f, 2)), PE_F32);
     assert_int_equal(pe_dtype_of(pe_add(1.0, 2)), PE_F64);
+    /* a C integer with a bool array: i32 (a bool sum would wrap at 1) */
+    pe_array xb = pe_gt(xi, 1), bi = pe_add(xb, 3);
+    assert_int_equal(pe_dtype_of(bi), PE_I32);
+    int32_t vb[3];
+    assert_int_equal(pe_read(bi, vb, sizeof vb), PE_OK);
+    for (int k = 0; k < 3; k++) assert_int_equal(vb[k], (i[k] > 1) + 3);
+    assert_int_equal(pe_dtype_of(pe_mul(xb, 2.5)), PE_F32);
+    pe_release(xb), pe_release(bi);
     /* values: 0.1 is rounded to f32 before the multiply */
     float v[3];
     assert_int_equal(pe_read(pe_mul(xf, 0.1), v, sizeof v), PE_OK);

@@ -68,7 +68,8 @@ static pe_array along(reduction r, pe_array a, int axis)
  * dot) to PREC bits, and C, the sum of the magnitudes of its terms (the
  * products for dot, the squared deviations for var). */
 typedef struct {
-    double exact, magnitudes, mean_exact, mean_magnitudes;
+    double exact, mean_exact;
+    long double magnitudes, mean_magnitudes; /* long double: squares of 1e200 must not make the bound infinite */
 } oracle;
 
 static void mpfr_sum_of(mpfr_t out, mpfr_t *terms, int64_t n)
@@ -99,13 +100,13 @@ static oracle exact_reduction(reduction r, const double *x, const double *y, int
         } else {
             mpfr_set_d(t[i], xi, MPFR_RNDN);
         }
-        o.magnitudes += fabs(mpfr_get_d(t[i], MPFR_RNDN));
+        o.magnitudes += fabsl(mpfr_get_ld(t[i], MPFR_RNDN));
     }
     mpfr_sum_of(s, t, n);
     if (r == R_MEAN || r == R_VAR || r == R_STDDEV) {
         mpfr_div_si(m, s, (long)n, MPFR_RNDN);
         o.mean_exact = mpfr_get_d(m, MPFR_RNDN);
-        o.mean_magnitudes = o.magnitudes / (double)n;
+        o.mean_magnitudes = o.magnitudes / (long double)n;
     }
     if (r == R_VAR || r == R_STDDEV) { /* the squared deviations from the exact mean */
         o.magnitudes = 0;
@@ -113,7 +114,7 @@ static oracle exact_reduction(reduction r, const double *x, const double *y, int
             mpfr_set_d(t[i], x[i * stride], MPFR_RNDN);
             mpfr_sub(t[i], t[i], m, MPFR_RNDN);
             mpfr_sqr(t[i], t[i], MPFR_RNDN);
-            o.magnitudes += mpfr_get_d(t[i], MPFR_RNDN);
+            o.magnitudes += mpfr_get_ld(t[i], MPFR_RNDN);
         }
         mpfr_sum_of(s, t, n);
         mpfr_div_si(s, s, (long)n, MPFR_RNDN);
@@ -130,32 +131,39 @@ static oracle exact_reduction(reduction r, const double *x, const double *y, int
     return o;
 }
 
-/* The bound the header states, for n terms in dtype t. */
+/* The bound the header states, for n terms in dtype t (in long double:
+ * the terms' magnitudes may be beyond double's range where the result is not). */
 static double bound_of(reduction r, pe_dtype t, int64_t n, const oracle *o)
 {
-    const double v = 0x1p-53, u = t == PE_F32 ? 0x1p-24 : v;
-    const double N = (double)n, S = fabs(o->exact);
+    const long double v = 0x1p-53L, u = t == PE_F32 ? 0x1p-24L : v;
+    const long double N = (long double)n, S = fabsl((long double)o->exact);
     /* the sum of the terms (products for dot), before any division */
-    double sum_bound = t == PE_F32 ? N * v * o->magnitudes : 4 * N * u * u * o->magnitudes;
-    double rounding = t == PE_F32 ? u : 2 * u; /* of the result relative to |S| */
+    long double sum_bound = t == PE_F32 ? N * v * o->magnitudes : 4 * N * u * u * o->magnitudes;
+    long double rounding = t == PE_F32 ? u : 2 * u; /* of the result relative to |S| */
+    long double b;
     /* 1.001: the oracle itself is the double nearest the exact value */
     switch (r) {
     case R_SUM:
-    case R_NORM1: return 1.001 * (rounding * S + sum_bound);
-    case R_DOT: return 1.001 * (rounding * S + sum_bound + (t == PE_F64 ? u * o->magnitudes : 0));
-    case R_MEAN: return 1.001 * ((rounding + u) * S + (t == PE_F32 ? N * v : 4 * N * u * u) * o->mean_magnitudes);
+    case R_NORM1: b = rounding * S + sum_bound; break;
+    case R_DOT: b = rounding * S + sum_bound + (t == PE_F64 ? u * o->magnitudes : 0); break;
+    case R_MEAN: b = (rounding + u) * S + (t == PE_F32 ? N * v : 4 * N * u * u) * o->mean_magnitudes; break;
     case R_NORM2: /* squares (and scaling) 3 roundings, the sum's, halved by the root, the root's, the scale's */
-        return 1.001 * (t == PE_F32 ? u + N * v + 5 * v : 5 * u + 2 * N * u * u) * S;
+        b = (t == PE_F32 ? u + N * v + 5 * v : 5 * u + 2 * N * u * u) * S;
+        break;
     default: {
-        double vv = t == PE_F32 ? v : u; /* var and stddev are computed in double */
-        double mean_err = (3 * vv) * fabs(o->mean_exact) + 4 * N * vv * vv * o->mean_magnitudes;
-        double var_bound = 8 * vv * (r == R_VAR ? S : S * S) + mean_err * mean_err + 4 * N * vv * vv * o->magnitudes;
-        if (r == R_VAR) return 1.001 * (var_bound + (t == PE_F32 ? u * S : 0));
-        /* sqrt(V + e) - sqrt(V) <= min(e / (2 sigma), sqrt(e)), then the root's rounding */
-        double sigma = S, spread = sigma > 0 ? fmin(var_bound / (2 * sigma), sqrt(var_bound)) : sqrt(var_bound);
-        return 1.001 * (spread + vv * sigma + (t == PE_F32 ? u * sigma : 0));
+        long double vv = t == PE_F32 ? v : u; /* var and stddev are computed in double */
+        long double mean_err = 3 * vv * fabsl((long double)o->mean_exact) + 4 * N * vv * vv * o->mean_magnitudes;
+        long double var = r == R_VAR ? S : S * S;
+        long double var_bound = 8 * vv * var + mean_err * mean_err + 4 * N * vv * vv * o->magnitudes;
+        if (r == R_VAR) {
+            b = var_bound + (t == PE_F32 ? u * S : 0);
+        } else { /* sqrt(V + e) - sqrt(V) <= min(e / (2 sigma), sqrt(e)), then the root's rounding */
+            long double spread = S > 0 ? fminl(var_bound / (2 * S), sqrtl(var_bound)) : sqrtl(var_bound);
+            b = spread + vv * S + (t == PE_F32 ? u * S : 0);
+        }
     }
     }
+    return (double)(1.001L * b);
 }
 
 /* ------------------------------------------------------------- the data */
@@ -334,6 +342,28 @@ static void test_axes_against_mpfr(void **state)
     tu_expect_no_error();
 }
 
+/* Magnitudes whose squares leave double's range, the result inside it:
+ * norm2 and stddev scale (stddev of {1e200, -1e200} was inf, of
+ * {1e-200, -1e-200} was 0). */
+static void test_stddev_without_spurious_overflow(void **state)
+{
+    (void)state;
+    const double cases[][4] = {{1e200, -1e200, 1e200, -1e200}, {1e-200, -1e-200, 1e-200, -1e-200},
+                               {3e307, -1e308, 2e307, 5e306}, {1e-310, -2e-310, 3e-310, 0}};
+    for (int k = 0; k < 4; k++) {
+        int64_t n = 4;
+        pe_array a = pe_f64_1d(cases[k], 4);
+        oracle o = exact_reduction(R_STDDEV, cases[k], NULL, 4, 1);
+        double got;
+        assert_int_equal(pe_read_f64(pe_stddev(a), &got), PE_OK);
+        char what[64];
+        snprintf(what, sizeof what, "stddev of {%g, %g, ...}", cases[k][0], cases[k][1]);
+        check_value(got, o.exact, bound_of(R_STDDEV, PE_F64, n, &o), PE_F64, what);
+        pe_release(a);
+    }
+    tu_expect_no_error();
+}
+
 /* Magnitudes whose squares leave the dtype's range: norm2 scales. */
 static void test_norm2_without_spurious_overflow(void **state)
 {
@@ -399,6 +429,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_against_mpfr, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_axes_against_mpfr, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_norm2_without_spurious_overflow, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_stddev_without_spurious_overflow, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_special_values, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -246,13 +246,23 @@ static double reduce_one(pe_op op, bool integer, value_fn value, const void *ctx
         for (int64_t k = 0; k < len; k++) neumaier_add(&acc, value(ctx, k));
         double mean = neumaier_total(&acc) / (double)len;
         if (op == PE_OP_mean) return mean;
+        /* The deviations are scaled by a power of two (exactly) so that their
+         * squares neither overflow nor underflow: stddev([1e200, -1e200]) is
+         * 1e200 (NumPy: inf), var overflows only where its value does.  A
+         * deviation that is not finite (an infinity or NaN met) is IEEE's. */
+        double largest = 0;
+        for (int64_t k = 0; k < len; k++) {
+            double d = fabs(value(ctx, k) - mean);
+            if (!(d <= largest)) largest = d; /* NaN stays */
+        }
+        int e = largest > 0 && isfinite(largest) ? ilogb(largest) : 0;
         neumaier dev = {0, 0};
         for (int64_t k = 0; k < len; k++) {
-            double d = value(ctx, k) - mean;
+            double d = ldexp(value(ctx, k) - mean, -e);
             neumaier_add(&dev, d * d);
         }
-        double var = neumaier_total(&dev) / (double)len;
-        return op == PE_OP_var ? var : sqrt(var);
+        double scaled_var = neumaier_total(&dev) / (double)len;
+        return op == PE_OP_var ? ldexp(scaled_var, 2 * e) : ldexp(sqrt(scaled_var), e);
     }
     case PE_OP_any:
         for (int64_t k = 0; k < len; k++)

@@ -98,3 +98,15 @@ pe_array outer_reads_last(pe_array x)
     pe_array r = pe_cond(pe_gt(a, 0.0), a, pe_neg(a));
     return r;
 }
+
+/* a redefinition that may not run (inside an if) ends nothing: after the if,
+ * x may still hold the old value, so pe_neg's read is not x's last use (the
+ * mutation test found no case of it: issue 22, item 11) */
+pe_array conditional_redefinition(pe_array a, int c)
+{
+    pe_array x = pe_exp(a);
+    pe_array y = pe_neg(x);
+    if (c) x = pe_sqrt(a);
+    pe_array z = pe_add(x, y);
+    return z;
+}

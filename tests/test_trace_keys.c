@@ -1,0 +1,108 @@
+/* test_trace_keys.c — what makes two batches, two values or two kernels
+ * different (issue 22, item 11: mutants that dropped one of these survived
+ * every test):
+ *   - a trace key holds each outside operand's dtype and shape: one call
+ *     site run again with an operand of another dtype or broadcast shape, the
+ *     result's dtype and shape unchanged, must not reuse the first batch's
+ *     programs (values checked on every pass);
+ *   - common subexpressions are ops with equal types too: two casts of one
+ *     value to different types in one kernel stay two values;
+ *   - a kernel's hash covers the values of its literals (kernels that differ
+ *     in one compiled-in constant are different code).
+ * Oracle: C loops. */
+#define _GNU_SOURCE
+#include "test_util.h"
+
+#include "jit/kir/kir.h"
+
+#define N 999
+
+/* One call site for every pass: x (f32) plus an outside operand c. */
+static pe_array same_site(pe_array x, pe_array c) { return pe_mul(pe_add(x, c), 2.0f); }
+
+static void test_outside_operand_dtype_and_shape_in_the_key(void **state)
+{
+    (void)state;
+    float xs[N], got[N];
+    for (int i = 0; i < N; i++) xs[i] = (float)(i % 17) - 8.5f;
+    int64_t n = N, one = 1;
+    pe_array x = pe_f32_1d(xs, N);
+    int32_t ci[N];
+    float cf[N];
+    for (int i = 0; i < N; i++) ci[i] = i % 5 - 2, cf[i] = 0.25f * (float)(i % 7);
+    for (int pass = 0; pass < 12; pass++) {
+        /* the operand changes dtype (i32 / f32) and shape ({N} / {1}); the result is f32 {N} every time */
+        bool as_int = pass % 2 == 0, broadcast = pass % 3 == 0;
+        pe_array c = as_int ? pe_from_host(PE_I32, 1, broadcast ? &one : &n, ci)
+                            : pe_from_host(PE_F32, 1, broadcast ? &one : &n, cf);
+        pe_array r = same_site(x, c);
+        assert_int_equal(pe_dtype_of(r), PE_F32);
+        assert_int_equal(pe_numel(r), N);
+        assert_int_equal(pe_read(r, got, sizeof got), PE_OK);
+        for (int i = 0; i < N; i++) {
+            int j = broadcast ? 0 : i;
+            float cv = as_int ? (float)ci[j] : cf[j], want = (xs[i] + cv) * 2.0f;
+            if (got[i] != want)
+                fail_msg("pass %d (%s, %s) [%d]: got %.9g want %.9g", pass, as_int ? "i32" : "f32",
+                         broadcast ? "{1}" : "{N}", i, got[i], want);
+        }
+        pe_release(c), pe_release(r);
+    }
+    pe_release(x);
+    tu_expect_no_error();
+}
+
+static void test_casts_to_different_types_stay_apart(void **state)
+{
+    (void)state;
+    float xs[N];
+    for (int i = 0; i < N; i++) xs[i] = (float)i * 0.37f - 100.0f;
+    pe_array x = pe_f32_1d(xs, N);
+    /* one batch, one kernel: the same value cast three ways, each used */
+    pe_array as_i = pe_cast(x, PE_I32), as_d = pe_cast(x, PE_F64), as_b = pe_cast(x, PE_BOOL);
+    pe_array sum = pe_add(pe_add(pe_cast(as_i, PE_F64), as_d), pe_cast(as_b, PE_F64));
+    double got[N];
+    assert_int_equal(pe_read(sum, got, sizeof got), PE_OK);
+    for (int i = 0; i < N; i++) {
+        double want = (double)(int32_t)xs[i] + (double)xs[i] + (xs[i] != 0.0f ? 1.0 : 0.0);
+        if (got[i] != want) fail_msg("[%d] x = %.9g: got %.17g want %.17g", i, xs[i], got[i], want);
+    }
+    pe_release(x), pe_release(as_i), pe_release(as_d), pe_release(as_b), pe_release(sum);
+    tu_expect_no_error();
+}
+
+static void test_kernel_hash_covers_literals(void **state)
+{
+    (void)state;
+    kir_kernel a;
+    memset(&a, 0, sizeof a);
+    a.n_params = 3;
+    a.params[0] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
+    a.params[1] = (kir_param){.kind = KIR_IN_LITERAL, .dtype = PE_F32, .value = 2.0};
+    a.params[2] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    a.n_body = 4;
+    a.body[0] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
+    a.body[1] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
+    a.body[2] = (kir_inst){.kind = KIR_OP, .op = PE_OP_mul, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1}};
+    a.body[3] = (kir_inst){.kind = KIR_STORE, .dtype = PE_F32, .n = 2, .a = {2, 2}};
+    assert_true(kir_valid(&a));
+    kir_kernel b = a;
+    assert_true(kir_equal(&a, &b));
+    assert_true(kir_hash(&a) == kir_hash(&b));
+    b.params[1].value = 3.0; /* x * 3 is other code than x * 2 */
+    assert_false(kir_equal(&a, &b));
+    assert_true(kir_hash(&a) != kir_hash(&b));
+    char name_a[64], name_b[64];
+    kir_kernel_name(&a, name_a, sizeof name_a), kir_kernel_name(&b, name_b, sizeof name_b);
+    assert_string_not_equal(name_a, name_b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_outside_operand_dtype_and_shape_in_the_key, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_casts_to_different_types_stay_apart, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_hash_covers_literals, tu_setup, tu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
