@@ -1,7 +1,9 @@
 /* trace_persist.c — the trace cache across runs.  At pe_shutdown the
  * remembered program sequences go to PE_CACHE_DIR as one file per program
  * build: traces-<hash>.petc, the hash of the executable's path, the code
- * generator's build stamp and the static IR's fingerprint.  At pe_init they
+ * generator's build stamp, the hash of the runtime's sources (a program
+ * generator that differs makes other sequences) and the static IR's
+ * fingerprint.  At pe_init they
  * come back, so the second run of a program runs the program generator for
  * none of the batches it saw before (its kernels come from the disk cache).
  * Keys name sites by stable ids (trace.c), never addresses.
@@ -39,6 +41,7 @@ static bool file_name(uint64_t ir_fingerprint, char *out, size_t n)
     exe[len] = 0;
     uint64_t h = pe_blob_checksum(exe, (size_t)len);
     h = pe_fnv_mix(h, pe_gccjit_build_stamp());
+    h = pe_fnv_string(h, PE_RUNTIME_HASH); /* the runtime that made the sequences (CMakeLists.txt) */
     h = pe_fnv_mix(h, ir_fingerprint);
     snprintf(out, n, "traces-%016llx.petc", (unsigned long long)h);
     return pe_diskcache_enabled();
