@@ -348,6 +348,16 @@ static void test_promotion_with_scalars(void **state)
     assert_int_equal(pe_read(bi, vb, sizeof vb), PE_OK);
     for (int k = 0; k < 3; k++) assert_int_equal(vb[k], (i[k] > 1) + 3);
     assert_int_equal(pe_dtype_of(pe_mul(xb, 2.5)), PE_F32);
+    /* ops whose result is the promoted dtype itself: compared and taken as i32,
+     * not with the 3 cast to bool (true) first */
+    pe_array mb = pe_max(xb, 3), lb = pe_lt(xb, 2);
+    assert_int_equal(pe_dtype_of(mb), PE_I32);
+    assert_int_equal(pe_read(mb, vb, sizeof vb), PE_OK);
+    for (int k = 0; k < 3; k++) assert_int_equal(vb[k], 3);
+    bool lt[3];
+    assert_int_equal(pe_read(lb, lt, sizeof lt), PE_OK);
+    for (int k = 0; k < 3; k++) assert_true(lt[k]);
+    pe_release(mb), pe_release(lb);
     pe_release(xb), pe_release(bi);
     /* values: 0.1 is rounded to f32 before the multiply */
     float v[3];
