@@ -156,6 +156,9 @@ typedef struct {
     uint64_t aot_kernels_compiled; /* kernels compiled ahead, on the background thread, from pecc's static IR (PE_AOT) */
     uint64_t aot_kernels_used;     /* of those, kernels a batch took from the program cache */
     uint64_t bytes_between_devices; /* copies of array values from one GPU to another */
+    uint64_t values_deferred;    /* values computed in a kernel for its consumers only and not stored
+                                    (held, but nothing demanded them): expressions again */
+    uint64_t values_recomputed;  /* deferred values a later batch computed again */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -124,10 +124,20 @@ static void test_each_trigger_computes(void **state)
             for (int i = 0; i < N; i++) assert_true(p[i] == sqrt(x[i] * k) + 1.0);
             pe_unmap(r);
         }
-        /* reading now computes nothing new */
+        /* reading now computes nothing new — except after the sum (trigger 5),
+         * which only read r in its kernel: r was an expression after it
+         * (exec/base/deferred.c), computed again now, to the same bits */
         pe_stats s4 = stats();
         check_chain3(r, x, N, k);
-        assert_int_equal(stats().ops_executed, s4.ops_executed);
+        pe_stats s5 = stats();
+        const char *executor = getenv("PE_EXECUTOR");
+        if (trigger == 5 && !(executor && strcmp(executor, "interp") == 0)) { /* the interpreter stores all */
+            assert_true(s3.values_deferred >= s0.values_deferred + 1);
+            assert_int_equal(s5.values_recomputed, s4.values_recomputed + 3);
+            assert_int_equal(s5.ops_executed, s4.ops_executed + 3);
+        } else {
+            assert_int_equal(s5.ops_executed, s4.ops_executed);
+        }
         pe_release(r);
     }
     pe_release(a);

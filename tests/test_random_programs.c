@@ -35,45 +35,59 @@ static bool compatible(pe_array a, pe_array b)
     return true;
 }
 
-/* One program, generated from `seed` the same way on every run. */
-static int run_program(uint64_t seed, pe_dtype t, double *out, int max_out)
+/* Three inputs of random values: m x n, 1 x n and m x 1. */
+static int make_inputs(value *v, pe_dtype t)
 {
-    rng = seed;
-    pe_scope scope = pe_scope_begin(); /* takes the nested intermediates */
     const int64_t m = 1 + next() % 9, n = 1 + next() % 70;
-    value v[MAX_VALUES];
-    int nv = 0, n_out = 0;
     int64_t shapes[3][2] = {{m, n}, {1, n}, {m, 1}};
     for (int k = 0; k < 3; k++) {
         int64_t numel = shapes[k][0] * shapes[k][1];
         double *d = malloc((size_t)numel * sizeof *d);
         float *f = malloc((size_t)numel * sizeof *f);
         for (int64_t i = 0; i < numel; i++) d[i] = uniform(0.5, 2.0), f[i] = (float)d[i];
-        v[nv++] = (value){pe_from_host(t, 2, shapes[k], t == PE_F32 ? (const void *)f : (const void *)d), true};
+        v[k] = (value){pe_from_host(t, 2, shapes[k], t == PE_F32 ? (const void *)f : (const void *)d), true};
         free(d), free(f);
     }
+    return 3;
+}
+
+/* One random request over a and b (the nested calls' temporaries go to the
+ * caller's scope). */
+static pe_array random_op(pe_array a, pe_array b)
+{
+    pe_array r;
+    int op = (int)(next() % 14);
+    if ((op == 9 || op == 10) && pe_rank(a) != 2) op = 0; /* per-axis sums and transposes of matrices */
+    switch (op) {
+    case 0: r = pe_add(a, b); break;
+    case 1: r = pe_mul(a, b); break;
+    case 2: r = pe_sub(a, pe_mul(b, 0.5)); break;
+    case 3: r = pe_div(a, pe_add(pe_abs(b), 1.0)); break;
+    case 4: r = pe_sqrt(pe_abs(a)); break;
+    case 5: r = pe_tanh(a); break;
+    case 6: r = pe_sin(a); break;
+    case 7: r = pe_cond(pe_gt(a, b), a, b); break;
+    case 8: r = pe_mul(pe_exp(pe_neg(pe_abs(a))), 2.0f); break;
+    case 9: r = pe_add(pe_sum_axis(a, (int)(next() % 2)), 0.0); break;
+    case 10: r = pe_transpose(pe_transpose(a)); break;
+    case 11: r = pe_mean(a); break;
+    case 12: r = pe_max(a); break;
+    default: r = pe_dot(a, b); break;
+    }
+    return r;
+}
+
+/* One program, generated from `seed` the same way on every run. */
+static int run_program(uint64_t seed, pe_dtype t, double *out, int max_out)
+{
+    rng = seed;
+    pe_scope scope = pe_scope_begin(); /* takes the nested intermediates */
+    value v[MAX_VALUES];
+    int nv = make_inputs(v, t), n_out = 0;
     for (int step = 0; step < STEPS; step++) {
         int i = (int)(next() % (uint32_t)nv), j = (int)(next() % (uint32_t)nv);
         if (!v[i].live || !v[j].live || !compatible(v[i].a, v[j].a)) continue;
-        pe_array a = v[i].a, b = v[j].a, r;
-        int op = (int)(next() % 14);
-        if ((op == 9 || op == 10) && pe_rank(a) != 2) op = 0; /* per-axis sums and transposes of matrices */
-        switch (op) {
-        case 0: r = pe_add(a, b); break;
-        case 1: r = pe_mul(a, b); break;
-        case 2: r = pe_sub(a, pe_mul(b, 0.5)); break;
-        case 3: r = pe_div(a, pe_add(pe_abs(b), 1.0)); break;
-        case 4: r = pe_sqrt(pe_abs(a)); break;
-        case 5: r = pe_tanh(a); break;
-        case 6: r = pe_sin(a); break;
-        case 7: r = pe_cond(pe_gt(a, b), a, b); break;
-        case 8: r = pe_mul(pe_exp(pe_neg(pe_abs(a))), 2.0f); break;
-        case 9: r = pe_add(pe_sum_axis(a, (int)(next() % 2)), 0.0); break;
-        case 10: r = pe_transpose(pe_transpose(a)); break;
-        case 11: r = pe_mean(a); break;
-        case 12: r = pe_max(a); break;
-        default: r = pe_dot(a, b); break;
-        }
+        pe_array r = random_op(v[i].a, v[j].a);
         if (nv < MAX_VALUES) v[nv++] = (value){r, true};
         else pe_release(r);
         if (next() % 3 == 0) { /* drop an intermediate (never the inputs) */
@@ -136,11 +150,93 @@ static void test_random_programs_agree_with_interpreter(void **state)
     free(want), free(got);
 }
 
+/* Values on demand (issue 19): a program that holds every value it makes and
+ * reads them as it goes and at the end in a random order, so that values a
+ * kernel only computed for its consumers stay expressions and are computed
+ * again by later batches.  `eager` hints every value as it is made, so each
+ * is stored where it is first computed.  Both read the same values. */
+static int run_held_program(uint64_t seed, pe_dtype t, bool eager, double *out, int max_out)
+{
+    rng = seed;
+    pe_scope scope = pe_scope_begin();
+    value v[MAX_VALUES];
+    int nv = make_inputs(v, t), n_out = 0;
+    for (int step = 0; step < STEPS && nv < MAX_VALUES; step++) {
+        int i = (int)(next() % (uint32_t)nv), j = (int)(next() % (uint32_t)nv);
+        if (!compatible(v[i].a, v[j].a)) continue;
+        pe_array r = random_op(v[i].a, v[j].a);
+        if (eager) pe_hint_read(r);
+        v[nv++] = (value){r, true};
+        if (next() % 4 == 0) { /* read one of the values made so far */
+            int64_t count;
+            double *x = tu_read_as_f64(v[3 + (int)(next() % (uint32_t)(nv - 3))].a, &count);
+            for (int64_t e = 0; e < count && n_out < max_out; e++) out[n_out++] = x[e];
+            free(x);
+        }
+    }
+    for (int left = nv - 3; left > 0; left--) { /* every value, in a random order */
+        int k = 3 + (int)(next() % (uint32_t)left);
+        int64_t count;
+        double *x = tu_read_as_f64(v[k].a, &count);
+        for (int64_t e = 0; e < count && n_out < max_out; e++) out[n_out++] = x[e];
+        free(x);
+        value last = v[3 + left - 1];
+        v[3 + left - 1] = v[k], v[k] = last;
+    }
+    pe_scope_end(scope);
+    return n_out;
+}
+
+/* Computed again or stored: bitwise the same (kernels are built with
+ * -ffp-contract=off, reductions in fixed chunks), and both agree with the
+ * interpreter. */
+static void test_held_values_recomputed_bitwise(void **state)
+{
+    (void)state;
+    enum { MAX_OUT = 1 << 17 };
+    double *eager = malloc(MAX_OUT * sizeof *eager), *lazy = malloc(MAX_OUT * sizeof *lazy),
+           *want = malloc(MAX_OUT * sizeof *want);
+    uint64_t recomputed = 0, deferred = 0;
+    for (int prog = 0; prog < PROGRAMS; prog++) {
+        uint64_t seed = 0xd1b54a32d192ed03ull * (uint64_t)(prog + 1);
+        pe_dtype t = prog % 2 ? PE_F64 : PE_F32;
+        double tol = t == PE_F32 ? 2e-5 : 1e-12;
+        assert_int_equal(pe_init(&(pe_config){.executor = "interp"}), PE_OK);
+        int n_want = run_held_program(seed, t, false, want, MAX_OUT);
+        pe_shutdown();
+        assert_int_equal(pe_init(&(pe_config){.executor = "jit"}), PE_OK);
+        int n_eager = run_held_program(seed, t, true, eager, MAX_OUT);
+        pe_stats before, after;
+        pe_get_stats(&before);
+        int n_lazy = run_held_program(seed, t, false, lazy, MAX_OUT);
+        pe_get_stats(&after);
+        recomputed += after.values_recomputed - before.values_recomputed;
+        deferred += after.values_deferred - before.values_deferred;
+        assert_int_equal(after.live_arrays, 0);
+        assert_int_equal(after.compile_failures, 0); /* no kernel left to the interpreter */
+        pe_shutdown();
+        assert_int_equal(n_eager, n_want);
+        assert_int_equal(n_lazy, n_want);
+        for (int i = 0; i < n_want; i++) {
+            if (memcmp(&eager[i], &lazy[i], sizeof(double)) != 0)
+                fail_msg("program %d (%s) value %d: stored %.17g, computed again %.17g", prog,
+                         t == PE_F32 ? "f32" : "f64", i, eager[i], lazy[i]);
+            double scale = fabs(want[i]) > 1 ? fabs(want[i]) : 1;
+            if (!(fabs(lazy[i] - want[i]) <= tol * scale))
+                fail_msg("program %d value %d: jit %.17g interp %.17g", prog, i, lazy[i], want[i]);
+        }
+    }
+    /* the programs did leave values as expressions and compute them again */
+    assert_true(deferred > PROGRAMS && recomputed > PROGRAMS);
+    free(eager), free(lazy), free(want);
+}
+
 int main(void)
 {
     pe_push_error_handler(tu_record_error, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_programs_agree_with_interpreter),
+        cmocka_unit_test(test_held_values_recomputed_bitwise),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (tu_errors.count) fprintf(stderr, "unexpected error: %s\n", tu_errors.message), failed++;

@@ -81,4 +81,10 @@ struct pe_executor {
  * no pending consumer, no map view; only its own COMPUTE entry holds it. */
 static inline bool pe_port_is_dead(const pe_port *p) { return p->refs_app == 0 && p->refs_int <= 1 && p->maps == 0; }
 
+/* deferred.c: after a kernel ran, each member that is not invalid becomes
+ * a value (READY, its inputs let go) or, when it was not stored and the
+ * application or a kept member still needs it, an expression (DEFERRED,
+ * its inputs held). */
+void pe_kernel_settle(const pe_program *prog);
+
 #endif

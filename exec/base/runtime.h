@@ -22,7 +22,10 @@ typedef enum {
     PE_PORT_FREE = 0, /* slot unused */
     PE_PORT_PENDING,  /* recorded, its COMPUTE entry waits in the work queue */
     PE_PORT_READY,    /* value available (buffer, or `value` for constants) */
-    PE_PORT_INVALID   /* an operation failed: err_code / err_msg say why */
+    PE_PORT_INVALID,  /* an operation failed: err_code / err_msg say why */
+    PE_PORT_DEFERRED  /* computed inside a kernel for its consumers but not stored (nothing demanded
+                         it): an expression again, holding its inputs; a later use puts its COMPUTE
+                         back into the queue (jit/record/demand.c) */
 } pe_port_state;
 
 #define PE_PORT_MAX_INPUTS 3
@@ -66,6 +69,9 @@ typedef struct pe_port {
     uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
     uint32_t batch;          /* PENDING: the batch (epoch) its COMPUTE entry belongs to */
     bool released_in_batch;  /* its batch holds a RELEASE entry for it: invisible after the batch */
+    bool demanded_in_batch;  /* its batch holds a HINT entry for it (a read, map or hint): stored */
+    uint32_t recomputes;     /* times a later batch computed it again from its expression */
+    uint32_t visit;          /* demand.c's traversal stamp */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
 } pe_port;
 
@@ -221,5 +227,10 @@ void pe_ports_forget_since(uint32_t first);
  * released with none of them is dead, and so, in turn, its producers. */
 void pe_find_live_consumers(const pe_entry *entries, size_t n, uint32_t epoch);
 bool pe_port_dead_in_batch(const pe_port *p);
+/* A member of a kernel that the batch does not release, that nothing outside
+ * the kernel reads and that nothing demanded: computed for its consumers in
+ * the kernel only, it gets no store and stays an expression (DEFERRED).
+ * `outside_uses`: its consumers in the batch that are not in its kernel. */
+bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses);
 
 #endif

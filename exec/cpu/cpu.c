@@ -243,8 +243,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         pe_store_scalar(r, pe_combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
         free(partials);
     }
-    for (int m = 0; m < p->n_members; m++) pe_port_at(p->members[m])->state = PE_PORT_READY;
-    finish_members(p);
+    pe_kernel_settle(p); /* values, or expressions again (deferred.c) */
     return (size_t)p->n_members;
 }
 

@@ -436,7 +436,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
             continue;
         }
         computed += (size_t)p->n_members;
-        for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
+        pe_kernel_settle(p); /* values, or expressions again (exec/base/deferred.c) */
     }
     if (t0)
         pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan %.1f us, launch %.1f us, %s %.1f us",

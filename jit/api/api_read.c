@@ -33,7 +33,7 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
 {
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, api, &idx);
-    if (!p) return NULL;
+    if (!p || !pe_demand(s, idx, true, api)) return NULL; /* stored, even where its batch consumes it too */
     /* the profile's direct counters: the application waiting here, a GPU result coming down */
     uint64_t wait_t0 = pe_prof_on && p->state == PE_PORT_PENDING ? pe_prof_now() : 0;
     pe_queue_wait_port(p);
@@ -277,8 +277,8 @@ void pe_hint_read_at(const pe_site *s, pe_array a)
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, "pe_hint_read", &idx);
-    if (!p || p->state != PE_PORT_PENDING) return;
-    pe_queue_push(PE_ENTRY_HINT, idx);
+    /* stored when its batch runs (a deferred value: computed again) */
+    if (!p || !pe_demand(s, idx, true, "pe_hint_read") || p->state != PE_PORT_PENDING) return;
     pe_queue_flush();
 }
 

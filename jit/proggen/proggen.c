@@ -7,7 +7,8 @@
  *     are fused into a kernel in queue order, and a full reduction of that
  *     shape ends it.  Values made and consumed inside the kernel stay
  *     in registers (scalar replacement: a released intermediate never gets a
- *     buffer); loads are shared and common subexpressions computed once;
+ *     buffer, nor one the application holds but nothing demands: it stays an
+ *     expression, exec/base/deferred.c); loads are shared and common subexpressions computed once;
  *     operands of other shapes are read through broadcast strides and uniform
  *     constants are passed as scalar parameters.  A port the code generator
  *     cannot emit, or that is not element-wise, closes the kernel and runs on
@@ -164,8 +165,9 @@ static void add_reduction(group *g, uint32_t pi)
     g->members[g->n_members++] = pi;
 }
 
-/* Adds the stores of members someone outside the kernel can see, and emits
- * the kernel. */
+/* Adds the stores of members a program outside the kernel reads, or the
+ * application holds and demands or has nothing else compute from (not the
+ * deferred ones: exec/base/deferred.c), and emits the kernel. */
 static bool close_group(group *g, pe_program_seq *seq)
 {
     if (!g->open) return true;
@@ -176,8 +178,9 @@ static bool close_group(group *g, pe_program_seq *seq)
         if (!b->member) continue;
         pe_port *p = pe_port_at(b->port);
         if (pe_op_table[p->op].kind == PE_KIND_REDUCE) continue; /* its result is the partials */
-        bool visible = !p->released_in_batch || p->live_consumers > b->internal_uses;
-        if (!visible) continue;
+        uint32_t outside_uses = p->live_consumers - b->internal_uses;
+        bool visible = !p->released_in_batch || outside_uses > 0;
+        if (!visible || pe_port_deferrable(p, outside_uses)) continue; /* deferred.c */
         k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
         g->bind[k->n_params] = b->port;
         uint16_t param = (uint16_t)k->n_params++;

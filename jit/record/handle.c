@@ -62,7 +62,7 @@ static bool revive(pe_port *p, uint32_t idx, const pe_site *s, const char *api)
     pe_port_ref(idx); /* while it may be waited for */
     if (p->state == PE_PORT_PENDING && p->batch != pe_rt.batch_epoch) pe_queue_wait_port(p); /* submitted: is it stored? */
     bool recording = p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch;
-    bool has_value = p->state == PE_PORT_INVALID ||
+    bool has_value = p->state == PE_PORT_INVALID || p->state == PE_PORT_DEFERRED ||
                      (p->state == PE_PORT_READY && (p->buf || p->dev_buf || p->op == PE_OP_constant));
     bool ok = (recording || has_value) && p->gen == p->released_gen &&
               (!recording || !p->released_in_batch || pe_queue_push(PE_ENTRY_REVIVE, idx));

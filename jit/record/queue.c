@@ -27,6 +27,10 @@ bool pe_queue_push(pe_entry_kind kind, uint32_t port)
     if (kind == PE_ENTRY_COMPUTE) {
         pe_port_at(port)->batch = pe_rt.batch_epoch;
         pe_port_at(port)->released_in_batch = false;
+        pe_port_at(port)->demanded_in_batch = false;
+    } else if (kind == PE_ENTRY_HINT) {
+        pe_port *p = pe_port_at(port); /* a hint for a batch already submitted changes nothing */
+        if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) p->demanded_in_batch = true; /* stored */
     } else if (kind == PE_ENTRY_RELEASE) {
         pe_port_at(port)->released_in_batch = true;
     } else if (kind == PE_ENTRY_REVIVE) {

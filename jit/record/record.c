@@ -69,6 +69,10 @@ bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n,
             *result = pe_invalid_result(s, op, PE_E_HANDLE);
             return false;
         }
+        if (!pe_demand(s, in_idx[i], false, api)) { /* a deferred value: computed again (demand.c) */
+            *result = pe_invalid_result(s, op, PE_E_NOMEM);
+            return false;
+        }
     }
     /* An invalid operand makes the result invalid, without a new error: the
      * first failure is the one worth reporting, at the read. */

@@ -49,6 +49,15 @@ bool pe_check_dtype(const pe_site *s, const char *api, pe_dtype t);
 uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, bool weak, const pe_site *s);
 void pe_release_temps(const pe_array *ins, int n);
 
+/* -------------------------------------------------------------- demand.c */
+
+/* Makes port idx computable by the batch being recorded: a deferred value's
+ * COMPUTE goes back into the queue (its deferred inputs' first), stored too
+ * when `needed_stored` (a read or map) or when the cost model says so; a
+ * value pending in this batch that must be stored gets a HINT entry.
+ * False after raising PE_E_NOMEM. */
+bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *api);
+
 /* ---------------------------------------------------------------- fold.c */
 
 /* What a MAP request over valid operands folds into: nothing (record the

@@ -4,8 +4,8 @@
  * key, in O(1): for a COMPUTE entry its site, op, dtypes, shape, parameters
  * and operand references numbered within the key (the queue position of a
  * producer in the batch, or the number of an external operand, whose kind,
- * dtype and shape are appended once); for a RELEASE entry the position
- * released.  Scalar values are not in the key (source literals the static
+ * dtype and shape are appended once); for a RELEASE, REVIVE or HINT entry
+ * (of a port in the batch) the position it names.  Scalar values are not in the key (source literals the static
  * IR names are, being compiled in): uniform constants are kernel
  * parameters read at launch.  So two batches with equal keys get equal
  * program sequences from the program generator.
@@ -82,15 +82,15 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
 {
     pe_port *p = pe_port_at(entry->port);
-    if (entry->kind == PE_ENTRY_RELEASE || entry->kind == PE_ENTRY_REVIVE) {
-        /* a revived port is visible again: the key must tell it from one released for good */
-        uint8_t tag = entry->kind == PE_ENTRY_RELEASE ? 'R' : 'V';
+    if (entry->kind == PE_ENTRY_HINT && !p->demanded_in_batch) return;
+    if (entry->kind != PE_ENTRY_COMPUTE) {
+        /* a revived port is visible again, a demanded one stored: the key tells them apart */
+        uint8_t tag = entry->kind == PE_ENTRY_RELEASE ? 'R' : entry->kind == PE_ENTRY_REVIVE ? 'V' : 'H';
         uint32_t pos = p->queue_pos;
         put(k, &tag, 1);
         put(k, &pos, sizeof pos);
         return;
     }
-    if (entry->kind != PE_ENTRY_COMPUTE) return;
     p->queue_pos = (uint32_t)position;
     /* sites by their stable ids, not addresses: a key means the same in the
      * next run of the program (the persistent trace cache) */

@@ -23,6 +23,7 @@ typedef struct {
     const pe_entry *entries;
     size_t n;
     bool *computed; /* per batch position: its value exists once the programs so far have run */
+    bool *deferred; /* per batch position: a kernel computed it for its members only (exec/base/deferred.c) */
     char *why;
     size_t why_len;
 } checker;
@@ -144,22 +145,38 @@ static bool check_kernel(checker *c, const pe_program *prog)
     for (int i = 0; i < k->n_params; i++) /* what it stores exists after it */
         if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL)
             c->computed[position(c, prog->bind[i])] = true;
+    /* a member the application holds that is not stored must be one the
+     * generator defers: not demanded, read by a later member of its kernel */
+    for (int m = 0; m < prog->n_members; m++) {
+        const pe_port *p = pe_port_at(prog->members[m]);
+        long pos = position(c, prog->members[m]);
+        if (c->computed[pos] || p->released_in_batch) continue;
+        bool read_inside = false;
+        for (int later = m + 1; later < prog->n_members && !read_inside; later++)
+            for (int k = 0; k < pe_port_at(prog->members[later])->n_in; k++)
+                read_inside |= pe_port_at(prog->members[later])->in[k] == prog->members[m];
+        if (p->demanded_in_batch || !read_inside) return refuse(c, "a value the application holds is not stored");
+        c->deferred[pos] = true;
+    }
     return true;
 }
 
 bool pe_trace_fits(const pe_program_seq *seq, const pe_entry *entries, size_t n, char *why, size_t why_len)
 {
-    checker c = {entries, n, calloc(n ? n : 1, sizeof(bool)), why, why_len};
-    if (!c.computed) return refuse(&c, "out of memory");
+    checker c = {entries, n, calloc(n ? n : 1, sizeof(bool)), calloc(n ? n : 1, sizeof(bool)), why, why_len};
+    if (!c.computed || !c.deferred) {
+        free(c.computed), free(c.deferred);
+        return refuse(&c, "out of memory");
+    }
     bool ok = true;
     for (size_t i = 0; i < seq->n && ok; i++) {
         const pe_program *prog = &seq->progs[i];
         ok = prog->kind == PE_PROG_KERNEL ? check_kernel(&c, prog) : check_interp(&c, prog);
     }
     for (size_t i = 0; i < n && ok; i++) { /* every value the application can still see is computed */
-        if (entries[i].kind != PE_ENTRY_COMPUTE || c.computed[i]) continue;
+        if (entries[i].kind != PE_ENTRY_COMPUTE || c.computed[i] || c.deferred[i]) continue;
         if (!pe_port_at(entries[i].port)->released_in_batch) ok = refuse(&c, "a value the application holds is not computed");
     }
-    free(c.computed);
+    free(c.computed), free(c.deferred);
     return ok;
 }

@@ -1,0 +1,62 @@
+/* deferred.c — what a kernel's members are once it has run: values, or
+ * expressions again.
+ *
+ * The program generator stores a member only when something demands it (a
+ * read, map or hint), when nothing in the batch consumes it (a result the
+ * program made for later), or when a program outside its kernel reads it.
+ * A member the application still holds that is none of these was computed
+ * for its consumers in the kernel only: it is DEFERRED — it keeps its
+ * inputs, and a later use computes it again from them (jit/record/demand.c).
+ * A member such an expression reads keeps its own expression too, even when
+ * the application released it.  Everything else is a value (READY: a buffer,
+ * or a scalar for a reduction) or nobody's, and its inputs are let go. */
+#include "executor.h"
+#include "runtime.h"
+
+bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses)
+{
+    return !p->released_in_batch && !p->demanded_in_batch && outside_uses == 0 && p->live_consumers > 0 &&
+           pe_op_table[p->op].kind != PE_KIND_REDUCE;
+}
+
+static bool stored(const pe_program *prog, uint32_t port)
+{
+    for (int i = 0; i < prog->kir->n_params; i++) {
+        kir_param_kind kind = prog->kir->params[i].kind;
+        if ((kind == KIR_OUT || kind == KIR_OUT_PARTIAL) && prog->bind[i] == port) return true;
+    }
+    return false;
+}
+
+static int member_position(const pe_program *prog, uint32_t port, int before)
+{
+    for (int m = before; m-- > 0;)
+        if (prog->members[m] == port) return m;
+    return -1;
+}
+
+void pe_kernel_settle(const pe_program *prog)
+{
+    bool kept[KIR_MAX_BODY] = {0};
+    /* consumers come after their producers: one backward pass */
+    for (int m = prog->n_members; m-- > 0;) {
+        pe_port *p = pe_port_at(prog->members[m]);
+        if (p->state == PE_PORT_INVALID) continue;
+        if (stored(prog, prog->members[m])) {
+            kept[m] = false;
+        } else if (!p->released_in_batch && pe_op_table[p->op].kind != PE_KIND_REDUCE) {
+            kept[m] = true; /* the application holds it; nothing demanded it */
+        }
+        if (!kept[m]) {
+            p->state = PE_PORT_READY;
+            pe_port_drop_inputs(p);
+            continue;
+        }
+        p->state = PE_PORT_DEFERRED;
+        pe_rt.stats.values_deferred++;
+        for (int k = 0; k < p->n_in; k++) {
+            int producer = member_position(prog, p->in[k], m);
+            if (producer >= 0) kept[producer] = true;
+        }
+    }
+}
