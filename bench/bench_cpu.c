@@ -36,67 +36,16 @@
 #include <pe.h>
 
 #include "baseline.h"
+#include "bench_util.h"
 #include "workloads.h"
 
 #define RUNS 7
 #define WARMUP 2
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 static FILE *tsv;
 static void record(const char *workload, const char *impl, double value, const char *unit)
 {
     if (tsv) fprintf(tsv, "%s\t%s\t%.6g\t%s\n", workload, impl, value, unit);
-}
-
-static float *filled(int64_t n, float lo, float hi, unsigned seed)
-{
-    float *p = malloc((size_t)n * sizeof *p);
-    if (!p) {
-        fprintf(stderr, "bench_cpu: out of memory\n");
-        exit(1);
-    }
-    srand(seed);
-    for (int64_t i = 0; i < n; i++) p[i] = lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
-    return p;
-}
-
-static float *buffer(int64_t n)
-{
-    float *p = calloc((size_t)n, sizeof *p); /* touched below by the warm-up runs */
-    if (!p) {
-        fprintf(stderr, "bench_cpu: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-/* The largest |a - b| / max(1, |b|). */
-static double rel_diff(const float *a, const float *b, int64_t n)
-{
-    double worst = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - b[i]) / fmax(1.0, fabs((double)b[i]));
-        if (!(d <= worst)) worst = d; /* NaN wins */
-    }
-    return worst;
 }
 
 /* ------------------------------------------------------------ workloads */

@@ -151,7 +151,7 @@ typedef struct {
     uint64_t bytes_to_host;      /* GPU-to-host copies (a GPU result used on the host) */
     uint64_t ir_releases;        /* operands released at their last use, as pecc's static IR said */
     uint64_t compile_failures;   /* kernels the compiler rejected (the interpreter computed them) */
-    uint64_t reads_in_place;     /* read results computed straight into the caller's buffer (pecc, pe_read_release) */
+    uint64_t reads_in_place;     /* read results computed straight into the caller's buffer (a value still to be computed) */
     uint64_t batches_run_ahead;  /* batches the E-scheduler ran before an older one they did not depend on */
     uint64_t aot_kernels_compiled; /* kernels compiled ahead, on the background thread, from pecc's static IR (PE_AOT) */
     uint64_t aot_kernels_used;     /* of those, kernels a batch took from the program cache */

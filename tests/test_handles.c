@@ -142,12 +142,14 @@ static void test_read_release(void **state)
     pe_read(y, out, sizeof out); /* released by pe_read_release */
     tu_expect_error(PE_E_HANDLE, line);
 
-    /* another reference remains: copied, the value stays for it */
+    /* another reference remains: computed into out all the same, and the
+     * value stays an expression for it (computed again when read again) */
     pe_array z = pe_sub(a, 3.0f);
     pe_array other = pe_retain(z);
     in_place = reads_in_place();
     assert_int_equal(pe_read_release(z, out, sizeof out), PE_OK);
-    assert_int_equal(reads_in_place(), in_place);
+    const char *executor = getenv("PE_EXECUTOR"); /* the interpreter stores every value: it copies */
+    assert_int_equal(reads_in_place(), in_place + (executor && strcmp(executor, "interp") == 0 ? 0 : 1));
     assert_int_equal(pe_read(other, again, sizeof again), PE_OK);
     for (int i = 0; i < N; i++) assert_true(out[i] == x[i] - 3.0f && again[i] == out[i]);
     pe_release(other);

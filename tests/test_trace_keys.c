@@ -8,7 +8,11 @@
  *   - common subexpressions are ops with equal types too: two casts of one
  *     value to different types in one kernel stay two values;
  *   - a kernel's hash covers the values of its literals (kernels that differ
- *     in one compiled-in constant are different code).
+ *     in one compiled-in constant are different code);
+ *   - C scalars of equal value share one kernel parameter, and what is
+ *     computed from them is computed once, only where the key says they are
+ *     equal: a call site run with equal, then different, then equal values
+ *     again (a trace hit) computes each pass's own values.
  * Oracle: C loops. */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -97,12 +101,35 @@ static void test_kernel_hash_covers_literals(void **state)
     assert_string_not_equal(name_a, name_b);
 }
 
+/* x * a + x * b at one site: with a == b the key records it and the two
+ * products are one; with a != b they must not be. */
+static pe_array two_scalars(pe_array x, float a, float b) { return pe_add(pe_mul(x, a), pe_mul(x, b)); }
+
+static void test_equal_scalars_shared_only_where_the_key_says(void **state)
+{
+    (void)state;
+    float xs[N], got[N];
+    for (int i = 0; i < N; i++) xs[i] = (float)(i % 23) * 0.37f - 4.0f;
+    pe_array x = pe_f32_1d(xs, N);
+    const float pairs[][2] = {{2.0f, 2.0f}, {2.0f, 3.0f}, {2.0f, 2.0f}, {5.0f, -1.0f}, {0.5f, 0.5f}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        pe_array r = two_scalars(x, pairs[k][0], pairs[k][1]);
+        assert_int_equal(pe_read(r, got, sizeof got), PE_OK);
+        for (int i = 0; i < N; i++)
+            if (got[i] != xs[i] * pairs[k][0] + xs[i] * pairs[k][1])
+                fail_msg("pass %zu element %d: %.9g != %.9g", k, i, got[i], xs[i] * pairs[k][0] + xs[i] * pairs[k][1]);
+        pe_release(r);
+    }
+    pe_release(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_outside_operand_dtype_and_shape_in_the_key, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_casts_to_different_types_stay_apart, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_kernel_hash_covers_literals, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_equal_scalars_shared_only_where_the_key_says, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,12 @@
  * for its consumers in the kernel only: it is DEFERRED — it keeps its
  * inputs, and a later use computes it again from them (jit/record/demand.c).
  * A member such an expression reads keeps its own expression too, even when
- * the application released it.  Everything else is a value (READY: a buffer,
- * or a scalar for a reduction) or nobody's, and its inputs are let go. */
+ * the application released it.  So is a member computed into the buffer a
+ * pe_read lent it when the reader keeps its handle (jit/api/api_read.c):
+ * the value went where it was demanded, the buffer goes back to the reader,
+ * and PE keeps the expression, not a copy.  Everything else is a value
+ * (READY: a buffer, or a scalar for a reduction) or nobody's, and its
+ * inputs are let go. */
 #include "executor.h"
 #include "runtime.h"
 
@@ -43,7 +47,9 @@ void pe_kernel_settle(const pe_program *prog)
         pe_port *p = pe_port_at(prog->members[m]);
         if (p->state == PE_PORT_INVALID) continue;
         if (stored(prog, prog->members[m])) {
-            kept[m] = false;
+            /* computed into a reader's buffer (no consumer in the batch: api_read.c) */
+            kept[m] = pe_port_lent_for_reader(p) && !p->released_in_batch;
+            if (kept[m]) pe_port_give_back_lent(p);
         } else if (!p->released_in_batch && pe_op_table[p->op].kind != PE_KIND_REDUCE) {
             kept[m] = true; /* the application holds it; nothing demanded it */
         }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "executor.h"
 #include "memory.h"
 #include "runtime.h"
@@ -188,12 +189,44 @@ static void lent_buffer_free(void *data, void *ctx)
     (void)data, (void)ctx;
 }
 
-void pe_port_lend_buffer(pe_port *p, void *dst)
+void pe_port_lend_buffer(pe_port *p, void *dst, bool keeps_handle)
 {
     p->buf = dst;
     p->free_fn = lent_buffer_free;
     p->free_ctx = NULL;
+    p->lent_keeps_handle = keeps_handle;
     pe_mem_account((long long)pe_port_bytes(p));
+}
+
+bool pe_port_lent_for_reader(const pe_port *p)
+{
+    return p->buf && p->free_fn == lent_buffer_free && p->lent_keeps_handle;
+}
+
+void pe_port_give_back_lent(pe_port *p)
+{
+    assert(p->free_fn == lent_buffer_free);
+    pe_mem_account(-(long long)pe_port_bytes(p));
+    p->buf = NULL;
+    p->free_fn = NULL;
+    p->lent_keeps_handle = false;
+    p->lent_fills++;
+}
+
+bool pe_port_copy_lent(pe_port *p)
+{
+    size_t bytes = pe_port_bytes(p);
+    void *own = pe_mem_alloc(bytes);
+    if (own) memcpy(own, p->buf, bytes);
+    pe_port_give_back_lent(p);
+    if (!own) {
+        p->state = PE_PORT_INVALID; /* the read has its value; a later use reports this */
+        p->err_code = PE_E_NOMEM;
+        p->err_msg = pe_format_error(p->site, "pe_read", "out of memory keeping a value that was read");
+        return false;
+    }
+    p->buf = own;
+    return true;
 }
 
 bool pe_port_result_buffer(pe_port *p)

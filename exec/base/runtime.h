@@ -71,8 +71,13 @@ typedef struct pe_port {
     bool released_in_batch;  /* its batch holds a RELEASE entry for it: invisible after the batch */
     bool demanded_in_batch;  /* its batch holds a HINT entry for it (a read, map or hint): stored */
     uint32_t recomputes;     /* times a later batch computed it again from its expression */
+    bool lent_keeps_handle;  /* its buffer is a reader's (pe_read), who keeps the handle: once computed
+                                into it, the value is an expression again (deferred.c) */
+    uint32_t lent_fills;     /* times a kernel computed it into a reader's buffer and gave that back */
     uint32_t visit;          /* demand.c's traversal stamp */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
+    uint32_t key_same_as;    /* a uniform scalar's: the external number of the first one of equal dtype and
+                                value in that key (its own if none), which the key records: kernels share it */
 } pe_port;
 
 /* ------------------------------------------------------------- work queue */
@@ -196,13 +201,23 @@ pe_port *pe_port_peek(pe_array a, uint32_t *idx_out);
 uint32_t pe_port_new(void);
 void pe_port_ref(uint32_t idx);   /* +1 runtime reference */
 void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zero */
-/* A computed port's host buffer: the caller's own, lent by a pe_read that
- * is the value's last use (the result is computed straight into it), or a
- * new one; false when out of memory.  Drop gives back all but a lent one. */
+/* A computed port's host buffer: the caller's own, lent by a pe_read (the
+ * result is computed straight into it), or a new one; false when out of
+ * memory.  Drop gives back all but a lent one. */
 bool pe_port_result_buffer(pe_port *p);
 void pe_port_result_drop(pe_port *p);
-/* Lends dst to pending port p as its result buffer (free_fn marks it lent). */
-void pe_port_lend_buffer(pe_port *p, void *dst);
+/* Lends dst to pending port p as its result buffer (free_fn marks it lent).
+ * `keeps_handle`: the reader keeps its handle, so the buffer is the port's
+ * only until it is computed (then given back, or copied: below); else the
+ * read is the value's last use and the buffer stays until the port dies. */
+void pe_port_lend_buffer(pe_port *p, void *dst, bool keeps_handle);
+/* A buffer lent by a reader who keeps the handle, with the value in it. */
+bool pe_port_lent_for_reader(const pe_port *p);
+/* Gives it back: the port has no buffer any more (lent_fills counts it). */
+void pe_port_give_back_lent(pe_port *p);
+/* Replaces it by a buffer of PE's holding the same bytes (a value an
+ * executor keeps stored); false when out of memory (p is then invalid). */
+bool pe_port_copy_lent(pe_port *p);
 /* Writes what a new port computes: op, types, shape, parameters, inputs
  * (their references are the caller's to take). */
 void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,

@@ -496,6 +496,9 @@ bool pe_interp_execute(pe_port *p)
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     bool computed = compute(p);
     if (pe_prof_on && computed) pe_prof_interp(p, t0, pe_prof_now());
+    /* into a reader's buffer (a kernel the compiler rejected): the
+     * interpreter keeps every value, so a copy of its own */
+    if (computed && pe_port_lent_for_reader(p)) computed = pe_port_copy_lent(p);
     pe_port_drop_inputs(p); /* inputs are needed no longer */
     return computed;
 }

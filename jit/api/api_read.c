@@ -29,7 +29,9 @@ static pe_status raise_invalid(const pe_site *s, const pe_port *p, const char *a
     return pe_raise(s, code, api, "the array is invalid: an operation it depends on failed");
 }
 
-static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
+/* `filled`: the port's lent_fills when the caller lent it its buffer
+ * (read_into), else NULL. */
+static pe_port *wait_until_computed(const pe_site *s, pe_array a, const char *api, bool host, const uint32_t *filled)
 {
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, api, &idx);
@@ -37,6 +39,12 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
     /* the profile's direct counters: the application waiting here, a GPU result coming down */
     uint64_t wait_t0 = pe_prof_on && p->state == PE_PORT_PENDING ? pe_prof_now() : 0;
     pe_queue_wait_port(p);
+    /* an expression again: another thread's read had it computed into its
+     * own buffer meanwhile (not ours: then we are done) */
+    while (p->state == PE_PORT_DEFERRED && !(filled && p->lent_fills != *filled)) {
+        if (!pe_demand(s, idx, true, api)) return NULL;
+        pe_queue_wait_port(p);
+    }
     if (wait_t0) pe_prof_io_at(s, PE_PROF_WAIT, 0, wait_t0, pe_prof_now());
     bool copy_down = host && p->state == PE_PORT_READY && p->host_stale;
     uint64_t copy_t0 = pe_prof_on && copy_down ? pe_prof_now() : 0;
@@ -47,6 +55,11 @@ static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool hos
         return NULL;
     }
     return p;
+}
+
+static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
+{
+    return wait_until_computed(s, a, api, host, NULL);
 }
 
 static pe_status status_of_failure(void)
@@ -71,28 +84,41 @@ static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
 /* Below this a copy costs less than the bookkeeping. */
 #define MIN_IN_PLACE_BYTES 16384
 
-/* When a's read is its value's last use: if the value is an element-wise
- * result still to be computed, in the batch being recorded, with no
- * consumer and no other reference, dst becomes its result buffer and the
- * kernel writes straight into the caller's memory (no copy).  Otherwise
- * nothing changes and the read copies. */
-static void compute_into(pe_array a, void *dst, size_t dst_bytes)
+/* Lends dst to p as its result buffer when p is an element-wise result the
+ * batch being recorded will compute, with no consumer in that batch (dst is
+ * the caller's once the read returns) and no other view of its buffer: the
+ * kernel writes straight into the caller's memory, with no copy.  When the
+ * read is the value's last use the buffer stays the port's until it dies;
+ * otherwise the handle stays an expression over its inputs once its value
+ * is in dst (exec/base/deferred.c), and a later use computes it again or
+ * stores it (jit/record/demand.c's cost model).  Otherwise nothing changes
+ * and the read copies. */
+static bool lend_dst(pe_port *p, void *dst, size_t dst_bytes, bool last_use)
 {
-    if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return;
-    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) return; /* a GPU result is copied straight into dst already */
-    uint32_t idx;
-    pe_port *p = pe_port_peek(a, &idx);
-    if (!p || p->refs_app != 1 || p->temp || p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch ||
-        p->refs_int > 1 || p->maps || p->buf || pe_op_table[p->op].kind != PE_KIND_MAP ||
-        pe_port_bytes(p) != dst_bytes)
-        return;
-    pe_port_lend_buffer(p, dst);
+    if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return false;
+    const pe_executor *ex = pe_rt.executor;
+    if (ex->caps & PE_EXEC_DEVICE_MEMORY) return false; /* a GPU result is copied straight into dst already */
+    if (p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch || p->refs_int > 1 || p->maps || p->buf ||
+        p->temp || pe_op_table[p->op].kind != PE_KIND_MAP || pe_port_bytes(p) != dst_bytes)
+        return false;
+    bool keeps_handle = !last_use || p->refs_app != 1;
+    if (keeps_handle && !(ex->caps & PE_EXEC_RUNS_KERNELS)) return false; /* the interpreter stores every value */
+    pe_port_lend_buffer(p, dst, keeps_handle);
     pe_rt.stats.reads_in_place++;
+    return true;
 }
 
-static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, const char *api)
+static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, bool last_use, const char *api)
 {
-    pe_port *p = wait_for(s, a, api, false);
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, api, &idx);
+    if (!p || !pe_demand(s, idx, true, api)) return status_of_failure(); /* a deferred value: queued again */
+    bool lent = lend_dst(p, dst, dst_bytes, last_use);
+    uint32_t fills = p->lent_fills;
+    pe_port *port = p;
+    p = wait_until_computed(s, a, api, false, lent ? &fills : NULL);
+    if (lent && port->state == PE_PORT_INVALID && pe_port_lent_for_reader(port))
+        pe_port_give_back_lent(port); /* dst is the caller's again */
     if (!p) return status_of_failure();
     size_t bytes = pe_port_bytes(p);
     if (!dst) return pe_raise(s, PE_E_ARG, api, "dst is NULL");
@@ -100,11 +126,11 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
         return pe_raise(s, PE_E_ARG, api, "dst_bytes is %zu but the %s array of %lld elements needs %zu",
                         dst_bytes, pe_dtype_name((pe_dtype)p->dtype), (long long)p->numel, bytes);
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    if (p->state == PE_PORT_READY && p->host_stale) {
+    if (lent && (p->buf == dst || p->lent_fills != fills)) {
+        /* computed in place (and, for a handle kept, given back: an expression again) */
+    } else if (p->state == PE_PORT_READY && p->host_stale) {
         if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
             return raise_invalid(s, p, api);
-    } else if (p->buf == dst) {
-        /* computed in place */
     } else if (p->buf) {
         pe_mem_copy(dst, p->buf, bytes);
     } else {
@@ -119,10 +145,8 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     /* a result on the GPU goes straight into dst (pe_port_copy_out); on the
-     * CPU, where pecc's IR says the read is the value's last use, the kernel
-     * writes into dst itself */
-    if (pe_ir_read_is_last_use(s, a)) compute_into(a, dst, dst_bytes);
-    int rc = read_into(s, a, dst, dst_bytes, "pe_read");
+     * CPU a result still to be computed is computed into dst itself */
+    int rc = read_into(s, a, dst, dst_bytes, pe_ir_read_is_last_use(s, a), "pe_read");
     if (rc == PE_OK) pe_ir_release_operands(s, "pe_read", &a, 1); /* pe_read(pe_sum(x), ...): the sum is done with */
     return rc;
 }
@@ -133,8 +157,7 @@ int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     if (!pe_port_lookup(s, a, "pe_read_release", &idx)) return status_of_failure();
-    compute_into(a, dst, dst_bytes);
-    int rc = read_into(s, a, dst, dst_bytes, "pe_read_release");
+    int rc = read_into(s, a, dst, dst_bytes, true, "pe_read_release");
     pe_port_release_app(idx, s); /* in every case: the handle is done with */
     return rc;
 }

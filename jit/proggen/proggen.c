@@ -42,6 +42,7 @@ typedef struct {
     int n_map;
     uint32_t members[KIR_MAX_BODY];
     int n_members;
+    uint32_t epoch; /* the batch's: ports' key fields of this epoch are this batch's key */
     bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
     int lowering_growth; /* instructions kir_lower will add to the body when the kernel is closed */
 } group;
@@ -86,6 +87,15 @@ static uint16_t operand_value(group *g, uint32_t qi)
         return b->value;
     }
     pe_port *q = pe_port_at(qi);
+    if (is_uniform_constant(q) && !q->literal && q->key_epoch == g->epoch && q->key_same_as != q->key_external)
+        for (int i = 0; i < g->n_map; i++) { /* the key says an earlier scalar has its value: share its load */
+            const pe_port *e = pe_port_at(g->map[i].port);
+            if (!g->map[i].member && is_uniform_constant(e) && e->key_epoch == g->epoch &&
+                e->key_same_as == q->key_same_as) {
+                g->map[g->n_map++] = (binding){qi, g->map[i].value, false, 0};
+                return g->map[i].value;
+            }
+        }
     kir_param *param = &g->k->params[g->k->n_params];
     memset(param, 0, sizeof *param);
     param->dtype = q->dtype;
@@ -132,17 +142,42 @@ static void add_member(group *g, uint32_t pi)
     g->members[g->n_members++] = pi;
 }
 
-/* Room for one more member: its loads, its op, and a store for each member. */
+/* Whether member binding b gets a store when its kernel closes: something
+ * outside the kernel reads it, or the application holds it and demands it
+ * or has nothing else compute from it (not the deferred ones:
+ * exec/base/deferred.c). */
+static bool gets_store(const binding *b)
+{
+    const pe_port *p = pe_port_at(b->port);
+    if (!b->member || pe_op_table[p->op].kind == PE_KIND_REDUCE) return false; /* a reduction's result is the partials */
+    uint32_t outside_uses = p->live_consumers - b->internal_uses;
+    bool visible = !p->released_in_batch || outside_uses > 0;
+    return visible && !pe_port_deferrable(p, outside_uses);
+}
+
+/* Room for one more member: its loads, its op, and the stores.  A store per
+ * member bounds them; where that bound is too much (a long chain of held
+ * values, most of them consumed inside) the stores are counted as they
+ * would be made if the kernel closed now, plus the new member's: a later
+ * member only ever adds internal uses, so the count never grows back. */
 static bool has_room(const group *g, const pe_port *p)
 {
     int body = g->k->n_body + g->lowering_growth + kir_lower_growth((pe_op)p->op); /* once lowered */
-    return g->k->n_params + p->n_in + g->n_members + 1 < KIR_MAX_PARAMS &&
-           body + p->n_in + 1 + g->n_members + 1 < KIR_MAX_BODY && g->n_map + p->n_in + 1 < KIR_MAX_BODY;
+    if (g->n_map + p->n_in + 1 >= KIR_MAX_BODY) return false;
+    int stores = g->n_members;
+    for (int pass = 0; pass < 2; pass++) {
+        if (g->k->n_params + p->n_in + stores + 1 < KIR_MAX_PARAMS && body + p->n_in + 1 + stores + 1 < KIR_MAX_BODY)
+            return true;
+        stores = 0;
+        for (int i = 0; i < g->n_map; i++) stores += gets_store(&g->map[i]);
+    }
+    return false;
 }
 
-static bool open_group(group *g, int rank, const int64_t *shape)
+static bool open_group(group *g, int rank, const int64_t *shape, uint32_t epoch)
 {
     memset(g, 0, sizeof *g);
+    g->epoch = epoch;
     g->k = calloc(1, sizeof *g->k);
     if (!g->k) return false;
     g->open = true;
@@ -175,12 +210,8 @@ static bool close_group(group *g, pe_program_seq *seq)
     kir_kernel *k = g->k;
     for (int i = 0; i < g->n_map; i++) {
         binding *b = &g->map[i];
-        if (!b->member) continue;
+        if (!gets_store(b)) continue;
         pe_port *p = pe_port_at(b->port);
-        if (pe_op_table[p->op].kind == PE_KIND_REDUCE) continue; /* its result is the partials */
-        uint32_t outside_uses = p->live_consumers - b->internal_uses;
-        bool visible = !p->released_in_batch || outside_uses > 0;
-        if (!visible || pe_port_deferrable(p, outside_uses)) continue; /* deferred.c */
         k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
         g->bind[k->n_params] = b->port;
         uint16_t param = (uint16_t)k->n_params++;
@@ -240,7 +271,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
                             has_room(&g, p) && (!reduction_fusible || reduction_fusible(g.k))))
                 if (!close_group(&g, out)) goto oom;
-            if (!g.open && !open_group(&g, rank, shape)) goto oom;
+            if (!g.open && !open_group(&g, rank, shape, epoch)) goto oom;
             add_reduction(&g, pi);
             if (!close_group(&g, out)) goto oom;
             continue;
@@ -253,7 +284,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
             continue;
         }
-        if (!g.open && !open_group(&g, p->rank, p->shape)) goto oom;
+        if (!g.open && !open_group(&g, p->rank, p->shape, epoch)) goto oom;
         add_member(&g, pi);
     }
     if (close_group(&g, out)) return true;

@@ -65,6 +65,13 @@ static bool requeue(uint32_t idx)
 bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *api)
 {
     pe_port *p = pe_port_at(idx);
+    /* In a batch already submitted, with consumers there: whether that batch
+     * stores it is the program generator's choice, known once it ran (a
+     * consumer recorded now cannot be added to it).  Without consumers there
+     * it is stored, and nothing waits. */
+    if (p->state == PE_PORT_PENDING && p->batch != pe_rt.batch_epoch && p->refs_int > 1 && !p->demanded_in_batch &&
+        !p->released_in_batch)
+        pe_queue_wait_port(p);
     if (p->state == PE_PORT_DEFERRED) {
         bool store = needed_stored || worth_storing(p);
         if (!requeue(idx)) {

@@ -7,7 +7,8 @@
  * dtype and shape are appended once); for a RELEASE, REVIVE or HINT entry
  * (of a port in the batch) the position it names.  Scalar values are not in the key (source literals the static
  * IR names are, being compiled in): uniform constants are kernel
- * parameters read at launch.  So two batches with equal keys get equal
+ * parameters read at launch; which of them are equal is (so a kernel
+ * passes a value given twice once, and shares what is computed from it).  So two batches with equal keys get equal
  * program sequences from the program generator.
  * Store: buckets by the first entry's site, entries newest first, at most
  * MAX_COMPARE comparisons per lookup, one global LRU list bounded by
@@ -61,6 +62,11 @@ static void put(pe_trace_key *k, const void *p, size_t n)
     k->len += n;
 }
 
+/* How far back an external scalar looks for an equal one (a bound on the
+ * key's cost per operand; the program generator shares only what the key
+ * records). */
+#define SAME_SCALAR_WINDOW 64
+
 static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 {
     pe_port *q = pe_port_at(qi);
@@ -70,10 +76,23 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
         return EXTERNAL_BIT;
     }
     q->key_epoch = pe_rt.batch_epoch;
-    q->key_external = k->n_externals;
+    q->key_external = q->key_same_as = k->n_externals;
+    bool scalar = q->op == PE_OP_constant && !q->buf;
+    if (scalar && !q->literal) /* equal C scalars (a name's value passed again): one kernel parameter */
+        for (uint32_t j = k->n_externals > SAME_SCALAR_WINDOW ? k->n_externals - SAME_SCALAR_WINDOW : 0;
+             j < k->n_externals; j++) {
+            const pe_port *e = pe_port_at(k->externals[j]);
+            if (e->op == PE_OP_constant && !e->buf && !e->literal && e->dtype == q->dtype &&
+                memcmp(&e->value, &q->value, sizeof q->value) == 0) {
+                q->key_same_as = e->key_same_as;
+                break;
+            }
+        }
     k->externals[k->n_externals++] = qi;
-    uint8_t sig[5] = {'X', q->op == PE_OP_constant && !q->buf, q->dtype, q->rank, q->literal};
+    bool shared = q->key_same_as != q->key_external;
+    uint8_t sig[5] = {'X', (uint8_t)(scalar | shared << 1), q->dtype, q->rank, q->literal};
     put(k, sig, sizeof sig);
+    if (shared) put(k, &q->key_same_as, sizeof q->key_same_as);
     if (q->literal) put(k, &q->value, sizeof q->value); /* compiled into the kernels: part of the key */
     put(k, q->shape, sizeof q->shape[0] * q->rank);
     return EXTERNAL_BIT | q->key_external;

@@ -1,0 +1,179 @@
+/* test_demand.c — values computed on demand (issue 19): a value the
+ * application holds but nothing demands is not stored and stays an
+ * expression (exec/base/deferred.c); a later use computes it again
+ * (jit/record/demand.c) to the same bits; a plain pe_read computes a value
+ * still to be computed straight into the caller's buffer and leaves the
+ * handle an expression; a consumer recorded while its producer's batch is
+ * already submitted waits for it where that batch may not store it.
+ * Oracles: hand-written C loops (exact ops) and the same program with every
+ * value stored (pe_hint_read), compared bit for bit.  Runs on both
+ * executors (the interpreter stores every value: the counts differ). */
+#include "test_util.h"
+
+static pe_stats stats(void)
+{
+    pe_stats st;
+    pe_get_stats(&st);
+    return st;
+}
+
+static bool on_interpreter(void)
+{
+    const char *e = getenv("PE_EXECUTOR");
+    return e && strcmp(e, "interp") == 0;
+}
+
+enum { N = 1 << 16 }; /* over the in-place threshold (16 KB) */
+
+static float *inputs(unsigned seed)
+{
+    float *x = malloc(N * sizeof *x);
+    assert_non_null(x);
+    srand(seed);
+    for (int i = 0; i < N; i++) x[i] = (float)rand() / (float)RAND_MAX * 4.0f - 2.0f;
+    return x;
+}
+
+/* r = a * b + c (exact f32 ops: a C loop is the oracle) read with plain
+ * pe_read, the handle kept: computed into out, then an expression that a
+ * second read and a consumer compute again to the same values. */
+static void test_plain_read_computes_into_the_callers_buffer(void **state)
+{
+    (void)state;
+    float *a = inputs(1), *b = inputs(2), *c = inputs(3), *out = malloc(N * sizeof *out),
+          *again = malloc(N * sizeof *again);
+    pe_array pa = pe_f32_1d(a, N), pb = pe_f32_1d(b, N), pc = pe_f32_1d(c, N);
+    pe_array ab = pe_mul(pa, pb);
+    pe_array r = pe_add(ab, pc);
+    pe_stats s0 = stats();
+    assert_int_equal(pe_read(r, out, N * sizeof *out), PE_OK);
+    pe_stats s1 = stats();
+    for (int i = 0; i < N; i++)
+        if (out[i] != a[i] * b[i] + c[i]) fail_msg("element %d: %.9g != %.9g", i, out[i], a[i] * b[i] + c[i]);
+    if (!on_interpreter()) {
+        assert_int_equal(s1.reads_in_place, s0.reads_in_place + 1);
+        /* nothing of PE's holds r's or ab's value: both are expressions */
+        assert_int_equal(s1.values_deferred, s0.values_deferred + 2);
+        assert_int_equal(s1.live_bytes, s0.live_bytes);
+    }
+    assert_true(pe_is_valid(r) && pe_is_valid(ab));
+    /* read again: computed again (or stored, as the cost model says), the same bits */
+    assert_int_equal(pe_read(r, again, N * sizeof *again), PE_OK);
+    assert_memory_equal(out, again, N * sizeof *out);
+    if (!on_interpreter()) assert_true(stats().values_recomputed >= s1.values_recomputed + 1);
+    /* a consumer of the expression and of its held intermediate */
+    pe_array d = pe_sub(r, ab);
+    assert_int_equal(pe_read(d, again, N * sizeof *again), PE_OK);
+    for (int i = 0; i < N; i++) {
+        float want = (a[i] * b[i] + c[i]) - a[i] * b[i];
+        if (again[i] != want) fail_msg("element %d: %.9g != %.9g", i, again[i], want);
+    }
+    pe_release(pa), pe_release(pb), pe_release(pc), pe_release(ab), pe_release(r), pe_release(d);
+    free(a), free(b), free(c), free(out), free(again);
+}
+
+/* t = exp(x) only feeds sum(t) in its kernel: not stored, an expression.
+ * Reading t afterwards computes it again: bitwise the value a program that
+ * stored it (pe_hint_read) reads. */
+static void test_held_intermediate_recomputed_bitwise(void **state)
+{
+    (void)state;
+    float *x = inputs(4), *stored = malloc(N * sizeof *stored), *recomputed = malloc(N * sizeof *recomputed);
+    double sums[2];
+    for (int eager = 1; eager >= 0; eager--) {
+        pe_array px = pe_f32_1d(x, N);
+        pe_array t = pe_exp(px);
+        if (eager) pe_hint_read(t);
+        pe_array s = pe_sum(t);
+        pe_stats s0 = stats();
+        float sum;
+        assert_int_equal(pe_read(s, &sum, sizeof sum), PE_OK);
+        sums[eager] = sum;
+        if (!eager && !on_interpreter()) assert_int_equal(stats().values_deferred, s0.values_deferred + 1);
+        assert_int_equal(pe_read(t, eager ? stored : recomputed, N * sizeof(float)), PE_OK);
+        pe_release(px), pe_release(t), pe_release(s);
+    }
+    assert_true(sums[0] == sums[1]);
+    assert_memory_equal(stored, recomputed, N * sizeof(float));
+    for (int i = 0; i < N; i += 101) assert_true(fabsf(stored[i] - expf(x[i])) <= 2e-7f * expf(x[i]));
+    free(x), free(stored), free(recomputed);
+}
+
+/* A consumer recorded after its producer's batch was submitted (pe_flush)
+ * and before that batch ran: the producer only fed a reduction there, so the
+ * batch may leave it unstored; the consumer must still see its value. */
+static void test_consumer_of_a_submitted_batch(void **state)
+{
+    (void)state;
+    float *x = inputs(5), *out = malloc(N * sizeof *out);
+    for (int rep = 0; rep < 40; rep++) {
+        pe_array px = pe_f32_1d(x, N);
+        pe_array t = pe_mul(px, 3.0f);
+        pe_array s = pe_sum(t);
+        pe_flush();
+        pe_array v = pe_add(t, 1.0f);
+        assert_int_equal(pe_read(v, out, N * sizeof *out), PE_OK);
+        for (int i = 0; i < N; i++)
+            if (out[i] != x[i] * 3.0f + 1.0f) fail_msg("pass %d element %d: %.9g", rep, i, out[i]);
+        pe_release(px), pe_release(t), pe_release(s), pe_release(v);
+    }
+    free(x), free(out);
+}
+
+/* An expression whose input failed while computing (a gather index out of
+ * range) is invalid with the original error, however it is reached. */
+static void test_expression_over_a_failed_input(void **state)
+{
+    (void)state;
+    float x[4] = {1, 2, 3, 4};
+    int32_t idx[3] = {0, 7, 1};
+    pe_array px = pe_f32_1d(x, 4), pi = pe_from_host(PE_I32, 1, (int64_t[]){3}, idx);
+    pe_array g = pe_gather(px, pi);
+    pe_array t = pe_mul(g, 2.0f); /* held, only feeds the sum */
+    pe_array s = pe_sum(t);
+    float v[3];
+    assert_int_equal(pe_read(s, v, sizeof(float)), PE_E_ARG);
+    tu_errors_clear();
+    assert_int_equal(pe_read(t, v, sizeof v), PE_E_ARG);
+    assert_non_null(strstr(pe_last_error()->message, "out of range"));
+    tu_errors_clear();
+    pe_release(px), pe_release(pi), pe_release(g), pe_release(t), pe_release(s);
+}
+
+/* 120 held values, each read only by the next: one kernel (a store per
+ * member would have split it in two), storing only the end, which is read. */
+static void test_long_chain_of_held_values_is_one_kernel(void **state)
+{
+    (void)state;
+    enum { STEPS = 120 };
+    float *x = inputs(6), *out = malloc(N * sizeof *out);
+    pe_scope scope = pe_scope_begin();
+    pe_array t = pe_f32_1d(x, N);
+    for (int k = 0; k < STEPS; k++) t = k % 2 ? pe_mul(t, 0.5f) : pe_add(t, 1.0f);
+    pe_stats s0 = stats();
+    assert_int_equal(pe_read(t, out, N * sizeof *out), PE_OK);
+    pe_stats s1 = stats();
+    for (int i = 0; i < N; i++) {
+        float want = x[i];
+        for (int k = 0; k < STEPS; k++) want = k % 2 ? want * 0.5f : want + 1.0f;
+        if (out[i] != want) fail_msg("element %d: %.9g != %.9g", i, out[i], want);
+    }
+    if (!on_interpreter()) {
+        assert_int_equal(s1.kernels_launched, s0.kernels_launched + 1);
+        assert_int_equal(s1.values_deferred, s0.values_deferred + STEPS);
+    }
+    pe_scope_end(scope);
+    free(x), free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_plain_read_computes_into_the_callers_buffer, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_held_intermediate_recomputed_bitwise, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_consumer_of_a_submitted_batch, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_expression_over_a_failed_input, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_long_chain_of_held_values_is_one_kernel, tu_setup, tu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
