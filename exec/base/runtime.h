@@ -73,6 +73,9 @@ typedef struct pe_port {
     uint32_t recomputes;     /* times a later batch computed it again from its expression */
     uint32_t visit;          /* demand.c's traversal stamp */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
+    /* The profiler's "stored, never read" (profiler/collect.c sets both, only under PE_PROFILE): */
+    bool prof_stored;        /* a program stored its value (a kernel's output, an interpreted result) */
+    bool prof_read;          /* a program loaded it, or pe_read / pe_map read it */
 } pe_port;
 
 /* ------------------------------------------------------------- work queue */
@@ -208,6 +211,10 @@ void pe_port_lend_buffer(pe_port *p, void *dst);
 void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
                       const int64_t *shape, const int64_t *params, int n_params);
 void pe_port_maybe_free(uint32_t idx);
+/* Who hears of a port dying with a stored value nothing read (prof_stored
+ * without prof_read): the profiler registers itself (a call up turned
+ * around); NULL, nobody. */
+void pe_port_unread_dies_to(void (*fn)(const pe_port *p));
 /* Makes p's host copy: a value computed on a GPU is copied down on first
  * use, by the executor that holds it; false when it cannot, p is then
  * INVALID with the reason. */
