@@ -10,9 +10,20 @@
  * hash, the device and the covered (site, op) list, so one kernel shape asked
  * for from two places stays two records.
  *
+ * Stored, never read: a kernel or the interpreter that stores a value marks
+ * its port (prof_stored), and a program that loads it or the application
+ * reading it (pe_read, pe_map) marks it read (prof_read).  A port that dies
+ * stored but unread (exec/base/port.c calls back), or is still so when the
+ * run ends, charges its bytes to the line that asked for it: store traffic
+ * nothing needed, the sign of a value demanded (a hint, a result kept) but
+ * never used.  The marks are set only here, so without PE_PROFILE a port's
+ * death tests two false flags and nothing more.
+ *
  * Hooks come from the application threads (sites, reads, waits) and from the
  * E-scheduler (kernels, compiles): one mutex guards the tables; counters are
- * atomics, so the pool's workers add their busy time without it. */
+ * atomics, so the pool's workers add their busy time without it.  The marks
+ * on ports need no mutex of their own: the hooks that set them, and port.c's
+ * call back, run under the runtime lock, as everything that touches a port. */
 #define _GNU_SOURCE
 #include "collect.h"
 
@@ -94,6 +105,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* ------------------------------------------------------------ lifecycle */
 
+static void unread_died(const pe_port *p); /* port.c's call when a stored, unread value dies */
+
 void pe_prof_start(const char *device_name, const char *version, int threads, const char *setting)
 {
     const char *v = setting ? setting : getenv("PE_PROFILE");
@@ -119,6 +132,7 @@ void pe_prof_start(const char *device_name, const char *version, int threads, co
     clock_gettime(CLOCK_REALTIME, &ts);
     col.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     col.start_ns = pe_prof_now();
+    pe_port_unread_dies_to(unread_died);
     pe_prof_on = true;
 }
 
@@ -234,6 +248,26 @@ void pe_prof_io_at(const pe_site *s, pe_prof_io kind, uint64_t bytes, uint64_t s
     if (kind == PE_PROF_WAIT) pe_prof_add(PE_PC_result_waits, 1), pe_prof_add(PE_PC_result_wait_ns, ns);
 }
 
+/* A value stored and never read, dying (port.c) or alive at the end of the
+ * run: its bytes go to the line that asked for it. */
+static void unread_value(const pe_port *p)
+{
+    uint32_t i = site_of(p->site);
+    if (i == UINT32_MAX) return;
+    col.sites[i].rec.stored_unread++;
+    col.sites[i].rec.stored_unread_bytes += pe_port_bytes(p);
+}
+
+static void unread_died(const pe_port *p)
+{
+    if (!pe_prof_on) return; /* pe_shutdown frees the ports after the profile is written */
+    pthread_mutex_lock(&col.mu);
+    unread_value(p);
+    pthread_mutex_unlock(&col.mu);
+}
+
+void pe_prof_value_read(pe_port *p) { p->prof_read = true; }
+
 /* ---------------------------------------------------------------- kernels */
 
 #define MAX_SHARES 64
@@ -316,11 +350,20 @@ static void record_run(const pe_prof_kernel_run *k, const char *name_prefix, uin
 
 void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t end_ns, int track)
 {
+    for (int i = 0; i < k->n_params; i++) { /* a parameter bound to a member is an output */
+        bool output = false;
+        for (int m = 0; m < k->n_members && !output; m++) output = k->members[m] == k->params[i];
+        pe_port *q = pe_port_at(k->params[i]);
+        if (output) q->prof_stored = true;
+        else q->prof_read = true;
+    }
     record_run(k, "", start_ns, end_ns, track);
 }
 
-void pe_prof_interp(const pe_port *p, uint64_t start_ns, uint64_t end_ns)
+void pe_prof_interp(pe_port *p, uint64_t start_ns, uint64_t end_ns)
 {
+    p->prof_stored = true;
+    for (int i = 0; i < p->n_in; i++) pe_port_at(p->in[i])->prof_read = true;
     pe_prof_kernel_run k = {.device = "interp", .port = p, .n_members = 1, .elements = p->numel,
                             .bytes_written = (int64_t)pe_port_bytes(p),
                             .served = PE_SERVED_interp};
@@ -436,6 +479,10 @@ void pe_prof_finish(void)
     if (!pe_prof_on) return;
     pe_prof_on = false;
     pthread_mutex_lock(&col.mu);
+    for (uint32_t i = 0; i < pe_rt.n_slots; i++) { /* values still alive were never read either */
+        const pe_port *p = pe_port_at(i);
+        if (p->state != PE_PORT_FREE && p->prof_stored && !p->prof_read) unread_value(p);
+    }
     pe_profile p;
     char err[512];
     if (col.out_of_memory)

@@ -1,6 +1,7 @@
 /* collect.h — the profiler's collector inside the runtime (PE_PROFILE).  The
  * runtime calls these hooks behind `if (pe_prof_on)`, so a run without
- * PE_PROFILE pays one predictable branch per hook.  At pe_shutdown the
+ * PE_PROFILE pays one predictable branch per hook (and a port's death one
+ * test of flags only these hooks set).  At pe_shutdown the
  * collector writes the profile database (profdb.h) and prints the summary
  * report to stderr. */
 #ifndef PE_PROFILER_COLLECT_H
@@ -51,21 +52,26 @@ void pe_prof_call(const pe_site *s);
 void pe_prof_io_at(const pe_site *s, pe_prof_io kind, uint64_t bytes, uint64_t start_ns, uint64_t end_ns);
 
 /* A kernel run: what it is (kernel-IR hash, device), which ports it computed
- * (their ops and sites weigh its time), its work and its time.  `track` < 0:
- * the calling thread's track. */
+ * (their ops and sites weigh its time), which ports it loaded and stored,
+ * its work and its time.  `track` < 0: the calling thread's track. */
 typedef struct {
     uint64_t hash;
     const char *device;
     const uint32_t *members; /* port indices ... */
     int n_members;
     const struct pe_port *port; /* ... or, members NULL, the one port the interpreter computed */
+    const uint32_t *params;  /* the ports bound to its parameters: its members among them are what it
+                                stored, the others what it loaded */
+    int n_params;
     int64_t elements, bytes_read, bytes_written;
     int served;              /* pe_prof_served */
     uint64_t compile_ns;
 } pe_prof_kernel_run;
 void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t end_ns, int track);
-/* One port computed by the interpreter. */
-void pe_prof_interp(const struct pe_port *port, uint64_t start_ns, uint64_t end_ns);
+/* One port computed by the interpreter (it stored the value, loaded its inputs). */
+void pe_prof_interp(struct pe_port *port, uint64_t start_ns, uint64_t end_ns);
+/* The application read a value (pe_read, pe_map): its store was not wasted. */
+void pe_prof_value_read(struct pe_port *port);
 /* Spans on the calling thread's track, with their counters. */
 void pe_prof_compile(int kernels, uint64_t start_ns, uint64_t end_ns);
 void pe_prof_proggen(bool trace_hit, uint64_t lookup_ns, uint64_t start_ns, uint64_t end_ns);

@@ -1,7 +1,7 @@
 /* export_html.c — one self-contained HTML page for a profile: the data as a
  * JSON object in the page and a small script that draws, as SVG, the
  * timeline (one row per track, one box per event) and a bar chart of the
- * lines by attributed time.  No outside resources: it opens anywhere.  When
+ * lines by attributed time (with the bytes each stored that nothing read).  No outside resources: it opens anywhere.  When
  * it has drawn, the script marks <body> with data-drawn and the counts of
  * what it drew (the test reads them through headless Chromium). */
 #include <inttypes.h>
@@ -61,7 +61,8 @@ static const char page_script[] =
     "  el('rect',{x:BL,y:y,width:Math.max(0.6,w*r[1]/Math.max(1e-9,r[1]+r[2])),height:BH-6,fill:COLORS.kernel},bars);\n"
     "  el('rect',{x:BL+w*r[1]/Math.max(1e-9,r[1]+r[2]),y:y,width:w*r[2]/Math.max(1e-9,r[1]+r[2]),height:BH-6,"
     "fill:'#c9a227'},bars);\n"
-    "  el('text',{x:BL+w+6,y:y+13},bars).textContent=ms(r[1]+r[2]);drawn++;});\n"
+    "  el('text',{x:BL+w+6,y:y+13},bars).textContent=ms(r[1]+r[2])+"
+    "(r[3]?', '+(r[3]/1e6).toFixed(3)+' MB stored, never read':'');drawn++;});\n"
     " document.body.dataset.events=boxes;document.body.dataset.bars=drawn;document.body.dataset.drawn='yes';\n"
     "}\n"
     "draw();\n</script>\n</body></html>\n";
@@ -93,14 +94,14 @@ void pe_prof_export_html(const pe_profile *p, FILE *out)
         fprintf(out, "%s[%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 "]", i ? ",\n" : "", e->kind, e->track,
                 e->start_ns, e->dur_ns, e->ref, e->bytes);
     }
-    /* lines: [label, compute_ns, direct_ns] */
+    /* lines: [label, compute_ns, direct_ns, stored_unread_bytes] */
     fprintf(out, "],\n\"lines\":[");
     pe_prof_row *rows;
     long n = pe_prof_rows(p, PE_BY_LINE, &rows);
     for (long i = 0; i < n && i < MAX_PAGE_LINES; i++) {
         fprintf(out, "%s[", i ? ",\n" : "");
         pe_json_string_html(out, rows[i].label);
-        fprintf(out, ",%.0f,%.0f]", rows[i].compute_ns, rows[i].direct_ns);
+        fprintf(out, ",%.0f,%.0f,%" PRIu64 "]", rows[i].compute_ns, rows[i].direct_ns, rows[i].stored_unread_bytes);
     }
     if (n >= 0) free(rows);
     fprintf(out, "]};\n");

@@ -2,7 +2,9 @@
  * and the attribution of kernel time to call sites.  The layout is in
  * docs/profile-format.md: a top-level map, records as fixed-order arrays
  * (compact: a run has thousands of events), counters as a name→value map.
- * The decoder checks every index and weight, so the reports never need to. */
+ * The decoder checks every index and weight, so the reports never need to.
+ * It reads every version up to PE_PROF_VERSION (a version 1 site record has
+ * no stored-unread pair: 0), and writes the latest. */
 #define _GNU_SOURCE
 #include "profdb.h"
 
@@ -13,7 +15,8 @@
 
 #include "../irformat/msgblob.h"
 
-#define SITE_FIELDS 16
+#define SITE_FIELDS 18
+#define SITE_FIELDS_V1 16 /* before stored_unread, stored_unread_bytes */
 #define KERNEL_FIELDS 11
 #define EVENT_FIELDS 6
 #define MAX_PROFILE_BYTES ((size_t)1 << 31)
@@ -65,9 +68,9 @@ uint8_t *pe_profile_encode(const pe_profile *p, size_t *len)
         pe_mp_pack_str(&pk, s->function);
         msgpack_pack_int64(&pk, s->line);
         msgpack_pack_int64(&pk, s->column);
-        const uint64_t counts[] = {s->calls,      s->reads,  s->read_bytes,  s->read_ns, s->writes,
-                                   s->write_bytes, s->write_ns, s->copies, s->copy_bytes, s->copy_ns,
-                                   s->waits,      s->wait_ns};
+        const uint64_t counts[] = {s->calls,      s->reads,    s->read_bytes, s->read_ns,       s->writes,
+                                   s->write_bytes, s->write_ns, s->copies,     s->copy_bytes,    s->copy_ns,
+                                   s->waits,      s->wait_ns,  s->stored_unread, s->stored_unread_bytes};
         for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) msgpack_pack_uint64(&pk, counts[c]);
     }
 
@@ -164,8 +167,9 @@ bool pe_profile_decode(pe_profile *p, const void *data, size_t len, char *err, s
     uint32_t n;
     const msgpack_object *items = pe_mp_array(&r, pe_mp_get(&r, root, "sites"), "sites", &n);
     if (r.ok && (p->sites = alloc_array(&r, n, sizeof *p->sites))) p->n_sites = n;
+    uint32_t site_fields = blob.version == 1 ? SITE_FIELDS_V1 : SITE_FIELDS;
     for (uint32_t i = 0; r.ok && i < p->n_sites; i++) {
-        const msgpack_object *f = record(&r, &items[i], SITE_FIELDS, "site", i);
+        const msgpack_object *f = record(&r, &items[i], site_fields, "site", i);
         if (!f) break;
         pe_prof_site *s = &p->sites[i];
         s->file = pe_mp_strdup(&r, &f[0], "site file");
@@ -173,8 +177,9 @@ bool pe_profile_decode(pe_profile *p, const void *data, size_t len, char *err, s
         s->line = pe_mp_int(&r, &f[2], "site line");
         s->column = pe_mp_int(&r, &f[3], "site column");
         uint64_t *counts[] = {&s->calls,      &s->reads,    &s->read_bytes, &s->read_ns,    &s->writes, &s->write_bytes,
-                              &s->write_ns,   &s->copies,   &s->copy_bytes, &s->copy_ns,    &s->waits,  &s->wait_ns};
-        for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) *counts[c] = pe_mp_uint(&r, &f[4 + c], "site counter");
+                              &s->write_ns,   &s->copies,   &s->copy_bytes, &s->copy_ns,    &s->waits,  &s->wait_ns,
+                              &s->stored_unread, &s->stored_unread_bytes};
+        for (uint32_t c = 0; c < site_fields - 4; c++) *counts[c] = pe_mp_uint(&r, &f[4 + c], "site counter");
     }
 
     items = pe_mp_array(&r, pe_mp_get(&r, root, "kernels"), "kernels", &n);

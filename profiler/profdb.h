@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define PE_PROF_MAGIC "PEPF"
-#define PE_PROF_VERSION 1
+#define PE_PROF_VERSION 2 /* 2: sites carry stored_unread; version 1 files are read with it 0 */
 
 /* A call site (the patent's PC record): where requests came from, and the
  * counters attributable to it directly. */
@@ -23,6 +23,9 @@ typedef struct {
     uint64_t writes, write_bytes, write_ns; /* pe_from_host / pe_adopt: data from the application */
     uint64_t copies, copy_bytes, copy_ns;   /* transfers between devices made for this site's reads */
     uint64_t waits, wait_ns;                /* time the application waited here for results */
+    uint64_t stored_unread, stored_unread_bytes; /* values made here that a kernel or the interpreter stored
+                                                    and nothing read (no program's load, pe_read or pe_map)
+                                                    before they died or the run ended */
 } pe_prof_site;
 
 /* Which cache gave a kernel its code. */

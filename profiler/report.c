@@ -1,6 +1,8 @@
 /* report.c — the analyser: attribution tables by line, function or kernel,
  * and the four text reports (summary, compute, I/O, runtime).  A line's time
- * is the weighted share of every kernel covering it plus its direct time. */
+ * is the weighted share of every kernel covering it plus its direct time;
+ * beside it, the bytes of the values it made that were stored and never
+ * read (the summary gives their total and the lines with the most). */
 #define _GNU_SOURCE
 #include "report.h"
 
@@ -86,6 +88,8 @@ long pe_prof_rows(const pe_profile *p, pe_prof_group by, pe_prof_row **rows_out)
             rows[r].direct_ns += direct[i];
             rows[r].wait_ns += (double)s->wait_ns;
             rows[r].calls += s->calls;
+            rows[r].stored_unread += s->stored_unread;
+            rows[r].stored_unread_bytes += s->stored_unread_bytes;
         }
     }
     free(compute), free(direct);
@@ -112,13 +116,15 @@ static void print_rows(const pe_profile *p, pe_prof_group by, FILE *out, long li
     double all = 0;
     for (long i = 0; i < n; i++) all += rows[i].compute_ns + rows[i].direct_ns;
     const char *what = by == PE_BY_LINE ? "line" : by == PE_BY_FUNCTION ? "function" : "kernel @ lines";
-    fprintf(out, "  %10s %6s %10s %10s %10s %8s  %s\n", "total ms", "%", "compute ms", "direct ms", "waited ms",
-            by == PE_BY_KERNEL ? "runs" : "calls", what);
+    fprintf(out, "  %10s %6s %10s %10s %10s %8s %11s  %s\n", "total ms", "%", "compute ms", "direct ms", "waited ms",
+            by == PE_BY_KERNEL ? "runs" : "calls", by == PE_BY_KERNEL ? "" : "unread MB", what);
     for (long i = 0; i < n && (limit < 0 || i < limit); i++) {
         double t = rows[i].compute_ns + rows[i].direct_ns;
-        fprintf(out, "  %10.3f %5.1f%% %10.3f %10.3f %10.3f %8llu  %s\n", ms(t), all > 0 ? 100 * t / all : 0,
+        char unread[24] = ""; /* stored, never read: a line's figure, not a kernel's */
+        if (by != PE_BY_KERNEL) snprintf(unread, sizeof unread, "%.3f", (double)rows[i].stored_unread_bytes / 1e6);
+        fprintf(out, "  %10.3f %5.1f%% %10.3f %10.3f %10.3f %8llu %11s  %s\n", ms(t), all > 0 ? 100 * t / all : 0,
                 ms(rows[i].compute_ns), ms(rows[i].direct_ns), ms(rows[i].wait_ns), (unsigned long long)rows[i].calls,
-                rows[i].label);
+                unread, rows[i].label);
     }
     if (limit >= 0 && n > limit) fprintf(out, "  ... %ld more (pe-prof report FILE --by %s)\n", n - limit,
                                          by == PE_BY_LINE ? "line" : by == PE_BY_FUNCTION ? "function" : "kernel");
@@ -132,6 +138,42 @@ void pe_prof_report_table(const pe_profile *p, pe_prof_group by, FILE *out)
 }
 
 static double ratio(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0; }
+
+static int by_unread(const void *a, const void *b)
+{
+    const pe_prof_row *x = a, *y = b;
+    if (x->stored_unread_bytes != y->stored_unread_bytes) return x->stored_unread_bytes < y->stored_unread_bytes ? 1 : -1;
+    return strcmp(x->label, y->label);
+}
+
+/* Bytes kernels stored that nothing read: the total, and the lines that
+ * asked for the most (where demand, a hint or a result kept, outran use). */
+#define UNREAD_LINES_SHOWN 3
+static void print_unread(const pe_profile *p, FILE *out)
+{
+    pe_prof_row *rows;
+    long n = pe_prof_rows(p, PE_BY_LINE, &rows);
+    if (n < 0) {
+        fprintf(out, "  stored, never read: (out of memory)\n");
+        return;
+    }
+    qsort(rows, (size_t)n, sizeof *rows, by_unread);
+    uint64_t bytes = 0, values = 0;
+    long lines = 0;
+    for (long i = 0; i < n && rows[i].stored_unread_bytes; i++, lines++)
+        bytes += rows[i].stored_unread_bytes, values += rows[i].stored_unread;
+    if (!lines) {
+        fprintf(out, "  stored, never read: none\n");
+    } else {
+        fprintf(out, "  stored, never read: %.3f MB (%llu value%s) at %ld line%s:", (double)bytes / 1e6,
+                (unsigned long long)values, values == 1 ? "" : "s", lines, lines == 1 ? "" : "s");
+        for (long i = 0; i < lines && i < UNREAD_LINES_SHOWN; i++)
+            fprintf(out, "%s %s (%.3f MB)", i ? "," : "", base_name(rows[i].label),
+                    (double)rows[i].stored_unread_bytes / 1e6);
+        fprintf(out, "%s\n", lines > UNREAD_LINES_SHOWN ? ", ... (pe-prof report FILE --by line)" : "");
+    }
+    free(rows);
+}
 
 void pe_prof_report_summary(const pe_profile *p, FILE *out)
 {
@@ -157,6 +199,7 @@ void pe_prof_report_summary(const pe_profile *p, FILE *out)
             ms((double)pe_profile_counter(p, "compile_ns")), (unsigned long long)pe_profile_counter(p, "program_memory_hits"),
             (unsigned long long)pe_profile_counter(p, "program_disk_hits"),
             ratio(pe_profile_counter(p, "pool_busy_ns"), pe_profile_counter(p, "pool_capacity_ns")));
+    print_unread(p, out);
     fprintf(out, "  top lines:\n");
     print_rows(p, PE_BY_LINE, out, 8);
 }

@@ -18,6 +18,7 @@ typedef struct {
     double direct_ns;  /* reads, writes, copies */
     double wait_ns;    /* the application waiting for results (not in the total) */
     uint64_t calls;    /* requests (for a kernel: executions) */
+    uint64_t stored_unread, stored_unread_bytes; /* values made here stored and never read (not for kernels) */
 } pe_prof_row;
 
 /* The rows for a grouping, sorted by total time, longest first; the count,

@@ -1,8 +1,9 @@
 /* fuzz_profile.c — libFuzzer target for the profile database (.pep,
  * profiler/profdb.c) and everything pe-prof does with one it accepted: each
  * input is decoded as a whole file and, framed with a correct header and
- * checksum, as a payload (so that mutations reach the msgpack walk, not only
- * the checksum).  What decodes is reported (the four reports, every
+ * checksum, as a payload of every format version the decoder reads (so that
+ * mutations reach the msgpack walk, not only the checksum; seeds 0 and 1 are
+ * version 1 payloads, seed 2 a version 2 one).  What decodes is reported (the four reports, every
  * attribution table, the trace and HTML exports, a diff with itself) into
  * /dev/null, and must re-encode and decode again. */
 #include <stdint.h>
@@ -49,9 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!sink && !(sink = fopen("/dev/null", "w"))) abort();
     decode_use_reencode(data, size);
     msgpack_sbuffer sb = {.size = size, .data = (char *)data, .alloc = size};
-    size_t len;
-    uint8_t *framed = pe_blob_frame(PE_PROF_MAGIC, PE_PROF_VERSION, &sb, &len);
-    if (framed) decode_use_reencode(framed, len);
-    free(framed);
+    for (uint16_t version = 1; version <= PE_PROF_VERSION; version++) {
+        size_t len;
+        uint8_t *framed = pe_blob_frame(PE_PROF_MAGIC, version, &sb, &len);
+        if (framed) decode_use_reencode(framed, len);
+        free(framed);
+    }
     return 0;
 }

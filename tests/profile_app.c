@@ -1,6 +1,8 @@
 /* profile_app.c — the program the pe-prof end-to-end test profiles twice:
  * `profile_app` and `profile_app slow`, which does 20x the work at the line
- * marked PLANTED (the slowdown pe-prof diff must find). */
+ * marked PLANTED (the slowdown pe-prof diff must find); the line marked
+ * UNREAD makes a value that is stored and never read (pe-prof's summary
+ * must name it). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,8 @@ int main(int argc, char **argv)
         total += v;
         pe_release(w);
     }
+    pe_array kept = pe_add(x, 1.0f); /* UNREAD: a result kept, never read, alive until pe_shutdown */
+    (void)kept;
     pe_release(x);
     pe_shutdown();
     printf("total %.6g\n", total);

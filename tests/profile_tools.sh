@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # profile_tools.sh PE_PROF PROFILE_APP SOURCE_DIR — pe-prof end to end: two
 # profiled runs of profile_app (the second with a planted slowdown), then
-# report, diff (must flag the planted line and exit 1), trace (validated by
+# report (its summary must name the line whose value was stored and never
+# read, with its bytes), diff (must flag the planted line and exit 1), trace (validated by
 # check_trace_json.py), html (rendered by headless Chromium, which must have
 # drawn), and a truncated database (rejected, exit 2).
 set -euo pipefail
@@ -9,6 +10,7 @@ pe_prof=$1 app=$2 src=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 planted=$(grep -n 'PLANTED' "$src/tests/profile_app.c" | tail -1 | cut -d: -f1)
+unread=$(grep -n 'UNREAD:' "$src/tests/profile_app.c" | tail -1 | cut -d: -f1)
 
 PE_PROFILE=$work/a.pep "$app" >/dev/null 2>"$work/a.err"
 PE_PROFILE=$work/b.pep "$app" slow >/dev/null 2>"$work/b.err"
@@ -19,6 +21,10 @@ for section in "PE profile summary" "== time by line" "== compute" "== I/O" "== 
   grep -q "$section" "$work/report.txt" || { echo "report lacks '$section'"; cat "$work/report.txt"; exit 1; }
 done
 grep -q "profile_app.c:$planted" "$work/report.txt"
+# 2^20 f32 values: 4194304 bytes
+"$pe_prof" report "$work/a.pep" --only summary >"$work/summary.txt"
+grep -q "stored, never read: 4.194 MB (1 value) at 1 line: profile_app.c:$unread (4.194 MB)$" "$work/summary.txt" ||
+  { echo "the summary does not name line $unread as stored, never read"; cat "$work/summary.txt"; exit 1; }
 "$pe_prof" report "$work/a.pep" --by function --only compute | grep -q "pow"
 
 set +e

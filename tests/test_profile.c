@@ -2,9 +2,11 @@
  * PE_PROFILE records each line's requests, reads and writes as the program
  * made them (counted here independently), kernel weights follow the op
  * catalog's costs and sum to 1, per-line shares add up to the kernel totals,
- * results are bitwise the same with and without profiling, the database
- * round-trips byte for byte, and corrupt, truncated, hostile or foreign
- * files are rejected with a message (never a crash: this runs under ASan). */
+ * the bytes stored and never read go to the lines that made them (and the
+ * summary says so), results are bitwise the same with and without
+ * profiling, the database round-trips byte for byte, a version 1 file is
+ * still read, and corrupt, truncated, hostile or foreign files are rejected
+ * with a message (never a crash: this runs under ASan). */
 #include "test_util.h"
 
 #include <unistd.h>
@@ -158,12 +160,100 @@ static void test_sites_kernels_and_attribution(void **state)
     free(rows);
     assert_true(fabs(function_ns - kernel_ns) <= 1e-3 * kernel_ns);
 
+    /* every value stored here was read: a loaded input, a pe_read */
+    for (uint32_t i = 0; i < p.n_sites; i++) assert_int_equal(p.sites[i].stored_unread_bytes, 0);
+
     /* the timeline refers to what exists and lies within the run */
     assert_true(p.n_events > 0);
     for (uint32_t i = 0; i < p.n_events; i++) assert_true(p.events[i].start_ns <= p.wall_ns);
     assert_true(p.wall_ns > 0);
     pe_profile_free(&p);
     unlink(profile_path);
+}
+
+/* pe-prof report's summary of p, as text into *text (malloc'd). */
+static void summary_of(const pe_profile *p, char **text, size_t *len)
+{
+    FILE *f = open_memstream(text, len);
+    assert_non_null(f);
+    pe_prof_report_summary(p, f);
+    fclose(f);
+}
+
+#define UNREAD_N 250000 /* f32: 1,000,000 bytes a value */
+static int line_kept, line_hinted, line_read_now, line_read_later;
+
+/* Values stored and never read, and values stored and read, one line each. */
+static void run_unread_program(void)
+{
+    float *h = malloc(sizeof *h * UNREAD_N), *out = malloc(sizeof *out * UNREAD_N);
+    assert_true(h && out);
+    for (int i = 0; i < UNREAD_N; i++) h[i] = (float)(i % 100) * 0.01f;
+    pe_array x = pe_f32_1d(h, UNREAD_N);
+    line_kept = __LINE__ + 1;
+    pe_array kept = pe_add(x, 1.0f); /* a result kept for later, never read: stored, alive at the end */
+    line_hinted = __LINE__ + 1;
+    pe_array hinted = pe_exp(x);
+    line_read_now = __LINE__ + 1;
+    pe_array now = pe_mul(hinted, 2.0f);
+    line_read_later = __LINE__ + 1;
+    pe_array later = pe_mul(x, 3.0f); /* stored: nothing in its batch consumes it */
+    /* stored (demanded), but its one consumer is in its own kernel: nothing
+     * loads the stored copy (the interpreter's consumer does), and it dies so */
+    pe_hint_read(hinted);
+    assert_int_equal(pe_read(now, out, sizeof *out * UNREAD_N), PE_OK);
+    pe_array total = pe_sum(later); /* a later batch loads it */
+    float v;
+    assert_int_equal(pe_read_f32(total, &v), PE_OK);
+    pe_release(hinted), pe_release(now), pe_release(later), pe_release(total), pe_release(x);
+    (void)kept; /* freed by pe_shutdown */
+    free(h), free(out);
+}
+
+static void test_stored_never_read(void **state)
+{
+    (void)state;
+    snprintf(profile_path, sizeof profile_path, "test_profile_unread.%d.pep", (int)getpid());
+    setenv("PE_PROFILE", profile_path, 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    run_unread_program();
+    pe_shutdown();
+    unsetenv("PE_PROFILE");
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_load(&p, profile_path, err, sizeof err)) fail_msg("%s", err);
+    unlink(profile_path);
+
+    const uint64_t value_bytes = UNREAD_N * sizeof(float);
+    const pe_prof_site *kept = site_at_line(&p, line_kept), *hinted = site_at_line(&p, line_hinted);
+    assert_int_equal(kept->stored_unread, 1);
+    assert_int_equal(kept->stored_unread_bytes, value_bytes);
+    assert_int_equal(site_at_line(&p, line_read_now)->stored_unread_bytes, 0);
+    assert_int_equal(site_at_line(&p, line_read_later)->stored_unread_bytes, 0);
+    /* the JIT stored the hinted value beside the register its consumer used;
+     * the interpreter's consumer loaded it */
+    assert_int_equal(hinted->stored_unread, jit_executor() ? 1 : 0);
+    assert_int_equal(hinted->stored_unread_bytes, jit_executor() ? value_bytes : 0);
+    uint64_t all = 0;
+    for (uint32_t i = 0; i < p.n_sites; i++) all += p.sites[i].stored_unread_bytes;
+    assert_int_equal(all, kept->stored_unread_bytes + hinted->stored_unread_bytes);
+
+    /* pe-prof report's summary: the total and the lines */
+    char *text;
+    size_t text_len;
+    summary_of(&p, &text, &text_len);
+    const char *want = jit_executor() ? "stored, never read: 2.000 MB (2 values) at 2 lines:"
+                                      : "stored, never read: 1.000 MB (1 value) at 1 line:";
+    const char *line = strstr(text, want);
+    if (!line) fail_msg("the summary lacks '%s':\n%s", want, text);
+    char at[64];
+    snprintf(at, sizeof at, "test_profile.c:%d (1.000 MB)", line_kept);
+    const char *end = strchr(line, '\n');
+    assert_true(strstr(line, at) && strstr(line, at) < end);
+    snprintf(at, sizeof at, "test_profile.c:%d (1.000 MB)", line_hinted);
+    assert_true(jit_executor() == (strstr(line, at) && strstr(line, at) < end));
+    free(text);
+    pe_profile_free(&p);
 }
 
 /* Encode(decode(file)) is the file, byte for byte. */
@@ -197,10 +287,49 @@ static void expect_rejected(const void *data, size_t len, const char *why)
 
 /* Reframes a payload with a correct checksum: the decoder's checks past the
  * frame must hold on their own. */
-static uint8_t *reframe(const uint8_t *payload, size_t n, size_t *len)
+static uint8_t *reframe_as(uint16_t version, const uint8_t *payload, size_t n, size_t *len)
 {
     msgpack_sbuffer sb = {.size = n, .data = (char *)payload, .alloc = n};
-    return pe_blob_frame(PE_PROF_MAGIC, PE_PROF_VERSION, &sb, len);
+    return pe_blob_frame(PE_PROF_MAGIC, version, &sb, len);
+}
+
+static uint8_t *reframe(const uint8_t *payload, size_t n, size_t *len)
+{
+    return reframe_as(PE_PROF_VERSION, payload, n, len);
+}
+
+/* A version 1 database (the fuzzing corpus's first seeds are version 1
+ * payloads) is still read, with nothing stored unread; the same payload
+ * claiming the current version is refused: its site records are short. */
+static void test_version_1(void **state)
+{
+    (void)state;
+    char err[600];
+    size_t len, flen;
+    uint8_t *payload = pe_blob_read_file(PE_TESTS_DIR "/corpus/profile/seed0.payload", 1 << 20, &len, err, sizeof err);
+    if (!payload) fail_msg("%s", err);
+    uint8_t *framed = reframe_as(1, payload, len, &flen);
+    assert_non_null(framed);
+    pe_profile p;
+    if (!pe_profile_decode(&p, framed, flen, err, sizeof err)) fail_msg("%s", err);
+    free(framed);
+    assert_true(p.n_sites > 0);
+    for (uint32_t i = 0; i < p.n_sites; i++) {
+        assert_true(p.sites[i].calls > 0);
+        assert_int_equal(p.sites[i].stored_unread, 0);
+        assert_int_equal(p.sites[i].stored_unread_bytes, 0);
+    }
+    char *text;
+    size_t text_len;
+    summary_of(&p, &text, &text_len);
+    assert_non_null(strstr(text, "stored, never read: none"));
+    free(text);
+    pe_profile_free(&p);
+    framed = reframe(payload, len, &flen);
+    assert_false(pe_profile_decode(&p, framed, flen, err, sizeof err));
+    assert_non_null(strstr(err, "fields, expected 18"));
+    free(framed);
+    free(payload);
 }
 
 static void test_corrupt_truncated_foreign(void **state)
@@ -332,8 +461,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sites_kernels_and_attribution),
+        cmocka_unit_test(test_stored_never_read),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_corrupt_truncated_foreign),
+        cmocka_unit_test(test_version_1),
         cmocka_unit_test(test_default_name_and_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

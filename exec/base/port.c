@@ -102,9 +102,16 @@ void pe_port_drop_inputs(pe_port *p)
     for (int i = 0; i < n; i++) pe_port_unref(p->in[i]);
 }
 
+/* The profiler's hook for stored values that die unread (it sets the
+ * flags, so without PE_PROFILE the test below is never true). */
+static void (*unread_dies)(const pe_port *p);
+
+void pe_port_unread_dies_to(void (*fn)(const pe_port *p)) { unread_dies = fn; }
+
 static void free_port(uint32_t idx)
 {
     pe_port *p = pe_port_at(idx);
+    if (p->prof_stored && !p->prof_read && unread_dies) unread_dies(p);
     pe_port_drop_inputs(p);
     if (p->buf) {
         if (p->free_fn) {

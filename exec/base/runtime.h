@@ -78,6 +78,9 @@ typedef struct pe_port {
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
     uint32_t key_same_as;    /* a uniform scalar's: the external number of the first one of equal dtype and
                                 value in that key (its own if none), which the key records: kernels share it */
+    /* The profiler's "stored, never read" (profiler/collect.c sets both, only under PE_PROFILE): */
+    bool prof_stored;        /* a program stored its value (a kernel's output, an interpreted result) */
+    bool prof_read;          /* a program loaded it, or pe_read / pe_map read it */
 } pe_port;
 
 /* ------------------------------------------------------------- work queue */
@@ -223,6 +226,10 @@ bool pe_port_copy_lent(pe_port *p);
 void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
                       const int64_t *shape, const int64_t *params, int n_params);
 void pe_port_maybe_free(uint32_t idx);
+/* Who hears of a port dying with a stored value nothing read (prof_stored
+ * without prof_read): the profiler registers itself (a call up turned
+ * around); NULL, nobody. */
+void pe_port_unread_dies_to(void (*fn)(const pe_port *p));
 /* Makes p's host copy: a value computed on a GPU is copied down on first
  * use, by the executor that holds it; false when it cannot, p is then
  * INVALID with the reason. */

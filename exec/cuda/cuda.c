@@ -311,8 +311,8 @@ static void profile_gpu_kernels(cuda_gpu *g, const pe_program_seq *seq, const bo
         if (!work[i]) continue;
         uint64_t span = (uint64_t)((double)(end - start) * work[i] / total);
         pe_prof_kernel_run run = {.hash = kir_hash(p->kir), .device = device, .members = p->members,
-                                  .n_members = p->n_members, .elements = p->numel, .served = p->served,
-                                  .compile_ns = p->compile_ns};
+                                  .n_members = p->n_members, .params = p->bind, .n_params = p->kir->n_params,
+                                  .elements = p->numel, .served = p->served, .compile_ns = p->compile_ns};
         pe_program_traffic(p, &run.bytes_read, &run.bytes_written);
         pe_prof_kernel_ran(&run, at, at + span, track);
         at += span;

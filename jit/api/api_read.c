@@ -136,7 +136,7 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
     } else {
         fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
     }
-    if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now());
+    if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now()), pe_prof_value_read(p);
     return PE_OK;
 }
 
@@ -183,6 +183,7 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
     if (pe_prof_on) {
         uint64_t now = pe_prof_now();
         pe_prof_io_at(s, PE_PROF_READ, as_f32 ? sizeof(float) : sizeof(double), now, now);
+        pe_prof_value_read(p);
     }
     return PE_OK;
 }
@@ -219,6 +220,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
     if (pe_prof_on) { /* a view, not a copy: a read of no time */
         uint64_t now = pe_prof_now();
         pe_prof_io_at(s, PE_PROF_READ, pe_port_bytes(p), now, now);
+        pe_prof_value_read(p);
     }
     return p->buf;
 }

@@ -56,6 +56,7 @@ static bool requeue(uint32_t idx)
         return false;
     }
     p->recomputes++;
+    p->prof_stored = p->prof_read = false; /* the profiler's marks are the new computation's */
     pe_rt.stats.values_recomputed++;
     /* held only by the expressions that read it: computed for them, then gone */
     if (p->refs_app == 0 && p->maps == 0) return pe_queue_push(PE_ENTRY_RELEASE, idx);

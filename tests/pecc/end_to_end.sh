@@ -9,8 +9,9 @@
 #  3. a long loop without reads: with pecc its batches are cut at the loop
 #     header and the trace cache hits every one after the first; the same
 #     value without pecc;
-#     a read that is its value's last use is computed into the caller's
-#     buffer (readlast.c), with the values of the plain build;
+#     a read is computed into the caller's buffer (readlast.c), with the
+#     values of the plain build, and where it is the value's last use the
+#     value is released after it;
 #     branches, early returns, goto, break and continue (departures.c) and
 #     the Black-Scholes example print the same with and without pecc;
 #  4. a source libclang cannot parse still compiles, with a warning;
@@ -72,7 +73,8 @@ echo "loopkeys: trace cache $hits hits of $lookups lookups with pecc; without: $
 "$bin/readlast_pecc" 200000 5 >"$work/rl_pecc.txt" 2>/dev/null
 grep values "$work/rl_plain.txt" | diff - <(grep values "$work/rl_pecc.txt") || fail "readlast: values differ with pecc"
 grep -q "in place 5" "$work/rl_pecc.txt" || fail "readlast: reads not computed in place with pecc"
-grep -q "in place 0" "$work/rl_plain.txt" || fail "readlast: a plain build read in place"
+grep -q "in place 5" "$work/rl_plain.txt" || fail "readlast: a plain build did not read in place"
+grep -q "live arrays 2$" "$work/rl_pecc.txt" || fail "readlast: pecc's last uses did not release the values read"
 
 "$bin/departures_plain" >"$work/dep_plain.txt" 2>/dev/null
 "$bin/departures_pecc" >"$work/dep_pecc.txt" 2>"$work/dep_err.txt" || fail "departures with pecc: $(cat "$work/dep_err.txt")"
