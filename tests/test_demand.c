@@ -166,6 +166,31 @@ static void test_long_chain_of_held_values_is_one_kernel(void **state)
     free(x), free(out);
 }
 
+/* t, released by the application, is held by two expressions u1 and u2.
+ * Computing u1 again computes t for it; t must stay an expression for u2
+ * (a crash before: t became a value without a buffer that u2 then read). */
+static void test_released_value_shared_by_two_expressions(void **state)
+{
+    (void)state;
+    float *x = inputs(7), *out = malloc(N * sizeof *out);
+    pe_array a = pe_f32_1d(x, N);
+    pe_array t = pe_mul(a, 2.0f), u1 = pe_add(t, 1.0f), u2 = pe_add(t, 2.0f), v = pe_mul(u1, u2), s = pe_sum(v);
+    float sum;
+    assert_int_equal(pe_read(s, &sum, sizeof sum), PE_OK);
+    pe_release(t);
+    const float *m = pe_map(u1);
+    assert_non_null(m);
+    for (int i = 0; i < N; i++) assert_true(m[i] == x[i] * 2.0f + 1.0f);
+    pe_unmap(u1);
+    assert_int_equal(pe_read(u2, out, N * sizeof *out), PE_OK);
+    for (int i = 0; i < N; i++)
+        if (out[i] != x[i] * 2.0f + 2.0f) fail_msg("element %d: %.9g != %.9g", i, out[i], x[i] * 2.0f + 2.0f);
+    assert_int_equal(pe_read(v, out, N * sizeof *out), PE_OK);
+    for (int i = 0; i < N; i++) assert_true(out[i] == (x[i] * 2.0f + 1.0f) * (x[i] * 2.0f + 2.0f));
+    pe_release(a), pe_release(u1), pe_release(u2), pe_release(v), pe_release(s);
+    free(x), free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +199,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_consumer_of_a_submitted_batch, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_expression_over_a_failed_input, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_long_chain_of_held_values_is_one_kernel, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_released_value_shared_by_two_expressions, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,8 +58,10 @@ static bool requeue(uint32_t idx)
     p->recomputes++;
     p->prof_stored = p->prof_read = false; /* the profiler's marks are the new computation's */
     pe_rt.stats.values_recomputed++;
-    /* held only by the expressions that read it: computed for them, then gone */
-    if (p->refs_app == 0 && p->maps == 0) return pe_queue_push(PE_ENTRY_RELEASE, idx);
+    /* No RELEASE entry, even where only expressions hold it: computed for
+     * the consumer that queued it, it stays an expression for the others
+     * (released in the batch, it would be a value without a buffer that
+     * another expression still reads). */
     return true;
 }
 
