@@ -35,10 +35,10 @@ static bool compatible(pe_array a, pe_array b)
     return true;
 }
 
-/* Three inputs of random values: m x n, 1 x n and m x 1. */
-static int make_inputs(value *v, pe_dtype t)
+/* Three inputs of random values: m x n, 1 x n and m x 1 (n <= max_n). */
+static int make_inputs(value *v, pe_dtype t, uint32_t max_n)
 {
-    const int64_t m = 1 + next() % 9, n = 1 + next() % 70;
+    const int64_t m = 1 + next() % 9, n = 1 + next() % max_n;
     int64_t shapes[3][2] = {{m, n}, {1, n}, {m, 1}};
     for (int k = 0; k < 3; k++) {
         int64_t numel = shapes[k][0] * shapes[k][1];
@@ -83,7 +83,7 @@ static int run_program(uint64_t seed, pe_dtype t, double *out, int max_out)
     rng = seed;
     pe_scope scope = pe_scope_begin(); /* takes the nested intermediates */
     value v[MAX_VALUES];
-    int nv = make_inputs(v, t), n_out = 0;
+    int nv = make_inputs(v, t, 70), n_out = 0;
     for (int step = 0; step < STEPS; step++) {
         int i = (int)(next() % (uint32_t)nv), j = (int)(next() % (uint32_t)nv);
         if (!v[i].live || !v[j].live || !compatible(v[i].a, v[j].a)) continue;
@@ -150,36 +150,59 @@ static void test_random_programs_agree_with_interpreter(void **state)
     free(want), free(got);
 }
 
-/* Values on demand (issue 19): a program that holds every value it makes and
- * reads them as it goes and at the end in a random order, so that values a
- * kernel only computed for its consumers stay expressions and are computed
- * again by later batches.  `eager` hints every value as it is made, so each
- * is stored where it is first computed.  Both read the same values. */
+/* Appends a's values to out (at most max_out), read with pe_read or pe_map. */
+static int read_value(pe_array a, double *out, int max_out, bool mapped)
+{
+    int64_t count = pe_numel(a);
+    if (mapped) {
+        const void *p = pe_map(a);
+        assert_non_null(p);
+        pe_dtype t = pe_dtype_of(a);
+        for (int64_t e = 0; e < count && e < max_out; e++)
+            out[e] = t == PE_F64 ? ((const double *)p)[e] : t == PE_F32 ? ((const float *)p)[e] : ((const int32_t *)p)[e];
+        pe_unmap(a);
+    } else {
+        double *x = tu_read_as_f64(a, &count);
+        for (int64_t e = 0; e < count && e < max_out; e++) out[e] = x[e];
+        free(x);
+    }
+    return (int)(count < max_out ? count : max_out);
+}
+
+/* Values on demand (issue 19): a program that holds the values it makes
+ * (releasing some at random, which the expressions reading them keep) and
+ * reads them, with pe_read or pe_map, as it goes and at the end in a random
+ * order, so that values a kernel only computed for its consumers stay
+ * expressions and are computed again by later batches, and reads go into
+ * the reader's buffer.  `eager` hints every value as it is made, so each is
+ * stored where it is first computed.  Both read the same values. */
 static int run_held_program(uint64_t seed, pe_dtype t, bool eager, double *out, int max_out)
 {
     rng = seed;
     pe_scope scope = pe_scope_begin();
     value v[MAX_VALUES];
-    int nv = make_inputs(v, t), n_out = 0;
+    /* rows up to 3000: reads of 16 KB and more go straight into the reader's buffer */
+    int nv = make_inputs(v, t, 3000), n_out = 0;
     for (int step = 0; step < STEPS && nv < MAX_VALUES; step++) {
         int i = (int)(next() % (uint32_t)nv), j = (int)(next() % (uint32_t)nv);
-        if (!compatible(v[i].a, v[j].a)) continue;
+        if (!v[i].live || !v[j].live || !compatible(v[i].a, v[j].a)) continue;
         pe_array r = random_op(v[i].a, v[j].a);
         if (eager) pe_hint_read(r);
         v[nv++] = (value){r, true};
-        if (next() % 4 == 0) { /* read one of the values made so far */
-            int64_t count;
-            double *x = tu_read_as_f64(v[3 + (int)(next() % (uint32_t)(nv - 3))].a, &count);
-            for (int64_t e = 0; e < count && n_out < max_out; e++) out[n_out++] = x[e];
-            free(x);
+        int k = 3 + (int)(next() % (uint32_t)(nv - 3));
+        switch (next() % 8) {
+        case 0: case 1: /* read one of the values made so far */
+            if (v[k].live) n_out += read_value(v[k].a, out + n_out, max_out - n_out, next() % 2);
+            break;
+        case 2: /* release one: the expressions reading it keep it */
+            if (v[k].live) pe_release(v[k].a), v[k].live = false;
+            break;
+        default: break;
         }
     }
-    for (int left = nv - 3; left > 0; left--) { /* every value, in a random order */
+    for (int left = nv - 3; left > 0; left--) { /* every value still held, in a random order */
         int k = 3 + (int)(next() % (uint32_t)left);
-        int64_t count;
-        double *x = tu_read_as_f64(v[k].a, &count);
-        for (int64_t e = 0; e < count && n_out < max_out; e++) out[n_out++] = x[e];
-        free(x);
+        if (v[k].live) n_out += read_value(v[k].a, out + n_out, max_out - n_out, next() % 2);
         value last = v[3 + left - 1];
         v[3 + left - 1] = v[k], v[k] = last;
     }
@@ -193,7 +216,7 @@ static int run_held_program(uint64_t seed, pe_dtype t, bool eager, double *out, 
 static void test_held_values_recomputed_bitwise(void **state)
 {
     (void)state;
-    enum { MAX_OUT = 1 << 17 };
+    enum { MAX_OUT = 1 << 20 };
     double *eager = malloc(MAX_OUT * sizeof *eager), *lazy = malloc(MAX_OUT * sizeof *lazy),
            *want = malloc(MAX_OUT * sizeof *want);
     uint64_t recomputed = 0, deferred = 0;
