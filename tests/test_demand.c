@@ -191,6 +191,59 @@ static void test_released_value_shared_by_two_expressions(void **state)
     free(x), free(out);
 }
 
+/* x (4 MB) is released by the application but held by the expression
+ * t = x * 2.  Under PE_RETAIN_LIMIT (MB) x stays, and t stays an
+ * expression; past it t is computed and stored, and x goes. */
+static void retained_input(const char *limit_mb, bool expect_stored)
+{
+    pe_shutdown();
+    setenv("PE_RETAIN_LIMIT", limit_mb, 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    unsetenv("PE_RETAIN_LIMIT");
+    enum { BIG = 1 << 20 };
+    float *x = malloc(BIG * sizeof *x), *out = malloc(BIG * sizeof *out);
+    for (int i = 0; i < BIG; i++) x[i] = (float)(i % 1000) * 0.5f;
+    pe_array px = pe_f32_1d(x, BIG);
+    pe_array t = pe_mul(px, 2.0f);
+    pe_array s = pe_sum(t);
+    double sum;
+    assert_int_equal(pe_read_f64(s, &sum), PE_OK);
+    pe_sync();
+    pe_stats before = stats();
+    pe_release(px);
+    pe_sync();
+    pe_stats after = stats();
+    const int64_t x_bytes = BIG * sizeof(float);
+    if (on_interpreter()) { /* t has a value of its own: x goes */
+        assert_int_equal(after.live_bytes, before.live_bytes - x_bytes);
+    } else { /* x stays for t, or t is stored and x goes */
+        assert_int_equal(after.values_recomputed - before.values_recomputed, expect_stored ? 1 : 0);
+        assert_int_equal(after.live_bytes, before.live_bytes);
+    }
+    assert_int_equal(pe_read(t, out, BIG * sizeof *out), PE_OK);
+    for (int i = 0; i < BIG; i++)
+        if (out[i] != x[i] * 2.0f) fail_msg("element %d: %.9g != %.9g", i, out[i], x[i] * 2.0f);
+    if (!on_interpreter()) /* an expression is computed into the reader's buffer */
+        assert_int_equal(stats().values_recomputed - after.values_recomputed, expect_stored ? 0 : 1);
+    pe_release(t), pe_release(s);
+    pe_sync();
+    assert_int_equal(stats().live_arrays, 0); /* x, t and their buffers all gone */
+    assert_int_equal(stats().live_bytes, 0);
+    free(x), free(out);
+}
+
+static void test_retained_input_under_the_limit(void **state)
+{
+    (void)state;
+    retained_input("256", false);
+}
+
+static void test_retained_input_past_the_limit(void **state)
+{
+    (void)state;
+    retained_input("1", true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +253,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_expression_over_a_failed_input, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_long_chain_of_held_values_is_one_kernel, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_released_value_shared_by_two_expressions, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_retained_input_under_the_limit, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_retained_input_past_the_limit, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,13 @@
  * the value went where it was demanded, the buffer goes back to the reader,
  * and PE keeps the expression, not a copy.  Everything else is a value
  * (READY: a buffer, or a scalar for a reduction) or nobody's, and its
- * inputs are let go. */
+ * inputs are let go.
+ *
+ * What expressions hold costs memory: a stored value the application
+ * released stays while an expression reads it.  Those bytes are counted
+ * (pe_rt.retained_bytes); past PE_RETAIN_LIMIT the expressions holding them
+ * are computed and stored (jit/record/demand.c), and the values go. */
+#include "grow.h"
 #include "executor.h"
 #include "runtime.h"
 
@@ -39,6 +45,41 @@ static int member_position(const pe_program *prog, uint32_t port, int before)
     return -1;
 }
 
+void pe_port_update_retained(pe_port *p)
+{
+    bool retained = p->state == PE_PORT_READY && p->buf && p->refs_app == 0 && p->maps == 0 && p->expr_readers > 0;
+    if (retained == p->retained) return;
+    p->retained = retained;
+    pe_rt.retained_bytes += retained ? (int64_t)pe_port_bytes(p) : -(int64_t)pe_port_bytes(p);
+}
+
+/* Port idx keeps its inputs as an expression: they count it as a reader,
+ * and the list of expressions has it (for the retain limit's search; out of
+ * memory it is left out, which only spares it from that search). */
+static void become_expression(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    p->holds_as_expression = true;
+    for (int k = 0; k < p->n_in; k++) {
+        pe_port *q = pe_port_at(p->in[k]);
+        q->expr_readers++;
+        pe_port_update_retained(q);
+    }
+    if (PE_GROW(pe_rt.expressions, pe_rt.cap_expressions, pe_rt.n_expressions + 1))
+        pe_rt.expressions[pe_rt.n_expressions++] = idx;
+}
+
+void pe_port_expression_done(pe_port *p)
+{
+    if (!p->holds_as_expression) return;
+    p->holds_as_expression = false;
+    for (int k = 0; k < p->n_in; k++) {
+        pe_port *q = pe_port_at(p->in[k]);
+        q->expr_readers--;
+        pe_port_update_retained(q);
+    }
+}
+
 void pe_kernel_settle(const pe_program *prog)
 {
     bool kept[KIR_MAX_BODY] = {0};
@@ -56,10 +97,12 @@ void pe_kernel_settle(const pe_program *prog)
         if (!kept[m]) {
             p->state = PE_PORT_READY;
             pe_port_drop_inputs(p);
+            pe_port_update_retained(p); /* a value expressions of earlier batches read */
             continue;
         }
         p->state = PE_PORT_DEFERRED;
         pe_rt.stats.values_deferred++;
+        if (!p->holds_as_expression) become_expression(prog->members[m]);
         for (int k = 0; k < p->n_in; k++) {
             int producer = member_position(prog, p->in[k], m);
             if (producer >= 0) kept[producer] = true;

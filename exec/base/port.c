@@ -97,6 +97,7 @@ void pe_port_unref(uint32_t idx)
 
 void pe_port_drop_inputs(pe_port *p)
 {
+    pe_port_expression_done(p);
     int n = p->n_in;
     p->n_in = 0;
     for (int i = 0; i < n; i++) pe_port_unref(p->in[i]);
@@ -113,6 +114,8 @@ static void free_port(uint32_t idx)
     pe_port *p = pe_port_at(idx);
     if (p->prof_stored && !p->prof_read && unread_dies) unread_dies(p);
     pe_port_drop_inputs(p);
+    if (p->retained) pe_rt.retained_bytes -= (int64_t)pe_port_bytes(p);
+    p->retained = false;
     if (p->buf) {
         if (p->free_fn) {
             p->free_fn(p->buf, p->free_ctx);
@@ -159,6 +162,7 @@ void pe_ports_forget_since(uint32_t first)
         pe_port *p = pe_port_at(i);
         if (p->state == PE_PORT_FREE) continue;
         if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
+        if (p->retained) pe_rt.retained_bytes -= (int64_t)pe_port_bytes(p);
         free(p->err_msg);
         uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
         memset(p, 0, sizeof *p);

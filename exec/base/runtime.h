@@ -74,6 +74,9 @@ typedef struct pe_port {
     bool lent_keeps_handle;  /* its buffer is a reader's (pe_read), who keeps the handle: once computed
                                 into it, the value is an expression again (deferred.c) */
     uint32_t lent_fills;     /* times a kernel computed it into a reader's buffer and gave that back */
+    uint32_t expr_readers;   /* expressions (DEFERRED ports) holding it as an input */
+    bool holds_as_expression; /* an expression: counted in its inputs' expr_readers until it is computed */
+    bool retained;           /* counted in pe_rt.retained_bytes: a stored value only expressions hold */
     uint32_t visit;          /* demand.c's traversal stamp */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
     uint32_t key_same_as;    /* a uniform scalar's: the external number of the first one of equal dtype and
@@ -150,6 +153,14 @@ typedef struct {
     int block_depth;
     /* execution */
     pe_executor *executor;
+    /* values on demand (exec/base/deferred.c): the bytes of stored values
+     * that only expressions hold, and the bound past which the expressions
+     * holding them are computed and stored (PE_RETAIN_LIMIT); the ports that
+     * became expressions (entries go stale: the list is compacted when read) */
+    int64_t retained_bytes, retain_limit;
+    uint32_t relieved_epoch; /* the batch whose recording last stored them (at most once a batch) */
+    uint32_t *expressions;
+    size_t n_expressions, cap_expressions;
     pe_stats stats;
 } pe_runtime;
 
@@ -254,5 +265,10 @@ bool pe_port_dead_in_batch(const pe_port *p);
  * the kernel only, it gets no store and stays an expression (DEFERRED).
  * `outside_uses`: its consumers in the batch that are not in its kernel. */
 bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses);
+/* Re-counts p in pe_rt.retained_bytes after its references, readers or
+ * state changed (deferred.c). */
+void pe_port_update_retained(pe_port *p);
+/* An expression lets go of its inputs (computed, or dying): their readers' counts. */
+void pe_port_expression_done(pe_port *p);
 
 #endif

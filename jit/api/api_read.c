@@ -236,6 +236,7 @@ void pe_unmap_at(const pe_site *s, pe_array a)
     pe_port *p = pe_port_peek(a, &idx);
     if (p && p->maps > 0) {
         p->maps--;
+        pe_port_update_retained(p);
         pe_port_maybe_free(idx);
         return;
     }

@@ -51,6 +51,9 @@ static void stop_executors(void)
 }
 
 #define DEFAULT_QUEUE_LIMIT 4096
+/* MB of stored values that only expressions may hold (values on demand:
+ * exec/base/deferred.c) before those expressions are stored instead */
+#define DEFAULT_RETAIN_LIMIT_MB 256
 #define DEFAULT_TRACE_ENTRIES 256
 
 const char *pe_version(void) { return PE_VERSION_STRING; }
@@ -116,6 +119,7 @@ int pe_init(const pe_config *cfg)
     pe_rt.device = env_device();
     if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
     pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
+    pe_rt.retain_limit = env_int("PE_RETAIN_LIMIT", DEFAULT_RETAIN_LIMIT_MB, 0) << 20;
     if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
     const char *executor = cfg && cfg->executor ? cfg->executor : getenv("PE_EXECUTOR");
     pe_rt.executor = &pe_cpu_executor;
@@ -188,6 +192,10 @@ void pe_shutdown(void)
     stop_executors();
     pe_mem_trim();
     free(pe_rt.queue);
+    free(pe_rt.expressions);
+    pe_rt.expressions = NULL;
+    pe_rt.n_expressions = pe_rt.cap_expressions = 0;
+    pe_rt.retained_bytes = 0;
     pe_trace_key_free(&pe_rt.trace_key);
     pe_rt.queue = NULL;
     pe_rt.queue_len = pe_rt.queue_cap = 0;

@@ -95,3 +95,28 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
     }
     return true;
 }
+
+/* Past the retain limit: every expression that reads a value only
+ * expressions hold is computed and stored in the batch being recorded, so
+ * that it lets go of that value.  Compacts the list of expressions. */
+void pe_relieve_retained(const pe_site *s)
+{
+    size_t kept = 0, stored = 0;
+    int64_t before = pe_rt.retained_bytes;
+    for (size_t i = 0; i < pe_rt.n_expressions; i++) {
+        uint32_t idx = pe_rt.expressions[i];
+        pe_port *p = pe_port_at(idx);
+        if (p->state == PE_PORT_FREE || !p->holds_as_expression) continue; /* stale */
+        pe_rt.expressions[kept++] = idx;
+        if (p->state != PE_PORT_DEFERRED) continue;
+        bool reads_retained = false;
+        for (int k = 0; k < p->n_in; k++) reads_retained |= pe_port_at(p->in[k])->retained;
+        if (reads_retained && pe_demand(s, idx, true, "the retain limit")) stored++;
+    }
+    pe_rt.n_expressions = kept;
+    pe_rt.relieved_epoch = pe_rt.batch_epoch;
+    if (stored) pe_queue_flush(); /* the values go once the batch ran */
+    pe_log_message(PE_LOG_DEBUG, "%.1f MB of values only expressions hold (PE_RETAIN_LIMIT %.1f MB): %zu of them "
+                   "computed and stored", before / 1e6, pe_rt.retain_limit / 1e6, stored);
+}
+

@@ -125,6 +125,8 @@ void pe_port_release_app(uint32_t idx, const pe_site *s)
         /* Tell the program generator the value is dead from here on (only
          * its own batch can say so: an earlier batch may be running). */
         if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) pe_queue_push(PE_ENTRY_RELEASE, idx);
+        pe_port_update_retained(p); /* expressions may hold it */
     }
     pe_port_maybe_free(idx);
+    pe_check_retained(s);
 }

@@ -150,6 +150,7 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
         return NO_SLOT;
     }
     pe_ir_begin_request(s, op);
+    pe_check_retained(s);
     uint32_t idx = pe_port_new();
     if (idx == NO_SLOT) {
         pe_raise(s, PE_E_NOMEM, pe_op_table[op].name, "out of memory for the port table");

@@ -57,6 +57,13 @@ void pe_release_temps(const pe_array *ins, int n);
  * value pending in this batch that must be stored gets a HINT entry.
  * False after raising PE_E_NOMEM. */
 bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *api);
+/* Stores the expressions that hold values nothing else holds, once those
+ * pass PE_RETAIN_LIMIT, and submits the batch; at most once a batch. */
+void pe_relieve_retained(const pe_site *s);
+static inline void pe_check_retained(const pe_site *s)
+{
+    if (pe_rt.retained_bytes > pe_rt.retain_limit && pe_rt.relieved_epoch != pe_rt.batch_epoch) pe_relieve_retained(s);
+}
 
 /* ---------------------------------------------------------------- fold.c */
 
