@@ -8,8 +8,12 @@
  * for its consumers in the kernel only: it is DEFERRED — it keeps its
  * inputs, and a later use computes it again from them (jit/record/demand.c).
  * A member such an expression reads keeps its own expression too, even when
- * the application released it.  Everything else is a value (READY: a buffer,
- * or a scalar for a reduction) or nobody's, and its inputs are let go. */
+ * the application released it.  A member whose value another member
+ * stored (equal values, one store: pe_program.shares) takes that buffer
+ * (port.c); where that value is on a GPU (a sequence not made for one: the
+ * GPU's fusion rules store each) it stays an expression instead.
+ * Everything else is a value (READY: a buffer, or a scalar for a
+ * reduction) or nobody's, and its inputs are let go. */
 #include "executor.h"
 #include "runtime.h"
 
@@ -42,8 +46,12 @@ void pe_kernel_settle(const pe_program *prog)
     for (int m = prog->n_members; m-- > 0;) {
         pe_port *p = pe_port_at(prog->members[m]);
         if (p->state == PE_PORT_INVALID) continue;
+        int owner = prog->shares ? prog->shares[m] : -1;
         if (stored(prog, prog->members[m])) {
             kept[m] = false;
+        } else if (owner >= 0 && pe_port_share_value(p, prog->members[owner])) {
+            kept[m] = false;
+            pe_rt.stats.stores_shared++;
         } else if (!p->released_in_batch && pe_op_table[p->op].kind != PE_KIND_REDUCE) {
             kept[m] = true; /* the application holds it; nothing demanded it */
         }

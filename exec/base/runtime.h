@@ -64,6 +64,8 @@ typedef struct pe_port {
     uint32_t released_gen;
     const pe_site *release_site;
     bool released_by_ir;     /* that release was the static IR's (pecc's last-use mark), not the program's */
+    bool read_once;          /* the static IR says its one handle is read once, by an operation or a read
+                                that is its last use (irload.c): whichever request reads it releases it */
     uint32_t next_free;  /* free list link */
     uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
     uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
@@ -201,6 +203,11 @@ void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zer
  * new one; false when out of memory.  Drop gives back all but a lent one. */
 bool pe_port_result_buffer(pe_port *p);
 void pe_port_result_drop(pe_port *p);
+/* Port p takes the host value of port `owner` (a kernel member of equal
+ * value that was stored): its buffer, owner kept alive until p is freed,
+ * or a copy where the buffer is the caller's (lent by a last-use read).
+ * False where owner's value is not on the host (a GPU's) or out of memory. */
+bool pe_port_share_value(pe_port *p, uint32_t owner);
 /* Lends dst to pending port p as its result buffer (free_fn marks it lent). */
 void pe_port_lend_buffer(pe_port *p, void *dst);
 /* Writes what a new port computes: op, types, shape, parameters, inputs
