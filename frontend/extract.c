@@ -401,6 +401,27 @@ static bool defining_value(walker *w, CXCursor value, CXCursor var)
     return k == CXCursor_InitListExpr;
 }
 
+typedef struct {
+    walker *w;
+    int index;
+} branch_walk;
+
+/* The condition, then each branch as a construct of its own: a definition
+ * in one branch does not run after a use in the other. */
+static enum CXChildVisitResult walk_branch(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    branch_walk *b = data;
+    if (b->index++ == 0) {
+        walk(b->w, c);
+        return CXChildVisit_Continue;
+    }
+    push_construct(b->w, c, false);
+    walk(b->w, c);
+    b->w->n_constructs--;
+    return CXChildVisit_Continue;
+}
+
 static void walk(walker *w, CXCursor c)
 {
     enum CXCursorKind k = clang_getCursorKind(c);
@@ -409,9 +430,15 @@ static void walk(walker *w, CXCursor c)
     case CXCursor_WhileStmt: loop(w, c, PE_LOOP_WHILE); return;
     case CXCursor_DoStmt: loop(w, c, PE_LOOP_DO); return;
     case CXCursor_IfStmt:
+    case CXCursor_ConditionalOperator: {
+        branch_walk b = {w, 0};
+        push_construct(w, c, false);
+        clang_visitChildren(c, walk_branch, &b);
+        w->n_constructs--;
+        return;
+    }
     case CXCursor_SwitchStmt:
-    case CXCursor_ConditionalOperator:
-        push_construct(w, c, k == CXCursor_SwitchStmt);
+        push_construct(w, c, true);
         walk_children(w, c);
         w->n_constructs--;
         return;

@@ -29,7 +29,8 @@ typedef struct {
                             it runs, after its nested requests); a def: the end of the assignment */
     int order;           /* at one offset: a use's argument index; a def 255 (after the uses) */
     int request, arg;    /* a use: the request and argument index */
-    pe_span construct;   /* nearest enclosing if/switch/?:/&&/||/loop body, or the function body */
+    pe_span construct;   /* nearest enclosing branch of an if or ?: (in the condition: the whole if or ?:),
+                            switch, right operand of && or ||, loop body, or the function body */
     bool construct_is_switch;
     int loop;            /* innermost loop region (index into the function's regions), 0: none */
 } pe_occurrence;

@@ -10,7 +10,9 @@
  * with goto gets no marks.  A use U of such a variable, as an operand of an
  * operation request or a read, is its value's last use when, following the text after
  * U, the next occurrence is a definition that surely runs (its nearest
- * enclosing conditional or loop body also encloses U; not a switch case) —
+ * enclosing branch — of an if or ?:, the right operand of && or || — or
+ * loop body also encloses U; not a switch case; a definition in an if's
+ * other branch does not run after U) —
  * or there is none; at the end of U's loop body the walk wraps to the body's
  * start, where the first occurrence must be such a definition at the body's
  * top level, and then continues after the loop in the enclosing one.  Every

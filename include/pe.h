@@ -159,6 +159,9 @@ typedef struct {
     uint64_t values_deferred;    /* values computed in a kernel for its consumers only and not stored
                                     (held, but nothing demanded them): expressions again */
     uint64_t values_recomputed;  /* deferred values a later batch computed again */
+    uint64_t kernel_outputs;     /* arrays fused kernels wrote, over every launch (a reduction's partials not counted) */
+    uint64_t stores_shared;      /* values a kernel computed twice (equal expressions) and stored once: the
+                                    second array shares the first's buffer (a copy where that is the caller's) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -11,6 +11,9 @@
  *     (kept by a pending consumer, or still in the batch being recorded),
  *     and the program's own pe_release of what the IR released is no
  *     "released twice";
+ *   - so is a value its producer's line says is read once (irload.c) that
+ *     the program reads again: it comes back, and that producer's line
+ *     marks no value read once from then on;
  *   - a mark that is right still releases (leaks stay plugged). */
 #include "test_util.h"
 
@@ -107,6 +110,46 @@ static void test_marks_the_program_contradicts(void **state)
     tu_expect_no_error();
 }
 
+/* ----------------------------------------------------------------------
+ * A value read once, says the IR of its producer's line: its one read in
+ * the IR is a last use, on a line whose two pe_mul disagree (so only the
+ * producer's fact releases it).  The program reads it again: the value
+ * comes back, and in the next round, read first where the IR says nothing,
+ * it is not released (the producer's line marks nothing read once now). */
+#define ONCE_A 300     /* a = pe_exp(x)                                   */
+#define ONCE_B 310     /* b = pe_mul(a, 2.0f), c = pe_mul(x, 3.0f)   kill a; the read of a below is not in the IR */
+
+static void test_read_once_the_program_contradicts(void **state)
+{
+    (void)state;
+    static float h[N], out[N];
+    for (int i = 0; i < N; i++) h[i] = (float)i / N;
+    pe_array x = pe_f32_1d(h, N);
+    uint64_t before = ir_releases();
+    for (int round = 0; round < 2; round++) {
+#line ONCE_A
+        pe_array a = pe_exp(x);
+#line 130
+        pe_array b, c;
+        if (round == 0) {
+#line ONCE_B
+            b = pe_mul(a, 2.0f), c = pe_mul(x, 3.0f);
+#line 135
+        } else { /* a line the IR does not know reads it: released there, were the producer's fact still on */
+            b = pe_mul(a, 2.0f);
+            c = pe_mul(x, 3.0f);
+        }
+        assert_int_equal(ir_releases() - before, 1); /* a, in the first round only */
+        pe_array d = pe_add(pe_add(a, b), c);
+        assert_int_equal(pe_read(d, out, sizeof out), PE_OK);
+        for (int i = 0; i < N; i++)
+            assert_true(fabsf(out[i] - (3.0f * expf(h[i]) + 3.0f * h[i])) <= 1e-6f * out[i]);
+        pe_release(a), pe_release(b), pe_release(c), pe_release(d);
+    }
+    pe_release(x);
+    tu_expect_no_error();
+}
+
 /* ---------------------------------------------------------------- units */
 
 static pe_ir_request request(int64_t line, int64_t column, const char *api, const char *op, int64_t region,
@@ -158,6 +201,17 @@ static void register_forged_units(void)
     lost[2] = request(LOST_READ, 22, "pe_read_at", "", 0, "", read_w, 2);
     static pe_ir_function lost_fn = {"test_marks_the_program_contradicts", 70, body, 1, lost, 3};
     register_function(&lost_fn);
+
+    /* a value read once: a's one read is a last use, on a line of two pe_mul */
+    static pe_ir_arg exp_x[1] = {{PE_ARG_VARIABLE, "x", 0, -1, false}};
+    static pe_ir_arg mul_a[2] = {{PE_ARG_VARIABLE, "a", 0, -1, true}, {PE_ARG_LITERAL, "2.0f", 2.0, -1, false}};
+    static pe_ir_arg mul_x3[2] = {{PE_ARG_VARIABLE, "x", 0, -1, false}, {PE_ARG_LITERAL, "3.0f", 3.0, -1, false}};
+    static pe_ir_request once[3];
+    once[0] = request(ONCE_A, 20, "pe_exp_at", "exp", 0, "a", exp_x, 1);
+    once[1] = request(ONCE_B, 20, "pe_mul_at", "mul", 0, "b", mul_a, 2);
+    once[2] = request(ONCE_B, 44, "pe_mul_at", "mul", 0, "c", mul_x3, 2);
+    static pe_ir_function once_fn = {"test_read_once_the_program_contradicts", 170, body, 1, once, 3};
+    register_function(&once_fn);
 }
 
 int main(void)
@@ -167,6 +221,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_marks_the_ir_contradicts, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_marks_the_program_contradicts, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_read_once_the_program_contradicts, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

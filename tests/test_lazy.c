@@ -422,6 +422,59 @@ static void test_dead_values_not_computed(void **state)
     assert_no_live_arrays();
 }
 
+/* ------------------------------------------------------------------ stores */
+
+/* Two requests that compute one value (equal expressions in one kernel: a
+ * common subexpression) store it once: the second array shares the first's
+ * buffer (jit/proggen/proggen.c, exec/base/deferred.c) and keeps it after
+ * the first is released; where the first's buffer is the caller's (a read
+ * computes in place) the second gets a copy, never the caller's memory.  The same from the trace cache. */
+static void test_equal_values_stored_once(void **state)
+{
+    (void)state;
+    enum { N = 20000 }; /* 80 kB: pe_read_release computes into the caller's buffer */
+    static float x[N], y[N], a_out[N], a_kept[N], b_out[N], c_out[N];
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 100) * 0.01f, y[i] = 1.0f + (float)(i % 7);
+    const char *executor = getenv("PE_EXECUTOR");
+    bool jit = !(executor && strcmp(executor, "interp") == 0); /* the interpreter stores every value */
+    pe_array px = pe_f32_1d(x, N), py = pe_f32_1d(y, N);
+    for (int round = 0; round < 3; round++) {
+        pe_sync();
+        pe_stats s0 = stats();
+        pe_array m1 = pe_mul(px, py), m2 = pe_mul(px, py);
+        pe_array a = pe_exp(m1), b = pe_exp(m2), c = pe_add(px, py);
+        pe_release(m1), pe_release(m2);
+        if (round < 2) {
+            assert_int_equal(pe_read(a, a_out, sizeof a_out), PE_OK);
+            pe_release(a);
+        } else {
+            assert_int_equal(pe_read_release(a, a_out, sizeof a_out), PE_OK); /* into a_out, then released */
+        }
+        pe_stats s1 = stats();
+        if (jit) {
+            assert_int_equal(s1.kernels_launched - s0.kernels_launched, 1);
+            assert_int_equal(s1.kernel_outputs - s0.kernel_outputs, 2); /* a's value and c */
+            assert_int_equal(s1.stores_shared - s0.stores_shared, 1);   /* b's is a's */
+            assert_int_equal(s1.reads_in_place - s0.reads_in_place, 1); /* a read computes into a_out either way */
+        }
+        memcpy(a_kept, a_out, sizeof a_out);
+        memset(a_out, 0, sizeof a_out); /* the caller reuses its buffer */
+        assert_int_equal(pe_read(b, b_out, sizeof b_out), PE_OK);
+        assert_int_equal(pe_read(c, c_out, sizeof c_out), PE_OK);
+        assert_int_equal(stats().kernels_launched, s1.kernels_launched); /* b and c were computed */
+        for (int i = 0; i < N; i++) {
+            if (memcmp(&b_out[i], &a_kept[i], sizeof b_out[i]) != 0)
+                fail_msg("round %d, element %d: b %.9g, a %.9g", round, i, b_out[i], a_kept[i]);
+            if (!(fabsf(b_out[i] - expf(x[i] * y[i])) <= 1e-6f * expf(x[i] * y[i])) || c_out[i] != x[i] + y[i])
+                fail_msg("round %d, element %d: %.9g, %.9g", round, i, b_out[i], c_out[i]);
+        }
+        pe_release(b), pe_release(c);
+    }
+    pe_release(px), pe_release(py);
+    tu_expect_no_error();
+    assert_no_live_arrays();
+}
+
 /* ------------------------------------------------------- Black-Scholes */
 
 static void test_black_scholes_matches_c(void **state)
@@ -486,6 +539,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strength_reduction, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_block_defers_queue_limit, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_dead_values_not_computed, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_equal_values_stored_once, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_black_scholes_matches_c, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

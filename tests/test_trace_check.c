@@ -4,9 +4,10 @@
  * the CPU JIT so that its batch's sequence is cached; each case takes that
  * entry, changes one field as a damaged or forged file would (a kernel's
  * count, a parameter's kind, dtype or strides, a bound port, a program left
- * out), puts it back as an entry read from disk and runs the program again:
- * the values must be a C loop's, the entry refused with a warning, and the
- * batch generated again.  The untouched entry is used as it is. */
+ * out, a stored member said to share another's store), puts it back as an
+ * entry read from disk and runs the program again: the values must be a C
+ * loop's, the entry refused with a warning, and the batch generated again.
+ * The untouched entry is used as it is. */
 #define _GNU_SOURCE
 #include "test_util.h"
 
@@ -83,6 +84,10 @@ static void copy_entry(const pe_trace_record *r, void *ctx)
         memcpy(b->bind, a->bind, sizeof *b->bind * (size_t)a->kir->n_params);
         b->members = malloc(sizeof *b->members * (size_t)a->n_members);
         memcpy(b->members, a->members, sizeof *b->members * (size_t)a->n_members);
+        if (a->shares) {
+            b->shares = malloc(sizeof *b->shares * (size_t)a->n_members);
+            memcpy(b->shares, a->shares, sizeof *b->shares * (size_t)a->n_members);
+        }
     }
 }
 
@@ -128,11 +133,12 @@ static pe_program *broadcasting_kernel(void)
 
 typedef enum {
     UNTOUCHED, COUNT_HALVED, SHAPE_HALVED, DTYPE_CHANGED, STRIDE_CHANGED, CONTIG_AS_SCALAR, OUTPUT_REBOUND,
-    INPUT_IS_OUTPUT, PROGRAM_DROPPED, N_CASES
+    INPUT_IS_OUTPUT, PROGRAM_DROPPED, STORE_SHARED, N_CASES
 } tamper;
 static const char *const tamper_names[] = {"untouched", "count halved", "shape halved", "dtype changed",
                                            "stride changed", "array as scalar", "output rebound",
-                                           "input bound to the output", "program dropped"};
+                                           "input bound to the output", "program dropped",
+                                           "a stored member shares another's store"};
 
 static void apply(tamper t)
 {
@@ -153,9 +159,15 @@ static void apply(tamper t)
         for (int i = 0; i < n_copies; i++)
             if (copies[i].seq.n > 1) { /* the last program of a sequence is lost */
                 pe_program *last = &copies[i].seq.progs[--copies[i].seq.n];
-                if (last->kind == PE_PROG_KERNEL) free(last->kir), free(last->bind), free(last->members);
+                if (last->kind == PE_PROG_KERNEL)
+                    free(last->kir), free(last->bind), free(last->members), free(last->shares);
                 break;
             }
+        break;
+    case STORE_SHARED: /* r, which the kernel stores, said to take the first member's buffer */
+        free(p->shares);
+        p->shares = malloc(sizeof *p->shares * (size_t)p->n_members);
+        for (int m = 0; m < p->n_members; m++) p->shares[m] = p->members[m] == p->bind[out] && m > 0 ? 0 : -1;
         break;
     default: break;
     }

@@ -11,9 +11,12 @@
  * the application released it.  So is a member computed into the buffer a
  * pe_read lent it when the reader keeps its handle (jit/api/api_read.c):
  * the value went where it was demanded, the buffer goes back to the reader,
- * and PE keeps the expression, not a copy.  Everything else is a value
- * (READY: a buffer, or a scalar for a reduction) or nobody's, and its
- * inputs are let go.
+ * and PE keeps the expression, not a copy.  A member whose value another
+ * member stored (equal values, one store: pe_program.shares) takes that
+ * buffer (port.c); where that value is on a GPU (a sequence not made for
+ * one: the GPU's fusion rules store each) it stays an expression instead.
+ * Everything else is a value (READY: a buffer, or a scalar for a
+ * reduction) or nobody's, and its inputs are let go.
  *
  * What expressions hold costs memory: a stored value the application
  * released stays while an expression reads it.  Those bytes are counted
@@ -87,7 +90,13 @@ void pe_kernel_settle(const pe_program *prog)
     for (int m = prog->n_members; m-- > 0;) {
         pe_port *p = pe_port_at(prog->members[m]);
         if (p->state == PE_PORT_INVALID) continue;
-        if (stored(prog, prog->members[m])) {
+        int owner = prog->shares ? prog->shares[m] : -1;
+        bool filled = stored(prog, prog->members[m]);
+        if (!filled && owner >= 0 && pe_port_share_value(p, prog->members[owner])) {
+            filled = true; /* another member's store */
+            pe_rt.stats.stores_shared++;
+        }
+        if (filled) {
             /* computed into a reader's buffer (no consumer in the batch: api_read.c) */
             kept[m] = pe_port_lent_for_reader(p) && !p->released_in_batch;
             if (kept[m]) pe_port_give_back_lent(p);

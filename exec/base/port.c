@@ -109,6 +109,15 @@ static void (*unread_dies)(const pe_port *p);
 
 void pe_port_unread_dies_to(void (*fn)(const pe_port *p)) { unread_dies = fn; }
 
+/* The free function of a buffer another port stored (pe_port_share_value):
+ * its owner is let go, and frees it when nobody else holds it.  Its bytes
+ * are accounted for once, the owner's. */
+static void shared_buffer_free(void *data, void *ctx)
+{
+    (void)data;
+    pe_port_unref((uint32_t)(uintptr_t)ctx);
+}
+
 static void free_port(uint32_t idx)
 {
     pe_port *p = pe_port_at(idx);
@@ -119,7 +128,7 @@ static void free_port(uint32_t idx)
     if (p->buf) {
         if (p->free_fn) {
             p->free_fn(p->buf, p->free_ctx);
-            pe_mem_account(-(long long)pe_port_bytes(p));
+            if (p->free_fn != shared_buffer_free) pe_mem_account(-(long long)pe_port_bytes(p));
         } else
             pe_mem_free(p->buf, pe_port_bytes(p));
     }
@@ -237,6 +246,27 @@ bool pe_port_copy_lent(pe_port *p)
         return false;
     }
     p->buf = own;
+    return true;
+}
+
+bool pe_port_share_value(pe_port *p, uint32_t owner)
+{
+    pe_port *o = pe_port_at(owner);
+    if (!o->buf || o->host_stale) return false; /* on a GPU */
+    size_t bytes = pe_port_bytes(p);
+    if (p->buf && p->free_fn == lent_buffer_free) { /* p's own read lent it the caller's buffer: filled now */
+        memcpy(p->buf, o->buf, bytes);
+        return true;
+    }
+    if (o->free_fn == lent_buffer_free) { /* the caller's buffer, theirs again after the read: a copy */
+        if (!(p->buf = pe_mem_alloc(bytes))) return false;
+        memcpy(p->buf, o->buf, bytes);
+        return true;
+    }
+    pe_port_ref(owner);
+    p->buf = o->buf;
+    p->free_fn = shared_buffer_free;
+    p->free_ctx = (void *)(uintptr_t)owner;
     return true;
 }
 

@@ -64,6 +64,8 @@ typedef struct pe_port {
     uint32_t released_gen;
     const pe_site *release_site;
     bool released_by_ir;     /* that release was the static IR's (pecc's last-use mark), not the program's */
+    bool read_once;          /* the static IR says its one handle is read once, by an operation or a read
+                                that is its last use (irload.c): whichever request reads it releases it */
     uint32_t next_free;  /* free list link */
     uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
     uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
@@ -232,6 +234,11 @@ void pe_port_give_back_lent(pe_port *p);
 /* Replaces it by a buffer of PE's holding the same bytes (a value an
  * executor keeps stored); false when out of memory (p is then invalid). */
 bool pe_port_copy_lent(pe_port *p);
+/* Port p takes the host value of port `owner` (a kernel member of equal
+ * value that was stored): its buffer, owner kept alive until p is freed,
+ * or a copy where the buffer is the caller's (lent by a last-use read).
+ * False where owner's value is not on the host (a GPU's) or out of memory. */
+bool pe_port_share_value(pe_port *p, uint32_t owner);
 /* Writes what a new port computes: op, types, shape, parameters, inputs
  * (their references are the caller's to take). */
 void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,

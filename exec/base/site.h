@@ -16,6 +16,8 @@ typedef struct {
     uint32_t release;              /* operands to release after the request */
     bool flush;                    /* the request begins a loop iteration or follows a loop */
     bool release_refuted;          /* the program used or released a value the IR released here: no more */
+    int once_seen;                 /* units registered when `once` was computed */
+    bool once;                     /* its result is read once, by its last use (irload.c) */
     uint32_t literal;              /* operands that are source literals ... */
     double value[PE_SITE_MAX_LITERALS]; /* ... with these values */
 } pe_site_record;

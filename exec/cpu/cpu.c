@@ -236,6 +236,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
         pe_api_resume(depth);
         pe_rt.stats.kernels_launched++;
+        for (int i = 0; i < k->n_params; i++) pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;
         if (pe_prof_on) profile_kernel(p, t0, pe_prof_now());
     }
     if (reduce_param >= 0) {

@@ -203,8 +203,10 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
     }
     *launched = true;
     pe_rt.stats.kernels_launched++;
-    for (int i = 0; i < k->n_params; i++)
+    for (int i = 0; i < k->n_params; i++) {
+        pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;
         if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) pe_port_at(p->bind[i])->host_stale = true;
+    }
     for (int m = 0; m < p->n_members; m++) {
         pe_port *q = pe_port_at(p->members[m]);
         if (q->state == PE_PORT_PENDING) q->state = PE_PORT_READY;

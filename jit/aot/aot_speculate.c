@@ -12,7 +12,8 @@
  *   requests are PENDING ports with COMPUTE entries, folded as fold.c would;
  *   a nested request's result and a variable's last use get RELEASE entries
  *     where irload.c's automatic releases would put them (the same
- *     line-wide agreement), and pe_release does what it says;
+ *     line-wide agreement, of the consumer's line or, for a value read
+ *     once, of the producer's), and pe_release does what it says;
  *   a read, pe_flush, pe_sync or the end of a pe_block ends the batch;
  *   nested requests in several operands are made in the order the compiler
  *   that built PE evaluates arguments (gcc: right to left).
@@ -31,6 +32,7 @@
 #include "aot.h"
 #include "../codegen/cpu_gccjit.h"
 #include "../proggen/proggen.h"
+#include "../record/irload.h"
 #include "../record/record.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/runtime.h"
@@ -311,16 +313,35 @@ static void release(spec *sp, uint32_t idx)
     if (--p->refs_app == 0 && pending_in_batch(p)) push_entry(sp, PE_ENTRY_RELEASE, idx);
 }
 
-/* irload.c's automatic release after a request: operands in the mask whose
- * handle agrees (one application reference, not a C-scalar temporary). */
+/* irload.c's automatic release after a request: operands in the mask, or
+ * read once, whose handle agrees (one application reference, not a
+ * C-scalar temporary). */
 static void release_operands(spec *sp, const pe_ir_request *rq, const uint32_t *in, int n)
 {
     site_masks m = masks_of(sp->fn, rq);
     for (int a = 0; a < n; a++) {
-        if (!(m.release & (1u << a)) || in[a] == NO_SLOT) continue;
+        if (in[a] == NO_SLOT) continue;
         pe_port *p = pe_port_at(in[a]);
+        bool once = p->read_once;
+        if (!(m.release & (1u << a)) && !once) continue;
         if (p->refs_app == 1 && !p->temp) release(sp, in[a]);
+        else p->read_once = false;
     }
+}
+
+/* irload.c's pe_ir_mark_read_once: every request of the line making the op
+ * with that arity makes a value read once, and the handle is its only one. */
+static void mark_read_once(spec *sp, const pe_ir_request *rq, uint32_t result)
+{
+    if (result == NO_SLOT) return;
+    bool once = true;
+    for (uint32_t q = 0; q < sp->fn->n_requests && once; q++) {
+        const pe_ir_request *o = &sp->fn->requests[q];
+        if (o->line == rq->line && strcmp(o->op, rq->op) == 0 && o->n_args == rq->n_args)
+            once = pe_ir_read_once(sp->fn, q);
+    }
+    pe_port *p = pe_port_at(result);
+    if (once && p->refs_app == 1 && !p->temp) p->read_once = true;
 }
 
 static uint32_t variable_port(spec *sp, const char *name)
@@ -543,6 +564,7 @@ static void speculate_region(spec *sp, int64_t region, bool reversed)
         if (sp->failed) break;
         sp->result_of[q] = result;
         release_operands(sp, rq, in, (int)rq->n_args);
+        mark_read_once(sp, rq, result);
         bind(sp, rq->result, result);
     }
     end_batch(sp);

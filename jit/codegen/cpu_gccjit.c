@@ -58,7 +58,7 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body)
     return true;
 }
 
-const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible};
+const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible, true};
 
 /* ------------------------------------------------------------- helpers */
 

@@ -313,7 +313,7 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL};
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false};
 
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }

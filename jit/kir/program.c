@@ -10,6 +10,7 @@ void pe_program_seq_free(pe_program_seq *seq)
         if (!seq->kir_borrowed) free(seq->progs[i].kir);
         free(seq->progs[i].bind);
         free(seq->progs[i].members);
+        free(seq->progs[i].shares);
     }
     free(seq->progs);
     *seq = (pe_program_seq){0};

@@ -21,6 +21,9 @@ typedef struct {
     uint32_t *bind;         /* KERNEL: the port bound to each parameter */
     uint32_t *members;      /* KERNEL: the ports it computes, in order */
     int n_members;
+    int16_t *shares;        /* KERNEL, or NULL: per member, the member whose store holds its value too
+                               (equal values, one store), which it shares once the kernel ran
+                               (exec/base/deferred.c); -1: none */
     void *code;             /* KERNEL: the compiled entry point, once known (kept by the trace cache) */
     uint8_t served;         /* KERNEL: which cache gave the code (pe_prof_served), for the profiler */
     uint64_t compile_ns;    /* KERNEL: what getting the code cost (profiler) */

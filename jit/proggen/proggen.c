@@ -8,7 +8,8 @@
  *     shape ends it.  Values made and consumed inside the kernel stay
  *     in registers (scalar replacement: a released intermediate never gets a
  *     buffer, nor one the application holds but nothing demands: it stays an
- *     expression, exec/base/deferred.c); loads are shared and common subexpressions computed once;
+ *     expression, exec/base/deferred.c); loads are shared and common subexpressions computed once
+ *     (and, where the fusion rules say, stored once: members of equal value share the buffer);
  *     operands of other shapes are read through broadcast strides and uniform
  *     constants are passed as scalar parameters.  A port the code generator
  *     cannot emit, or that is not element-wise, closes the kernel and runs on
@@ -44,6 +45,7 @@ typedef struct {
     int n_members;
     uint32_t epoch; /* the batch's: ports' key fields of this epoch are this batch's key */
     bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
+    bool shares_stores; /* the fusion rules': members of equal value share one store */
     int lowering_growth; /* instructions kir_lower will add to the body when the kernel is closed */
 } group;
 
@@ -174,13 +176,14 @@ static bool has_room(const group *g, const pe_port *p)
     return false;
 }
 
-static bool open_group(group *g, int rank, const int64_t *shape, uint32_t epoch)
+static bool open_group(group *g, int rank, const int64_t *shape, uint32_t epoch, bool shares_stores)
 {
     memset(g, 0, sizeof *g);
     g->epoch = epoch;
     g->k = calloc(1, sizeof *g->k);
     if (!g->k) return false;
     g->open = true;
+    g->shares_stores = shares_stores;
     g->rank = rank;
     memcpy(g->shape, shape, sizeof g->shape[0] * (size_t)rank);
     return true;
@@ -200,18 +203,50 @@ static void add_reduction(group *g, uint32_t pi)
     g->members[g->n_members++] = pi;
 }
 
+static int member_index(const group *g, uint32_t port)
+{
+    for (int m = 0; m < g->n_members; m++)
+        if (g->members[m] == port) return m;
+    return -1;
+}
+
 /* Adds the stores of members a program outside the kernel reads, or the
  * application holds and demands or has nothing else compute from (not the
- * deferred ones: exec/base/deferred.c), and emits the kernel. */
+ * deferred ones: exec/base/deferred.c), and emits the kernel.  A value two
+ * such members compute (a common subexpression) is stored once: by a member
+ * a later program reads (it reads that port's buffer), else by the first;
+ * the others share its buffer when the kernel has run (pe_program.shares),
+ * where the fusion rules say so.  Only a second member that a later program
+ * reads gets a store of its own. */
 static bool close_group(group *g, pe_program_seq *seq)
 {
     if (!g->open) return true;
     g->open = false;
     kir_kernel *k = g->k;
+    int16_t owner[KIR_MAX_BODY]; /* per value: the map entry that stores it, -1 none */
+    uint32_t outside[KIR_MAX_BODY];
+    bool stores[KIR_MAX_BODY] = {0};
+    memset(owner, 0xff, sizeof owner);
     for (int i = 0; i < g->n_map; i++) {
         binding *b = &g->map[i];
         if (!gets_store(b)) continue;
         pe_port *p = pe_port_at(b->port);
+        outside[i] = p->live_consumers - b->internal_uses;
+        stores[i] = true;
+        if (owner[b->value] < 0 || (outside[i] > 0 && outside[owner[b->value]] == 0)) owner[b->value] = (int16_t)i;
+    }
+    int16_t shares[KIR_MAX_BODY];
+    bool any_share = false;
+    for (int m = 0; m < g->n_members; m++) shares[m] = -1;
+    for (int i = 0; i < g->n_map; i++) {
+        binding *b = &g->map[i];
+        if (!stores[i]) continue;
+        pe_port *p = pe_port_at(b->port);
+        if (g->shares_stores && owner[b->value] != i && outside[i] == 0) {
+            shares[member_index(g, b->port)] = (int16_t)member_index(g, g->map[owner[b->value]].port);
+            any_share = true;
+            continue;
+        }
         k->params[k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
         g->bind[k->n_params] = b->port;
         uint16_t param = (uint16_t)k->n_params++;
@@ -229,14 +264,16 @@ static bool close_group(group *g, pe_program_seq *seq)
                        .numel = pe_shape_numel(g->rank, g->shape), .kir = k, .n_members = g->n_members};
     prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
     prog.members = malloc(sizeof *prog.members * (size_t)g->n_members);
-    if (!prog.bind || !prog.members) {
-        free(prog.bind), free(prog.members), free(k);
+    prog.shares = any_share ? malloc(sizeof *prog.shares * (size_t)g->n_members) : NULL;
+    if (!prog.bind || !prog.members || (any_share && !prog.shares)) {
+        free(prog.bind), free(prog.members), free(prog.shares), free(k);
         return false;
     }
     memcpy(prog.bind, g->bind, sizeof *prog.bind * (size_t)k->n_params);
     memcpy(prog.members, g->members, sizeof *prog.members * (size_t)g->n_members);
+    if (any_share) memcpy(prog.shares, shares, sizeof *prog.shares * (size_t)g->n_members);
     if (!seq_push(seq, prog)) {
-        free(prog.bind), free(prog.members), free(k);
+        free(prog.bind), free(prog.members), free(prog.shares), free(k);
         return false;
     }
     return true;
@@ -271,7 +308,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
                             has_room(&g, p) && (!reduction_fusible || reduction_fusible(g.k))))
                 if (!close_group(&g, out)) goto oom;
-            if (!g.open && !open_group(&g, rank, shape, epoch)) goto oom;
+            if (!g.open && !open_group(&g, rank, shape, epoch, rules->shares_stores)) goto oom;
             add_reduction(&g, pi);
             if (!close_group(&g, out)) goto oom;
             continue;
@@ -284,7 +321,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
             continue;
         }
-        if (!g.open && !open_group(&g, p->rank, p->shape, epoch)) goto oom;
+        if (!g.open && !open_group(&g, p->rank, p->shape, epoch, rules->shares_stores)) goto oom;
         add_member(&g, pi);
     }
     if (close_group(&g, out)) return true;

@@ -22,6 +22,10 @@ typedef struct {
     uint8_t id;
     pe_emittable_fn emittable;
     pe_reduction_fusible_fn reduction_fusible;
+    /* Kernels write host memory, so members of equal value share one store
+     * (exec/base/deferred.c); a GPU's results live on the device, where a
+     * second member would be an expression again: each is stored. */
+    bool shares_stores;
 } pe_fusion_rules;
 
 /* Builds the sequence for a batch; false when out of memory (nothing is

@@ -68,6 +68,9 @@ static bool revive(pe_port *p, uint32_t idx, const pe_site *s, const char *api)
               (!recording || !p->released_in_batch || pe_queue_push(PE_ENTRY_REVIVE, idx));
     if (ok) {
         pe_ir_refuted(p->release_site, s, api);
+        pe_site_record *producer = p->read_once ? pe_site_record_of(p->site) : NULL;
+        if (producer) producer->release_refuted = true; /* its "read once" was wrong too */
+        p->read_once = false;
         p->refs_app = 1;
         p->released_gen = 0;
         p->released_by_ir = false;

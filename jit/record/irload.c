@@ -221,6 +221,82 @@ static void fold_operands(const pe_ir_request *rq, const pe_ir_function *fn, uin
     o->any = true;
 }
 
+/* ------------------------------------------------------ values read once
+ * The fold above asks of a consumer which of its operands die there, and a
+ * line with several requests to one entry point (a Black-Scholes line has
+ * three pe_mul) keeps only the operands all of them release: the runtime
+ * cannot tell which of them a site is (PE_HERE has no column).  The same
+ * fact asked of the producer has the other line's ambiguity, and in natural
+ * code rarely both: a result the IR shows read exactly once, by an
+ * operation or a read that is its last use, is released by whatever request
+ * consumes it.  A nested request's result is read once by construction (C
+ * hands it straight to the enclosing call); a variable's value is when the
+ * only read before the variable is defined again is a last use the IR's own
+ * reads do not contradict (read_after_kill), which also rules out a read
+ * around a loop's back edge. */
+
+/* Operations release their operands after them (record.c), reads theirs
+ * after the copy (api_read.c); views, lifetime calls and maps do not. */
+static bool consumes_operands(const pe_ir_request *rq)
+{
+    for (int op = 0; op < PE_OP__COUNT && *rq->op; op++)
+        if (strcmp(pe_op_table[op].name, rq->op) == 0)
+            return pe_op_table[op].kind == PE_KIND_MAP || pe_op_table[op].kind == PE_KIND_REDUCE;
+    return strcmp(rq->api, "pe_read_at") == 0 || strcmp(rq->api, "pe_read_f32_at") == 0 ||
+           strcmp(rq->api, "pe_read_f64_at") == 0;
+}
+
+bool pe_ir_read_once(const pe_ir_function *fn, uint32_t q)
+{
+    const char *name = fn->requests[q].result;
+    int reads = 0;
+    bool last = false;
+    for (uint32_t r = q + 1; r < fn->n_requests; r++) {
+        const pe_ir_request *rq = &fn->requests[r];
+        for (uint32_t a = 0; a < rq->n_args; a++) {
+            const pe_ir_arg *arg = &rq->args[a];
+            if (*name ? arg->kind != PE_ARG_VARIABLE || strcmp(arg->text, name) != 0
+                      : arg->kind != PE_ARG_REQUEST || arg->request != (int64_t)q)
+                continue;
+            reads++;
+            last = consumes_operands(rq) && (!*name || (arg->kill && read_after_kill(fn, r, name) < 0));
+        }
+        if (*name && strcmp(rq->result, name) == 0) break;
+    }
+    return reads == 1 && last;
+}
+
+typedef struct {
+    const char *op;
+    uint32_t n;
+    bool any, all;
+} once_fold;
+
+static void fold_once(const pe_ir_request *rq, const pe_ir_function *fn, uint32_t q, void *ctx)
+{
+    once_fold *o = ctx;
+    if (strcmp(rq->op, o->op) != 0 || rq->n_args != o->n) return;
+    o->any = true;
+    o->all = o->all && pe_ir_read_once(fn, q);
+}
+
+void pe_ir_mark_read_once(const pe_site *s, pe_op op, int n, pe_array result)
+{
+    int registered;
+    pe_site_record *r = site_with_ir(s, &registered);
+    if (!r) return;
+    if (r->once_seen != registered) { /* every request of the line making this op agrees */
+        once_fold o = {pe_op_table[op].name, (uint32_t)n, false, true};
+        each_request_at(s, fold_once, &o);
+        r->once = o.any && o.all;
+        r->once_seen = registered;
+    }
+    pe_port *p = pe_port_peek(result, NULL);
+    /* the handle returned is the value's only one: a fold may return a port others hold */
+    if (r->once && !r->release_refuted && p && p->refs_app == 1 && !p->temp && p->state != PE_PORT_INVALID)
+        p->read_once = true;
+}
+
 /* The site's operand facts for entry point `api` ("pe_add") with n operands. */
 static pe_site_record *operand_facts(const pe_site *s, const char *api, int n)
 {
@@ -250,10 +326,16 @@ static pe_port *agrees(const pe_site *s, pe_array a, uint32_t *idx)
 void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n)
 {
     pe_site_record *facts = operand_facts(s, api, n);
-    if (facts && facts->release_refuted) return;
-    for (int k = 0; facts && k < n && facts->release; k++) {
+    if (!facts || facts->release_refuted) return;
+    for (int k = 0; k < n; k++) {
         uint32_t idx;
-        if (!(facts->release & (1u << k)) || !agrees(s, ins[k], &idx)) continue;
+        pe_port *p = pe_port_peek(ins[k], NULL);
+        bool once = p && p->read_once; /* its producer's fact: this is its one read */
+        if (!(facts->release & (1u << k)) && !once) continue;
+        if (!agrees(s, ins[k], &idx)) {
+            if (once) p->read_once = false; /* read, and still held: the fact is spent */
+            continue;
+        }
         pe_port_release_app(idx, s);
         pe_port_at(idx)->released_by_ir = true; /* a later use may prove the mark wrong (handle.c) */
         pe_rt.stats.ir_releases++;
@@ -277,7 +359,8 @@ bool pe_ir_read_is_last_use(const pe_site *s, pe_array a)
 {
     pe_site_record *facts = operand_facts(s, "pe_read", 1);
     uint32_t idx;
-    return facts && !facts->release_refuted && (facts->release & 1u) && agrees(s, a, &idx);
+    pe_port *p = pe_port_peek(a, NULL);
+    return facts && !facts->release_refuted && ((facts->release & 1u) || (p && p->read_once)) && agrees(s, a, &idx);
 }
 
 /* Whether request q of fn begins a closed loop's body (the first request of

@@ -27,17 +27,29 @@ uint64_t pe_ir_fingerprint(void);
 void pe_ir_on_units_added(void (*fn)(void));
 /* After a request to entry point `api` ("pe_add") at site s: releases each
  * operand the static IR marks as consumed there (a nested request's result,
- * a variable's last use), where the handle agrees (live, one reference,
+ * a variable's last use), or whose producer said it is read once
+ * (pe_ir_mark_read_once), where the handle agrees (live, one reference,
  * made in s's file).  For operations and reads, never for pe_release or
  * pe_map (the program still holds what those take). */
 void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *ins, int n);
+/* Whether request q of fn makes a value the IR shows read exactly once, by
+ * an operation or a read that is its last use: a nested request's result,
+ * or a variable's value whose one read before the variable is defined
+ * again carries an uncontradicted last-use mark. */
+bool pe_ir_read_once(const pe_ir_function *fn, uint32_t q);
+/* After an operation request for `op` with n operands at site s that
+ * returned `result`: where every IR request of the line making that op
+ * makes a value read once, and the handle is the value's only one, the
+ * request that reads it releases it (pe_ir_release_operands). */
+void pe_ir_mark_read_once(const pe_site *s, pe_op op, int n, pe_array result);
 /* Before an operation request to `api` at site s: marks each operand the
  * static IR says is a source literal, and that is a C-scalar constant of
  * that value, for specialisation into kernels. */
 struct pe_port;
 void pe_ir_mark_literals(const pe_site *s, const char *api, struct pe_port *const *in, int n);
 /* Whether the static IR says pe_read(a, ...) at site s is the value's last
- * use, and the handle agrees (live, one reference, made in s's file). */
+ * use (the read's mark, or a's producer's: read once), and the handle agrees
+ * (live, one reference, made in s's file). */
 bool pe_ir_read_is_last_use(const pe_site *s, pe_array a);
 /* Before an operation request at site s: where the static IR says the
  * request begins a closed loop's iteration, or is the first after the loop,

@@ -279,6 +279,7 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
     }
     pe_release_temps(ins, n);
     pe_ir_release_operands(s, api, ins, n);
+    pe_ir_mark_read_once(s, op, n, h);
     return h;
 }
 
@@ -298,6 +299,7 @@ pe_array pe_record_reduce(const pe_site *s, pe_op op, const pe_array *ins, int n
     pe_array h = record_reduction(s, op, in, in_idx, n, axis, per_axis, api);
     pe_release_temps(ins, n); /* C-scalar operands of pe_dot */
     pe_ir_release_operands(s, api, ins, n);
+    pe_ir_mark_read_once(s, op, n, h);
     return h;
 }
 

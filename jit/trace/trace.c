@@ -220,16 +220,18 @@ static bool translate(const pe_program_seq *from, pe_program_seq *to, bool own_k
         pe_program *b = &to->progs[to->n++];
         *b = *a;
         b->port = map(a->port, ctx);
-        b->bind = NULL, b->members = NULL, b->kir = NULL;
+        b->bind = NULL, b->members = NULL, b->shares = NULL, b->kir = NULL;
         if (a->kind != PE_PROG_KERNEL) continue;
         b->bind = malloc(sizeof *b->bind * (size_t)a->kir->n_params);
         b->members = malloc(sizeof *b->members * (size_t)a->n_members);
+        b->shares = a->shares ? malloc(sizeof *b->shares * (size_t)a->n_members) : NULL;
         b->kir = own_kir ? malloc(sizeof *b->kir) : a->kir;
-        if (!b->bind || !b->members || !b->kir) {
+        if (!b->bind || !b->members || !b->kir || (a->shares && !b->shares)) {
             pe_program_seq_free(to);
             return false;
         }
         if (own_kir) memcpy(b->kir, a->kir, sizeof *b->kir);
+        if (a->shares) memcpy(b->shares, a->shares, sizeof *b->shares * (size_t)a->n_members); /* member positions */
         for (int k = 0; k < a->kir->n_params; k++) b->bind[k] = map(a->bind[k], ctx);
         for (int m = 0; m < a->n_members; m++) b->members[m] = map(a->members[m], ctx);
     }

@@ -146,10 +146,22 @@ static bool check_kernel(checker *c, const pe_program *prog)
         if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL)
             c->computed[position(c, prog->bind[i])] = true;
     /* a member the application holds that is not stored must be one the
-     * generator defers: not demanded, read by a later member of its kernel */
+     * generator defers: not demanded, read by a later member of its kernel;
+     * or one that shares a stored member's buffer, of its dtype and count
+     * (an expression where it cannot, so no later program may read it) */
     for (int m = 0; m < prog->n_members; m++) {
         const pe_port *p = pe_port_at(prog->members[m]);
         long pos = position(c, prog->members[m]);
+        int owner = prog->shares ? prog->shares[m] : -1;
+        if (owner >= 0) {
+            const pe_port *o = pe_port_at(prog->members[owner]);
+            if (owner == m || c->computed[pos] || !c->computed[position(c, prog->members[owner])] ||
+                o->dtype != p->dtype || o->numel != p->numel || pe_op_table[o->op].kind == PE_KIND_REDUCE ||
+                pe_op_table[p->op].kind == PE_KIND_REDUCE)
+                return refuse(c, "a member shares a store it cannot");
+            c->deferred[pos] = true;
+            continue;
+        }
         if (c->computed[pos] || p->released_in_batch) continue;
         bool read_inside = false;
         for (int later = m + 1; later < prog->n_members && !read_inside; later++)

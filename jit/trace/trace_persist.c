@@ -13,7 +13,7 @@
  * re-framed with a valid checksum by someone else is refused unread:
  * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
  * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
- * kir_kernel of this very build)].  Whatever fails a check — frame,
+ * kir_kernel of this very build), shares [member positions, or empty]].  Whatever fails a check — frame,
  * checksum, counts, kernel validity — is dropped with a warning; a code that
  * does not fit a batch is caught again at instantiation. */
 #define _GNU_SOURCE
@@ -67,7 +67,7 @@ static void pack_entry(const pe_trace_record *r, void *ctx)
     msgpack_pack_array(pk, r->seq->n);
     for (size_t i = 0; i < r->seq->n; i++) {
         const pe_program *p = &r->seq->progs[i];
-        msgpack_pack_array(pk, 6);
+        msgpack_pack_array(pk, 7);
         msgpack_pack_uint32(pk, (uint32_t)p->kind);
         msgpack_pack_uint32(pk, p->port);
         msgpack_pack_int64(pk, p->numel);
@@ -80,6 +80,9 @@ static void pack_entry(const pe_trace_record *r, void *ctx)
         } else {
             msgpack_pack_nil(pk);
         }
+        int n_shares = kernel && p->shares ? p->n_members : 0;
+        msgpack_pack_array(pk, (size_t)n_shares);
+        for (int m = 0; m < n_shares; m++) msgpack_pack_int64(pk, p->shares[m]);
     }
 }
 
@@ -139,7 +142,7 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
 {
     uint32_t n;
     const msgpack_object *f = pe_mp_array(r, o, "program", &n);
-    if (!r->ok || n != 6) return pe_mp_fail(r, "a program is not 6 fields"), false;
+    if (!r->ok || n != 7) return pe_mp_fail(r, "a program is not 7 fields"), false;
     uint64_t kind = pe_mp_uint(r, &f[0], "kind");
     if (kind > PE_PROG_SKIP) return pe_mp_fail(r, "unknown program kind"), false;
     *p = (pe_program){.kind = (pe_prog_kind)kind, .port = (uint32_t)pe_mp_uint(r, &f[1], "port"),
@@ -156,6 +159,15 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     p->n_members = (int)n_members;
     p->members = read_codes(r, &f[3], n_members);
     p->bind = read_codes(r, &f[4], (uint32_t)p->kir->n_params);
+    uint32_t n_shares;
+    const msgpack_object *shares = pe_mp_array(r, &f[6], "shares", &n_shares);
+    if (!r->ok || (n_shares && n_shares != n_members)) return pe_mp_fail(r, "bad share count"), false;
+    if (n_shares && !(p->shares = malloc(sizeof *p->shares * n_shares))) return pe_mp_fail(r, "out of memory"), false;
+    for (uint32_t m = 0; m < n_shares && r->ok; m++) { /* what they share is checked at the first hit (trace_check.c) */
+        int64_t v = pe_mp_int(r, &shares[m], "share");
+        if (v < -1 || v >= (int64_t)n_members) return pe_mp_fail(r, "a share outside the kernel"), false;
+        p->shares[m] = (int16_t)v;
+    }
     return r->ok;
 }
 

@@ -67,6 +67,22 @@ static float kills_in_branches(pe_array x, int k)
     return v;
 }
 
+/* a last use in one branch while the other defines the variable again: the
+ * value is read after the if when the first branch ran */
+static float redefined_in_the_other_branch(pe_array x, int k)
+{
+    float v = 0, w;
+    pe_array y = pe_exp(x);
+    if (k) {
+        pe_read_f32(pe_sum(pe_neg(y)), &v);
+    } else {
+        y = pe_sin(x);
+    }
+    pe_array z = pe_add(y, x);
+    pe_read_f32(pe_sum(z), &w);
+    return v + w;
+}
+
 static float early(pe_array x, int k)
 {
     pe_array y = pe_log1p(x);
@@ -87,6 +103,7 @@ int main(void)
     for (int k = 0; k < 3; k++) printf("jumps %d %.6g\n", k, jumps(x, k));
     printf("loops %.6g\n", loops(x, 7));
     for (int k = 0; k < 2; k++) printf("kills_in_branches %d %.6g\n", k, kills_in_branches(x, k));
+    for (int k = 0; k < 2; k++) printf("redefined_in_the_other_branch %d %.6g\n", k, redefined_in_the_other_branch(x, k));
     for (int k = 0; k < 2; k++) printf("early %d %.6g\n", k, early(x, k));
     pe_stats st;
     pe_get_stats(&st);

@@ -14,6 +14,11 @@
 #     value is released after it;
 #     branches, early returns, goto, break and continue (departures.c) and
 #     the Black-Scholes example print the same with and without pecc;
+#     Black-Scholes written naturally (natural.c: a scope, names never
+#     released, nested calls): with pecc every intermediate, named or
+#     anonymous, is released at its last use — one kernel writing exactly
+#     the two values read, none left an expression, nothing alive at the
+#     scope's end — and the values are the plain build's and C's;
 #  4. a source libclang cannot parse still compiles, with a warning;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR;
@@ -80,6 +85,17 @@ grep -q "live arrays 2$" "$work/rl_pecc.txt" || fail "readlast: pecc's last uses
 "$bin/departures_pecc" >"$work/dep_pecc.txt" 2>"$work/dep_err.txt" || fail "departures with pecc: $(cat "$work/dep_err.txt")"
 diff "$work/dep_plain.txt" "$work/dep_pecc.txt" || fail "departures: values differ with pecc"
 grep -q "ir_releases [1-9]" "$work/dep_err.txt" || fail "departures: the IR released nothing"
+
+"$bin/natural_plain" 50000 >"$work/nat_plain.txt" || fail "natural (plain): values off C's"
+"$bin/natural_pecc" 50000 >"$work/nat_pecc.txt" || fail "natural (pecc): values off C's"
+grep values "$work/nat_plain.txt" | diff - <(grep values "$work/nat_pecc.txt") || fail "natural: values differ with pecc"
+grep -qx "black-scholes: kernels 1 outputs 2 deferred 0 alive at scope end 0" "$work/nat_pecc.txt" ||
+  fail "natural with pecc: $(grep black-scholes "$work/nat_pecc.txt")"
+grep -qx "held: kernels 1 outputs 1 deferred 0 alive at scope end 0" "$work/nat_pecc.txt" ||
+  fail "natural with pecc: $(grep held "$work/nat_pecc.txt")"
+grep -q "black-scholes: kernels 1 outputs 2 deferred [1-9][0-9]* alive at scope end [1-9]" "$work/nat_plain.txt" ||
+  fail "natural without pecc: $(grep black-scholes "$work/nat_plain.txt")"
+echo "natural Black-Scholes with pecc:$(grep black-scholes "$work/nat_pecc.txt" | cut -d: -f2); without:$(grep black-scholes "$work/nat_plain.txt" | cut -d: -f2)"
 
 "$bin/blackscholes_plain" 50000 >"$work/bs_plain.txt"
 "$bin/blackscholes_pecc" 50000 >"$work/bs_pecc.txt"
