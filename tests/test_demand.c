@@ -10,6 +10,8 @@
  * executors (the interpreter stores every value: the counts differ). */
 #include "test_util.h"
 
+#include "jit/record/irload.h"
+
 static pe_stats stats(void)
 {
     pe_stats st;
@@ -158,7 +160,9 @@ static void test_long_chain_of_held_values_is_one_kernel(void **state)
         for (int k = 0; k < STEPS; k++) want = k % 2 ? want * 0.5f : want + 1.0f;
         if (out[i] != want) fail_msg("element %d: %.9g != %.9g", i, out[i], want);
     }
-    if (!on_interpreter()) {
+    /* built through pecc the loop is cut into batches at its header (the
+     * static IR's loops): that build checks the values only */
+    if (!on_interpreter() && pe_ir_unit_count() == 0) {
         assert_int_equal(s1.kernels_launched, s0.kernels_launched + 1);
         assert_int_equal(s1.values_deferred, s0.values_deferred + STEPS);
     }
