@@ -10,6 +10,7 @@
  * executors (the interpreter stores every value: the counts differ). */
 #include "test_util.h"
 
+#include "exec/base/runtime.h"
 #include "jit/record/irload.h"
 
 static pe_stats stats(void)
@@ -248,6 +249,24 @@ static void test_retained_input_past_the_limit(void **state)
     retained_input("1", true);
 }
 
+/* A loop whose every iteration leaves an expression (released after): the
+ * runtime's list of expressions stays bounded (stale entries dropped). */
+static void test_expressions_list_stays_bounded(void **state)
+{
+    (void)state;
+    float x[64], total;
+    for (int i = 0; i < 64; i++) x[i] = (float)i * 0.01f;
+    pe_array px = pe_f32_1d(x, 64);
+    for (int it = 0; it < 5000; it++) {
+        pe_array t = pe_exp(px), s = pe_sum(t);
+        assert_int_equal(pe_read(s, &total, sizeof total), PE_OK);
+        pe_release(t), pe_release(s);
+    }
+    if (!on_interpreter()) assert_true(stats().values_deferred >= 5000);
+    assert_true(pe_rt.n_expressions <= 2048);
+    pe_release(px);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +278,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_released_value_shared_by_two_expressions, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_retained_input_under_the_limit, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_retained_input_past_the_limit, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_expressions_list_stays_bounded, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

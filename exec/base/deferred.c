@@ -68,6 +68,13 @@ static void become_expression(uint32_t idx)
         q->expr_readers++;
         pe_port_update_retained(q);
     }
+    if (pe_rt.n_expressions >= pe_rt.compact_expressions_at) { /* drop the stale entries: amortised O(1) */
+        size_t kept = 0;
+        for (size_t i = 0; i < pe_rt.n_expressions; i++)
+            if (pe_port_at(pe_rt.expressions[i])->holds_as_expression) pe_rt.expressions[kept++] = pe_rt.expressions[i];
+        pe_rt.n_expressions = kept;
+        pe_rt.compact_expressions_at = kept * 2 > 1024 ? kept * 2 : 1024;
+    }
     if (PE_GROW(pe_rt.expressions, pe_rt.cap_expressions, pe_rt.n_expressions + 1))
         pe_rt.expressions[pe_rt.n_expressions++] = idx;
 }

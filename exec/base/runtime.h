@@ -162,7 +162,7 @@ typedef struct {
     int64_t retained_bytes, retain_limit;
     uint32_t relieved_epoch; /* the batch whose recording last stored them (at most once a batch) */
     uint32_t *expressions;
-    size_t n_expressions, cap_expressions;
+    size_t n_expressions, cap_expressions, compact_expressions_at;
     pe_stats stats;
 } pe_runtime;
 

@@ -194,7 +194,7 @@ void pe_shutdown(void)
     free(pe_rt.queue);
     free(pe_rt.expressions);
     pe_rt.expressions = NULL;
-    pe_rt.n_expressions = pe_rt.cap_expressions = 0;
+    pe_rt.n_expressions = pe_rt.cap_expressions = pe_rt.compact_expressions_at = 0;
     pe_rt.retained_bytes = 0;
     pe_trace_key_free(&pe_rt.trace_key);
     pe_rt.queue = NULL;
