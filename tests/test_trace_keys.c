@@ -12,7 +12,9 @@
  *   - C scalars of equal value share one kernel parameter, and what is
  *     computed from them is computed once, only where the key says they are
  *     equal: a call site run with equal, then different, then equal values
- *     again (a trace hit) computes each pass's own values.
+ *     again (a trace hit) computes each pass's own values;
+ *   - one computation recorded in two orders is one kernel (the body is
+ *     scheduled canonically): compiled once, the same bits.
  * Oracle: C loops. */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -123,6 +125,41 @@ static void test_equal_scalars_shared_only_where_the_key_says(void **state)
     pe_release(x);
 }
 
+/* exp(x) * sin(x) + x, recorded with exp first, then with sin first. */
+static pe_array two_orders(pe_array x, bool exp_first)
+{
+    pe_array e, s;
+    if (exp_first) e = pe_exp(x), s = pe_sin(x);
+    else s = pe_sin(x), e = pe_exp(x);
+    pe_array r = pe_add(pe_mul(e, s), x);
+    pe_release(e), pe_release(s);
+    return r;
+}
+
+static void test_one_computation_in_two_orders_is_one_kernel(void **state)
+{
+    (void)state;
+    float xs[N], first[N], second[N];
+    for (int i = 0; i < N; i++) xs[i] = (float)(i % 31) * 0.1f - 1.5f;
+    pe_array x = pe_f32_1d(xs, N);
+    pe_array r1 = two_orders(x, true);
+    assert_int_equal(pe_read(r1, first, sizeof first), PE_OK);
+    pe_stats s0;
+    pe_get_stats(&s0);
+    pe_array r2 = two_orders(x, false);
+    assert_int_equal(pe_read(r2, second, sizeof second), PE_OK);
+    pe_stats s1;
+    pe_get_stats(&s1);
+    const char *executor = getenv("PE_EXECUTOR");
+    if (!(executor && strcmp(executor, "interp") == 0)) {
+        assert_int_equal(s1.kernels_compiled, s0.kernels_compiled); /* the first order's kernel */
+        assert_int_equal(s1.kernels_launched, s0.kernels_launched + 1);
+    }
+    assert_memory_equal(first, second, sizeof first);
+    for (int i = 0; i < N; i++) assert_true(fabsf(first[i] - (expf(xs[i]) * sinf(xs[i]) + xs[i])) <= 1e-5f);
+    pe_release(x), pe_release(r1), pe_release(r2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +167,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_casts_to_different_types_stay_apart, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_kernel_hash_covers_literals, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_equal_scalars_shared_only_where_the_key_says, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_one_computation_in_two_orders_is_one_kernel, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

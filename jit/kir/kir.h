@@ -85,5 +85,8 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b);
 bool kir_valid(const kir_kernel *k);
 /* A readable listing, for PE_LOG=debug and tests. */
 void kir_print(const kir_kernel *k, char *out, size_t n);
+/* Reorders k's body canonically: depth first from its stores and reduction,
+ * operands left to right (kir_schedule.c); drops what no root reads. */
+void kir_schedule(kir_kernel *k);
 
 #endif

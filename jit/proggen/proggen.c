@@ -258,6 +258,7 @@ static bool close_group(group *g, pe_program_seq *seq)
         free(k);
         return false;
     }
+    kir_schedule(k); /* one body for one computation, whatever the recording order */
     k->rank = g->shaped ? g->rank : 0;
     if (g->shaped) memcpy(k->shape, g->shape, sizeof k->shape);
     pe_program prog = {.kind = PE_PROG_KERNEL, .port = g->members[g->n_members - 1],
