@@ -4,7 +4,8 @@
  * the CPU JIT so that its batch's sequence is cached; each case takes that
  * entry, changes one field as a damaged or forged file would (a kernel's
  * count, a parameter's kind, dtype or strides, a bound port, a program left
- * out, a stored member said to share another's store), puts it back as an
+ * out, a stored member said to share another's store, the count of a kernel
+ * that reads no array), puts it back as an
  * entry read from disk and runs the program again: the values must be a C
  * loop's, the entry refused with a warning, and the batch generated again.
  * The untouched entry is used as it is. */
@@ -19,7 +20,10 @@
 
 static float x[N], y[N];
 
-/* One batch: a kernel with a broadcast input, two outputs and a sum. */
+static double ramp_total; /* the sum of a kernel that reads no array (pe_index) */
+
+/* One batch: a kernel with a broadcast input, two outputs and a sum, and a
+ * sum of a generator (a kernel with no array parameter). */
 static void run_program(float *out, float *out2, double *total)
 {
     int64_t n = N, row_shape[2] = {N / 3, 3}, three = 3;
@@ -29,11 +33,13 @@ static void run_program(float *out, float *out2, double *total)
     pe_array r = pe_add(pe_mul(m, v), 1.0f); /* v broadcast along rows */
     pe_array e = pe_exp(pe_mul(b, 0.001f));
     pe_array s = pe_sum(pe_mul(e, 2.0f));
+    pe_array ramp = pe_index(PE_F32, 1, &n, 0), ramp_sum = pe_sum(pe_mul(ramp, 0.5f));
     assert_int_equal(pe_read(r, out, sizeof(float) * N), PE_OK);
     assert_int_equal(pe_read(e, out2, sizeof(float) * N), PE_OK);
     assert_int_equal(pe_read_f64(s, total), PE_OK);
-    (void)n;
+    assert_int_equal(pe_read_f64(ramp_sum, &ramp_total), PE_OK);
     pe_release(a), pe_release(b), pe_release(v), pe_release(m), pe_release(r), pe_release(e), pe_release(s);
+    pe_release(ramp), pe_release(ramp_sum);
 }
 
 static void check_values(const float *out, const float *out2, double total)
@@ -47,6 +53,7 @@ static void check_values(const float *out, const float *out2, double total)
         sum += (double)(want2 * 2.0f);
     }
     if (fabs(total - sum) > 1e-5 * fabs(sum)) fail_msg("sum %.9g, want %.9g", total, sum);
+    if (ramp_total != 0.25 * N * (N - 1)) fail_msg("ramp sum %.17g, want %.17g", ramp_total, 0.25 * N * (N - 1));
 }
 
 /* ------------------------------------------------ copies of cache entries */
@@ -133,12 +140,13 @@ static pe_program *broadcasting_kernel(void)
 
 typedef enum {
     UNTOUCHED, COUNT_HALVED, SHAPE_HALVED, DTYPE_CHANGED, STRIDE_CHANGED, CONTIG_AS_SCALAR, OUTPUT_REBOUND,
-    INPUT_IS_OUTPUT, PROGRAM_DROPPED, STORE_SHARED, N_CASES
+    INPUT_IS_OUTPUT, PROGRAM_DROPPED, STORE_SHARED, GENERATOR_COUNT_HALVED, N_CASES
 } tamper;
 static const char *const tamper_names[] = {"untouched", "count halved", "shape halved", "dtype changed",
                                            "stride changed", "array as scalar", "output rebound",
                                            "input bound to the output", "program dropped",
-                                           "a stored member shares another's store"};
+                                           "a stored member shares another's store",
+                                           "count halved, a kernel reading no array"};
 
 static void apply(tamper t)
 {
@@ -162,6 +170,17 @@ static void apply(tamper t)
                 if (last->kind == PE_PROG_KERNEL)
                     free(last->kir), free(last->bind), free(last->members), free(last->shares);
                 break;
+            }
+        break;
+    case GENERATOR_COUNT_HALVED: /* only the members' own counts can tell */
+        for (int i = 0; i < n_copies; i++)
+            for (size_t k = 0; k < copies[i].seq.n; k++) {
+                pe_program *q = &copies[i].seq.progs[k];
+                if (q->kind == PE_PROG_KERNEL && param_of_kind(q, KIR_IN_CONTIG) < 0 &&
+                    param_of_kind(q, KIR_IN_BROADCAST) < 0) {
+                    q->numel /= 2; /* and its iteration shape with it */
+                    if (q->kir->rank > 0) q->kir->shape[q->kir->rank - 1] /= 2;
+                }
             }
         break;
     case STORE_SHARED: /* r, which the kernel stores, said to take the first member's buffer */
