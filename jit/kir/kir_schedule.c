@@ -3,14 +3,14 @@
  * The program generator appends a kernel's instructions in the order the
  * application recorded them, and C leaves the order of a call's arguments
  * to the compiler (gcc evaluates them right to left), so one computation
- * written with named intermediates or as one nested expression gives bodies
- * that differ only in order: different kernels to compile, and code that
- * runs at different speeds (Black-Scholes: 8% apart, a value computed early
- * and held across the rest).  kir_schedule reorders the body depth first
- * from its roots (stores and the reduction, in their order), operands left
- * to right, each value placed just before its first use: the same
- * computation gets the same body, whatever the recording order, and values
- * live no longer than the computation needs.  Instructions no root reaches
+ * written with named intermediates or as one nested expression gave bodies
+ * that differ only in order: two kernels to compile and to cache.
+ * kir_schedule reorders the body depth first from its roots (stores and the
+ * reduction, in their order), operands left to right, each value placed
+ * just before its first use: the same computation gets the same body,
+ * whatever the recording order.  (The order itself did not change the
+ * speed: Black-Scholes's kernel ran in 28.8-29.0 ms in recorded order,
+ * this one, or grouped by depth.)  Instructions no root reaches
  * are dropped (a value the kernel computed for nobody).  Every instruction
  * is pure, so the values are bitwise the same in any order. */
 #include <string.h>
