@@ -230,6 +230,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [scale > 0] [formulation]\n", argv[0]);
         return 2;
     }
+    if (argc > 2 && !getenv("OMP_WAIT_POLICY")) { /* run by hand: OpenMP reads it at its start */
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+    }
     if (argc > 2) { /* one formulation, in this process */
         for (size_t i = 0; i < sizeof formulations / sizeof formulations[0]; i++)
             if (strcmp(formulations[i].key, argv[2]) == 0) return run_one(&formulations[i], scale, argc > 3 ? argv[3] : NULL);
