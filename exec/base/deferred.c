@@ -56,6 +56,15 @@ void pe_port_update_retained(pe_port *p)
     pe_rt.retained_bytes += retained ? (int64_t)pe_port_bytes(p) : -(int64_t)pe_port_bytes(p);
 }
 
+void pe_expressions_compact(void)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < pe_rt.n_expressions; i++)
+        if (pe_port_at(pe_rt.expressions[i])->holds_as_expression) pe_rt.expressions[kept++] = pe_rt.expressions[i];
+    pe_rt.n_expressions = kept;
+    pe_rt.compact_expressions_at = kept * 2 > 1024 ? kept * 2 : 1024;
+}
+
 /* Port idx keeps its inputs as an expression: they count it as a reader,
  * and the list of expressions has it (for the retain limit's search; out of
  * memory it is left out, which only spares it from that search). */
@@ -68,13 +77,7 @@ static void become_expression(uint32_t idx)
         q->expr_readers++;
         pe_port_update_retained(q);
     }
-    if (pe_rt.n_expressions >= pe_rt.compact_expressions_at) { /* drop the stale entries: amortised O(1) */
-        size_t kept = 0;
-        for (size_t i = 0; i < pe_rt.n_expressions; i++)
-            if (pe_port_at(pe_rt.expressions[i])->holds_as_expression) pe_rt.expressions[kept++] = pe_rt.expressions[i];
-        pe_rt.n_expressions = kept;
-        pe_rt.compact_expressions_at = kept * 2 > 1024 ? kept * 2 : 1024;
-    }
+    if (pe_rt.n_expressions >= pe_rt.compact_expressions_at) pe_expressions_compact(); /* amortised O(1) */
     if (PE_GROW(pe_rt.expressions, pe_rt.cap_expressions, pe_rt.n_expressions + 1))
         pe_rt.expressions[pe_rt.n_expressions++] = idx;
 }

@@ -72,7 +72,6 @@ typedef struct pe_port {
     uint32_t batch;          /* PENDING: the batch (epoch) its COMPUTE entry belongs to */
     bool released_in_batch;  /* its batch holds a RELEASE entry for it: invisible after the batch */
     bool demanded_in_batch;  /* its batch holds a HINT entry for it (a read, map or hint): stored */
-    uint32_t recomputes;     /* times a later batch computed it again from its expression */
     bool lent_keeps_handle;  /* its buffer is a reader's (pe_read), who keeps the handle: once computed
                                 into it, the value is an expression again (deferred.c) */
     uint32_t lent_fills;     /* times a kernel computed it into a reader's buffer and gave that back */
@@ -277,5 +276,9 @@ bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses);
 void pe_port_update_retained(pe_port *p);
 /* An expression lets go of its inputs (computed, or dying): their readers' counts. */
 void pe_port_expression_done(pe_port *p);
+/* Drops the entries of pe_rt.expressions that are no expression any more
+ * (computed, freed, or a reused slot's); the next compaction is due at
+ * twice what is left. */
+void pe_expressions_compact(void);
 
 #endif

@@ -29,20 +29,19 @@ static pe_status raise_invalid(const pe_site *s, const pe_port *p, const char *a
     return pe_raise(s, code, api, "the array is invalid: an operation it depends on failed");
 }
 
-/* `filled`: the port's lent_fills when the caller lent it its buffer
- * (read_into), else NULL. */
-static pe_port *wait_until_computed(const pe_site *s, pe_array a, const char *api, bool host, const uint32_t *filled)
+/* Waits for port p (idx), which pe_demand has made computable; false after
+ * raising an error.  `filled`: the port's lent_fills when the caller lent it
+ * its buffer (read_into), else NULL. */
+static bool wait_until_computed(const pe_site *s, pe_port *p, uint32_t idx, const char *api, bool host,
+                                const uint32_t *filled)
 {
-    uint32_t idx;
-    pe_port *p = pe_port_lookup(s, a, api, &idx);
-    if (!p || !pe_demand(s, idx, true, api)) return NULL; /* stored, even where its batch consumes it too */
     /* the profile's direct counters: the application waiting here, a GPU result coming down */
     uint64_t wait_t0 = pe_prof_on && p->state == PE_PORT_PENDING ? pe_prof_now() : 0;
     pe_queue_wait_port(p);
     /* an expression again: another thread's read had it computed into its
      * own buffer meanwhile (not ours: then we are done) */
     while (p->state == PE_PORT_DEFERRED && !(filled && p->lent_fills != *filled)) {
-        if (!pe_demand(s, idx, true, api)) return NULL;
+        if (!pe_demand(s, idx, true, api)) return false;
         pe_queue_wait_port(p);
     }
     if (wait_t0) pe_prof_io_at(s, PE_PROF_WAIT, 0, wait_t0, pe_prof_now());
@@ -52,14 +51,17 @@ static pe_port *wait_until_computed(const pe_site *s, pe_array a, const char *ap
     if (copy_t0) pe_prof_io_at(s, PE_PROF_COPY, pe_port_bytes(p), copy_t0, pe_prof_now());
     if (p->state == PE_PORT_INVALID) {
         raise_invalid(s, p, api);
-        return NULL;
+        return false;
     }
-    return p;
+    return true;
 }
 
 static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
 {
-    return wait_until_computed(s, a, api, host, NULL);
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, api, &idx);
+    /* stored, even where its batch consumes it too */
+    return p && pe_demand(s, idx, true, api) && wait_until_computed(s, p, idx, api, host, NULL) ? p : NULL;
 }
 
 static pe_status status_of_failure(void)
@@ -115,11 +117,10 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
     if (!p || !pe_demand(s, idx, true, api)) return status_of_failure(); /* a deferred value: queued again */
     bool lent = lend_dst(p, dst, dst_bytes, last_use);
     uint32_t fills = p->lent_fills;
-    pe_port *port = p;
-    p = wait_until_computed(s, a, api, false, lent ? &fills : NULL);
-    if (lent && port->state == PE_PORT_INVALID && pe_port_lent_for_reader(port))
-        pe_port_give_back_lent(port); /* dst is the caller's again */
-    if (!p) return status_of_failure();
+    bool computed = wait_until_computed(s, p, idx, api, false, lent ? &fills : NULL);
+    if (lent && p->state == PE_PORT_INVALID && pe_port_lent_for_reader(p))
+        pe_port_give_back_lent(p); /* dst is the caller's again */
+    if (!computed) return status_of_failure();
     size_t bytes = pe_port_bytes(p);
     if (!dst) return pe_raise(s, PE_E_ARG, api, "dst is NULL");
     if (dst_bytes != bytes)

@@ -55,7 +55,6 @@ static bool requeue(uint32_t idx)
         p->state = PE_PORT_DEFERRED;
         return false;
     }
-    p->recomputes++;
     p->prof_stored = p->prof_read = false; /* the profiler's marks are the new computation's */
     pe_rt.stats.values_recomputed++;
     /* No RELEASE entry, even where only expressions hold it: computed for
@@ -77,11 +76,7 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
         pe_queue_wait_port(p);
     if (p->state == PE_PORT_DEFERRED) {
         bool store = needed_stored || worth_storing(p);
-        if (!requeue(idx)) {
-            pe_raise(s, PE_E_NOMEM, api, "out of memory queueing a value to compute again");
-            return false;
-        }
-        if (store && !pe_queue_push(PE_ENTRY_HINT, idx)) {
+        if (!requeue(idx) || (store && !pe_queue_push(PE_ENTRY_HINT, idx))) {
             pe_raise(s, PE_E_NOMEM, api, "out of memory queueing a value to compute again");
             return false;
         }
@@ -98,22 +93,20 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
 
 /* Past the retain limit: every expression that reads a value only
  * expressions hold is computed and stored in the batch being recorded, so
- * that it lets go of that value.  Compacts the list of expressions. */
+ * that it lets go of that value. */
 void pe_relieve_retained(const pe_site *s)
 {
-    size_t kept = 0, stored = 0;
+    size_t stored = 0;
     int64_t before = pe_rt.retained_bytes;
+    pe_expressions_compact();
     for (size_t i = 0; i < pe_rt.n_expressions; i++) {
         uint32_t idx = pe_rt.expressions[i];
         pe_port *p = pe_port_at(idx);
-        if (p->state == PE_PORT_FREE || !p->holds_as_expression) continue; /* stale */
-        pe_rt.expressions[kept++] = idx;
-        if (p->state != PE_PORT_DEFERRED) continue;
+        if (p->state != PE_PORT_DEFERRED) continue; /* queued again already */
         bool reads_retained = false;
         for (int k = 0; k < p->n_in; k++) reads_retained |= pe_port_at(p->in[k])->retained;
         if (reads_retained && pe_demand(s, idx, true, "the retain limit")) stored++;
     }
-    pe_rt.n_expressions = kept;
     pe_rt.relieved_epoch = pe_rt.batch_epoch;
     if (stored) pe_queue_flush(); /* the values go once the batch ran */
     pe_log_message(PE_LOG_DEBUG, "%.1f MB of values only expressions hold (PE_RETAIN_LIMIT %.1f MB): %zu of them "
