@@ -1,7 +1,8 @@
 /* baseline.c — the hand-written C loops PE is measured against: the same
- * workloads as bench_cpu.c, written as a C programmer would write them for
- * speed and built (only this file) with -O3 -march=native -ffast-math
- * -fopenmp, OpenMP on all cores.  PE itself is not built with fast-math. */
+ * workloads as bench_cpu.c and bench_views.c, written as a C programmer would
+ * write them for speed and built (only this file) with -O3 -march=native
+ * -ffast-math -fopenmp, OpenMP on all cores.  PE itself is not built with
+ * fast-math. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -70,4 +71,120 @@ double c_dot(const float *x, const float *y, int64_t n)
 #pragma omp parallel for simd reduction(+ : acc) schedule(static)
     for (int64_t i = 0; i < n; i++) acc += (double)x[i] * y[i];
     return acc;
+}
+
+/* ------------------------------------------------ bench_views.c's loops */
+
+/* 5-point stencil over the interior of an n x n array; out is (n-2) x (n-2). */
+void c_stencil5(const float *a, float *out, int64_t n)
+{
+    int64_t m = n - 2;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 1; i <= m; i++) {
+        const float *up = a + (i - 1) * n, *row = a + i * n, *down = a + (i + 1) * n;
+        float *o = out + (i - 1) * m;
+#pragma omp simd
+        for (int64_t j = 1; j <= m; j++) o[j - 1] = 0.25f * ((up[j] + down[j]) + (row[j + 1] + row[j - 1])) - row[j];
+    }
+}
+
+/* 3x3 box blur over the interior of an n x n array; out is (n-2) x (n-2). */
+void c_blur3(const float *a, float *out, int64_t n)
+{
+    int64_t m = n - 2;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++) {
+        float *o = out + i * m;
+#pragma omp simd
+        for (int64_t j = 0; j < m; j++) {
+            float acc = 0;
+            for (int dy = 0; dy < 3; dy++)
+                for (int dx = 0; dx < 3; dx++) acc += a[(i + dy) * n + j + dx];
+            o[j] = acc * (1.0f / 9.0f);
+        }
+    }
+}
+
+/* PE sums f32 in double (the interpreter and the JIT alike): so do the two
+ * loops below, each sum rounded to f32 once at the end. */
+void c_row_sums(const float *a, float *out, int64_t rows, int64_t cols)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++) {
+        const float *r = a + i * cols;
+        double acc = 0;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t j = 0; j < cols; j++) acc += r[j];
+        out[i] = (float)acc;
+    }
+}
+
+/* Threads split the columns in blocks; a block's partials (one double per
+ * column) take one row after the other, vectorised across the columns. */
+#define COLUMN_BLOCK 1024
+void c_column_sums(const float *a, float *out, int64_t rows, int64_t cols)
+{
+    int64_t blocks = (cols + COLUMN_BLOCK - 1) / COLUMN_BLOCK;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; b++) {
+        int64_t j0 = b * COLUMN_BLOCK, w = cols - j0 < COLUMN_BLOCK ? cols - j0 : COLUMN_BLOCK;
+        double acc[COLUMN_BLOCK];
+        for (int64_t j = 0; j < w; j++) acc[j] = 0;
+        for (int64_t i = 0; i < rows; i++) {
+            const float *r = a + i * cols + j0;
+#pragma omp simd
+            for (int64_t j = 0; j < w; j++) acc[j] += r[j];
+        }
+        for (int64_t j = 0; j < w; j++) out[j0 + j] = (float)acc[j];
+    }
+}
+
+/* Softmax of each row: the row's max, exp(x - max) (libm's expf, which
+ * -O3 -march=native -ffast-math vectorises through libmvec), their sum (in
+ * double, as PE sums), the row scaled by 1 / sum. */
+void c_softmax_rows(const float *x, float *y, int64_t rows, int64_t cols)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++) {
+        const float *r = x + i * cols;
+        float *o = y + i * cols;
+        float m = r[0];
+#pragma omp simd reduction(max : m)
+        for (int64_t j = 0; j < cols; j++) m = r[j] > m ? r[j] : m;
+        double s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < cols; j++) {
+            float e = expf(r[j] - m);
+            o[j] = e;
+            s += e;
+        }
+        float scale = 1.0f / (float)s;
+#pragma omp simd
+        for (int64_t j = 0; j < cols; j++) o[j] *= scale;
+    }
+}
+
+/* out = a + a^T (n x n) in TRANSPOSE_TILE x TRANSPOSE_TILE tiles, so that
+ * the tile of a read down its columns stays in cache; threads take rows of
+ * tiles. */
+#define TRANSPOSE_TILE 64
+void c_add_transpose(const float *a, float *out, int64_t n)
+{
+    int64_t tiles = (n + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+#pragma omp parallel for schedule(static)
+    for (int64_t ti = 0; ti < tiles; ti++)
+        for (int64_t tj = 0; tj < tiles; tj++) {
+            int64_t i0 = ti * TRANSPOSE_TILE, j0 = tj * TRANSPOSE_TILE;
+            int64_t i1 = i0 + TRANSPOSE_TILE < n ? i0 + TRANSPOSE_TILE : n;
+            int64_t j1 = j0 + TRANSPOSE_TILE < n ? j0 + TRANSPOSE_TILE : n;
+            for (int64_t i = i0; i < i1; i++)
+#pragma omp simd
+                for (int64_t j = j0; j < j1; j++) out[i * n + j] = a[i * n + j] + a[j * n + i];
+        }
+}
+
+void c_gather(const float *a, const int32_t *index, float *out, int64_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = a[index[i]];
 }

@@ -1,5 +1,6 @@
 /* baseline.h — the hand-written C loops of baseline.c (built with
- * -O3 -march=native -ffast-math -fopenmp, OpenMP on all cores). */
+ * -O3 -march=native -ffast-math -fopenmp, OpenMP on all cores): bench_cpu's
+ * workloads, then bench_views's (2-d arrays row-major, rows x cols). */
 #ifndef PE_BENCH_BASELINE_H
 #define PE_BENCH_BASELINE_H
 #include <stdint.h>
@@ -9,4 +10,12 @@ void c_chain16(float *out, const float *x, const float *y, int64_t n);
 double c_sum(const float *x, int64_t n);
 double c_dot(const float *x, const float *y, int64_t n);
 int c_threads(void);
+
+void c_stencil5(const float *a, float *out, int64_t n);      /* n x n -> (n-2) x (n-2) */
+void c_blur3(const float *a, float *out, int64_t n);         /* n x n -> (n-2) x (n-2) */
+void c_row_sums(const float *a, float *out, int64_t rows, int64_t cols);
+void c_column_sums(const float *a, float *out, int64_t rows, int64_t cols);
+void c_softmax_rows(const float *x, float *y, int64_t rows, int64_t cols);
+void c_add_transpose(const float *a, float *out, int64_t n); /* n x n */
+void c_gather(const float *a, const int32_t *index, float *out, int64_t n);
 #endif

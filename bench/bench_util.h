@@ -50,14 +50,17 @@ static inline float *filled(int64_t n, float lo, float hi, unsigned seed)
 /* Zeroed (touched below by the warm-up runs). */
 static inline float *buffer(int64_t n) { return bench_alloc_or_exit(calloc((size_t)n, sizeof(float))); }
 
-/* The largest |a - b| / max(1, |b|); NaN wins. */
-static inline double rel_diff(const float *a, const float *b, int64_t n)
+/* The largest |a - b| / max(least, |b|); NaN wins. */
+static inline double rel_diff_above(const float *a, const float *b, int64_t n, double least)
 {
     double worst = 0;
     for (int64_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - b[i]) / fmax(1.0, fabs((double)b[i]));
+        double d = fabs((double)a[i] - b[i]) / fmax(least, fabs((double)b[i]));
         if (!(d <= worst)) worst = d;
     }
     return worst;
 }
+
+/* The largest |a - b| / max(1, |b|); NaN wins. */
+static inline double rel_diff(const float *a, const float *b, int64_t n) { return rel_diff_above(a, b, n, 1.0); }
 #endif

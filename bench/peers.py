@@ -1,9 +1,17 @@
 #!/usr/bin/python3
-"""peers.py — workloads 1-4 of bench_cpu.c in NumPy and numexpr, timed the
-same way (time.perf_counter, median of 7 runs after 2 warm-ups), for the
-comparison in RESULTS.md.  Run by scripts/bench.
+"""peers.py — workloads 1-4 of bench_cpu.c and the six of bench_views.c in
+NumPy and numexpr, timed the same way (time.perf_counter, median of 7 runs
+after 2 warm-ups), for the comparison in RESULTS.md.  Run by scripts/bench.
 
-    /usr/bin/python3 bench/peers.py [scale]      scale 1 = 10M / 32M / 64M
+    /usr/bin/python3 bench/peers.py [scale]      scale 1 = 10M / 32M / 64M,
+                                                 and bench_views.c's sizes
+
+bench_views.c's workloads have its names and sizes (a square side is
+4096 sqrt(scale) rounded to a multiple of 64, the other arrays' rows and the
+gather's length scale), written as a NumPy user writes them: slices, axis=,
+keepdims=True, a.T, np.take.  numexpr takes the element-wise parts (its
+strided inputs are views, not copies), its sum(..., axis=) the per-axis sums
+(one thread, f32 accumulation); it has no gather.
 
 Every computation is float32, as in bench_cpu.c: scalars are np.float32 (a
 Python float constant inside a numexpr string would make numexpr compute in
@@ -15,6 +23,7 @@ CDF is evaluated four times, as in examples/blackscholes.c.
 
 With BENCH_TSV=file in the environment, rows "workload<TAB>impl<TAB>value<TAB>ms"
 are appended to it (scripts/bench builds its summary table from them)."""
+import math
 import os
 import statistics
 import sys
@@ -41,9 +50,12 @@ def median_ms(f):
 
 
 def row(name, np_ms, ne_ms, check=""):
-    print(f"{name:26} {np_ms:10.2f} {ne_ms:10.2f}  {check}")
+    """ne_ms None: numexpr has no such operation."""
+    print(f"{name:26} {np_ms:10.2f} {'-' if ne_ms is None else f'{ne_ms:.2f}':>10}  {check}")
     if tsv:
-        tsv.write(f"{name}\tNumPy\t{np_ms:.6g}\tms\n{name}\tnumexpr\t{ne_ms:.6g}\tms\n")
+        tsv.write(f"{name}\tNumPy\t{np_ms:.6g}\tms\n")
+        if ne_ms is not None:
+            tsv.write(f"{name}\tnumexpr\t{ne_ms:.6g}\tms\n")
 
 
 def rel_diff(a, b):
@@ -155,5 +167,88 @@ row(f"sum {n / 1e6:g}M", t_np, t_ne, f"NumPy {res['np']:.6g} (f64) numexpr {floa
 t_np = median_ms(lambda: res.__setitem__("np", np.dot(x, y)))
 t_ne = median_ms(lambda: res.__setitem__("ne", ne.evaluate("sum(x * y)")))
 row(f"dot {n / 1e6:g}M", t_np, t_ne, f"NumPy {float(res['np']):.6g} (f32 BLAS) numexpr {float(res['ne']):.6g}")
+del x, y
+
+# ------------------------------------------- bench_views.c 1, 2, 5: slices, a.T
+n = max(64, int(math.floor(4096 * math.sqrt(scale) / 64 + 0.5)) * 64)
+a = rng.uniform(-1, 1, (n, n)).astype(f32)
+quarter, ninth = f32(0.25), f32(1 / 9)
+out_np, out_ne = np.empty((n - 2, n - 2), f32), np.empty((n - 2, n - 2), f32)
+# the centre and its four neighbours over the interior
+STENCIL = dict(c=a[1:-1, 1:-1], north=a[:-2, 1:-1], south=a[2:, 1:-1], west=a[1:-1, :-2], east=a[1:-1, 2:])
+
+
+def stencil_np(c, north, south, west, east):
+    np.subtract(quarter * ((north + south) + (east + west)), c, out=out_np)
+
+
+t_np = median_ms(lambda: stencil_np(**STENCIL))
+t_ne = median_ms(lambda: ne.evaluate("quarter * ((north + south) + (east + west)) - c",
+                                     local_dict=dict(STENCIL, quarter=quarter), out=out_ne))
+row(f"stencil {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
+
+SHIFTED = {f"s{3 * dy + dx}": a[dy:n - 2 + dy, dx:n - 2 + dx] for dy in range(3) for dx in range(3)}
+
+
+def blur_np():
+    total = SHIFTED["s0"] + SHIFTED["s1"]
+    for k in range(2, 9):
+        total += SHIFTED[f"s{k}"]
+    np.multiply(total, ninth, out=out_np)
+
+
+t_np = median_ms(blur_np)
+t_ne = median_ms(lambda: ne.evaluate("(" + " + ".join(SHIFTED) + ") * ninth",
+                                     local_dict=dict(SHIFTED, ninth=ninth), out=out_ne))
+row(f"blur3x3 {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
+del STENCIL, SHIFTED, out_np, out_ne
+
+# ------------------------------------------------- bench_views.c 3: per-axis sums
+rows, cols = max(1, int(8192 * scale)), 4096
+s2 = rng.uniform(-1, 1, (rows, cols)).astype(f32)
+for axis, label, length in ((1, "row sums", rows), (0, "col sums", cols)):
+    out_np, out_ne = np.empty(length, f32), np.empty(length, f32)
+    # in double, as PE and the C loop sum
+    t_np = median_ms(lambda: np.sum(s2, axis=axis, dtype=np.float64, out=out_np))
+    t_ne = median_ms(lambda: ne.evaluate(f"sum(s2, axis={axis})", out=out_ne))
+    row(f"{label} {rows}x{cols}", t_np, t_ne,
+        f"numexpr (f32 sums) vs NumPy (f64) max rel diff {rel_diff(out_ne, out_np):.1e}")
+del s2
+
+# ---------------------------------------------------- bench_views.c 4: softmax
+rows = max(1, int(4096 * scale))
+sm = rng.uniform(-4, 4, (rows, cols)).astype(f32)
+out_np, out_ne = np.empty((rows, cols), f32), np.empty((rows, cols), f32)
+
+
+def softmax_np():
+    e = np.exp(sm - sm.max(axis=1, keepdims=True))
+    np.divide(e, e.sum(axis=1, keepdims=True), out=out_np)
+
+
+def softmax_ne():
+    e = ne.evaluate("exp(sm - m)", local_dict=dict(sm=sm, m=sm.max(axis=1, keepdims=True)))
+    ne.evaluate("e / s", local_dict=dict(e=e, s=e.sum(axis=1, keepdims=True)), out=out_ne)
+
+
+t_np, t_ne = median_ms(softmax_np), median_ms(softmax_ne)
+row(f"softmax {rows}x{cols}", t_np, t_ne,
+    f"numexpr vs NumPy max rel diff {float(np.max(np.abs(out_ne - out_np) / out_np)):.1e}")
+del sm, out_np, out_ne
+
+# ----------------------------------------------------------- bench_views.c 5: a + a.T
+out_np, out_ne = np.empty((n, n), f32), np.empty((n, n), f32)
+t_np = median_ms(lambda: np.add(a, a.T, out=out_np))
+t_ne = median_ms(lambda: ne.evaluate("a + at", local_dict=dict(a=a, at=a.T), out=out_ne))
+row(f"a+a^T {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
+del a, out_np, out_ne
+
+# -------------------------------------------------------------- bench_views.c 6: gather
+n = max(1, int(16e6 * scale))
+g = rng.uniform(-1, 1, n).astype(f32)
+index = rng.integers(0, n, n, dtype=np.int32)
+out_np = np.empty(n, f32)
+t_np = median_ms(lambda: np.take(g, index, out=out_np))
+row(f"gather {n / 1e6:g}M", t_np, None, f"{int(np.count_nonzero(out_np != g[index]))} differ from g[index]")
 if tsv:
     tsv.close()
