@@ -133,6 +133,8 @@ typedef struct {
     uint64_t ops_recorded;   /* operation requests made */
     uint64_t ops_folded;     /* requests answered at record time (constant folding, strength reduction) */
     uint64_t ops_executed;   /* ports computed by an executor */
+    uint64_t ops_interpreted; /* of those, ports the reference interpreter computed, for any reason (PE_EXECUTOR=interp,
+                                 an op no generator emits, a compile failure, out of memory) */
     uint64_t flushes;        /* times the work queue was processed */
     int64_t queued;          /* work-queue entries waiting now */
     int64_t live_arrays;     /* ports alive (referenced by the application or by pending work) */
@@ -451,6 +453,11 @@ pe_array pe_periodic_at(const pe_site *s, pe_array a, int rank, const int64_t *s
 pe_array pe_spread_at(const pe_site *s, pe_array a, int axis, int64_t n);
 pe_array pe_gather_at(const pe_site *s, pe_array a, pe_array index);
 pe_array pe_concat_at(const pe_site *s, pe_array a, pe_array b, int axis);
+/* elements start[d] + k * step[d] for k < count[d]; a step may be negative (start is then the last
+ * element's index along the axis, walked backwards); every element named must exist */
+pe_array pe_slice_step_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count, const int64_t *step);
+/* any rank: axis d of the result is axis axes[d] of a (axes: a permutation of 0..rank-1) */
+pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
 #define pe_reshape(a, rank, shape) pe_reshape_at(PE_HERE, (a), (rank), (shape))
 #define pe_transpose(a) pe_transpose_at(PE_HERE, (a))
 #define pe_slice(a, start, count) pe_slice_at(PE_HERE, (a), (start), (count))
@@ -462,6 +469,8 @@ pe_array pe_concat_at(const pe_site *s, pe_array a, pe_array b, int axis);
  * index out of range makes the result invalid, with a PE_E_ARG error at read. */
 #define pe_gather(a, index) pe_gather_at(PE_HERE, (a), (index))
 #define pe_concat(a, b, axis) pe_concat_at(PE_HERE, (a), (b), (axis))
+#define pe_slice_step(a, start, count, step) pe_slice_step_at(PE_HERE, (a), (start), (count), (step))
+#define pe_permute(a, axes) pe_permute_at(PE_HERE, (a), (axes))
 
 /* ---------------------------------------------- hints and synchronisation */
 void pe_hint_read_at(const pe_site *s, pe_array a); /* the application will read a soon: start now */

@@ -358,15 +358,11 @@ static int64_t view_source(const pe_port *p, const pe_port *x, const int64_t *id
 {
     int64_t src[PE_MAX_RANK];
     switch ((pe_op)p->op) {
-    case PE_OP_transpose:
-        if (p->rank == 2) {
-            src[0] = idx[1];
-            src[1] = idx[0];
-            return flatten(2, x->shape, src);
-        }
-        return flatten(p->rank, p->shape, idx);
-    case PE_OP_slice:
-        for (int d = 0; d < p->rank; d++) src[d] = idx[d] + p->param[d];
+    case PE_OP_transpose: /* a permutation: result axis d is axis param[d] of x */
+        for (int d = 0; d < p->rank; d++) src[p->param[d]] = idx[d];
+        return flatten(x->rank, x->shape, src);
+    case PE_OP_slice: /* start param[d], step param[rank + d] */
+        for (int d = 0; d < p->rank; d++) src[d] = p->param[d] + idx[d] * p->param[p->rank + d];
         return flatten(x->rank, x->shape, src);
     case PE_OP_periodic: {
         int off = p->rank - x->rank;
@@ -493,8 +489,16 @@ static bool compute(pe_port *p)
 
 bool pe_interp_execute(pe_port *p)
 {
+    /* a view the kernels would have read through (the program generator
+     * left it uncomputed: proggen.c) is computed first where a kernel's
+     * members fall back to this interpreter */
+    for (int k = 0; k < p->n_in; k++) {
+        pe_port *q = pe_port_at(p->in[k]);
+        if (q->state == PE_PORT_PENDING && pe_op_table[q->op].kind == PE_KIND_VIEW) pe_interp_execute(q);
+    }
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     bool computed = compute(p);
+    pe_rt.stats.ops_interpreted += computed;
     if (pe_prof_on && computed) pe_prof_interp(p, t0, pe_prof_now());
     /* into a reader's buffer (a kernel the compiler rejected): the
      * interpreter keeps every value, so a copy of its own */

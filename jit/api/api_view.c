@@ -73,6 +73,33 @@ pe_array pe_reshape_at(const pe_site *s, pe_array a, int rank, const int64_t *sh
     return finish_view(s, PE_OP_reshape, x, xi, rank, out, NULL, 0);
 }
 
+/* A permutation of the axes: axis d of the result is axis axes[d] of a.
+ * pe_transpose is the permutation that reverses a 2-d array's axes. */
+static pe_array record_permute(const pe_site *s, const char *api, pe_array a, const int *axes)
+{
+    pe_port *x;
+    uint32_t xi;
+    pe_array r;
+    if (!one_operand(s, PE_OP_transpose, a, api, &x, &xi, &r)) return r;
+    int64_t out[PE_MAX_RANK], params[PE_MAX_RANK];
+    bool seen[PE_MAX_RANK] = {0};
+    if (x->rank > 0 && !axes) {
+        pe_raise(s, PE_E_ARG, api, "axes is NULL");
+        return pe_invalid_result(s, PE_OP_transpose, PE_E_ARG);
+    }
+    for (int d = 0; d < x->rank; d++) {
+        int from = axes[d];
+        if (from < 0 || from >= x->rank || seen[from]) {
+            pe_raise(s, PE_E_ARG, api, "axes[%d] = %d: not a permutation of the %d axes", d, from, x->rank);
+            return pe_invalid_result(s, PE_OP_transpose, PE_E_ARG);
+        }
+        seen[from] = true;
+        out[d] = x->shape[from];
+        params[d] = from;
+    }
+    return finish_view(s, PE_OP_transpose, x, xi, x->rank, out, params, x->rank);
+}
+
 pe_array pe_transpose_at(const pe_site *s, pe_array a)
 {
     PE_API_GUARD;
@@ -86,15 +113,22 @@ pe_array pe_transpose_at(const pe_site *s, pe_array a)
         pe_raise(s, PE_E_SHAPE, api, "transpose needs rank 0, 1 or 2, not %d", x->rank);
         return pe_invalid_result(s, PE_OP_transpose, PE_E_SHAPE);
     }
-    int64_t out[2] = {x->rank == 2 ? x->shape[1] : x->shape[0], x->shape[0]};
-    return finish_view(s, PE_OP_transpose, x, xi, x->rank, out, NULL, 0);
+    static const int reversed[2][2] = {{0, 0}, {1, 0}};
+    return record_permute(s, api, a, reversed[x->rank == 2]);
 }
 
-pe_array pe_slice_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count)
+pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
-    const char *api = "pe_slice";
+    return record_permute(s, "pe_permute", a, axes);
+}
+
+/* Elements start[d] + k * step[d], k < count[d], on every axis: parameters
+ * start[0..rank) then step[0..rank). */
+static pe_array record_slice(const pe_site *s, const char *api, pe_array a, const int64_t *start, const int64_t *count,
+                             const int64_t *step)
+{
     pe_port *x;
     uint32_t xi;
     pe_array r;
@@ -103,17 +137,52 @@ pe_array pe_slice_at(const pe_site *s, pe_array a, const int64_t *start, const i
         pe_raise(s, PE_E_ARG, api, "start or count is NULL");
         return pe_invalid_result(s, PE_OP_slice, PE_E_ARG);
     }
-    int64_t out[PE_MAX_RANK], params[PE_MAX_RANK];
+    int64_t out[PE_MAX_RANK], params[2 * PE_MAX_RANK];
     for (int d = 0; d < x->rank; d++) {
-        if (start[d] < 0 || count[d] < 0 || start[d] > x->shape[d] || count[d] > x->shape[d] - start[d]) {
-            pe_raise(s, PE_E_SHAPE, api, "axis %d: start %lld count %lld outside extent %lld", d,
-                     (long long)start[d], (long long)count[d], (long long)x->shape[d]);
+        int64_t t = step ? step[d] : 1, n = x->shape[d];
+        if (t == 0) {
+            pe_raise(s, PE_E_ARG, api, "axis %d: step 0", d);
+            return pe_invalid_result(s, PE_OP_slice, PE_E_ARG);
+        }
+        /* the last element start + (count - 1) * step, within [0, n) unless count is 0 */
+        bool fits = count[d] >= 0 && start[d] >= 0 && start[d] <= n;
+        if (fits && count[d] > 0) {
+            int64_t span;
+            fits = start[d] < n && !__builtin_mul_overflow(count[d] - 1, t, &span) && start[d] + span >= 0 &&
+                   start[d] + span < n;
+        }
+        if (!fits) {
+            if (step)
+                pe_raise(s, PE_E_SHAPE, api, "axis %d: start %lld count %lld step %lld outside extent %lld", d,
+                         (long long)start[d], (long long)count[d], (long long)t, (long long)n);
+            else
+                pe_raise(s, PE_E_SHAPE, api, "axis %d: start %lld count %lld outside extent %lld", d,
+                         (long long)start[d], (long long)count[d], (long long)n);
             return pe_invalid_result(s, PE_OP_slice, PE_E_SHAPE);
         }
         out[d] = count[d];
         params[d] = start[d];
+        params[x->rank + d] = t;
     }
-    return finish_view(s, PE_OP_slice, x, xi, x->rank, out, params, x->rank);
+    return finish_view(s, PE_OP_slice, x, xi, x->rank, out, params, 2 * x->rank);
+}
+
+pe_array pe_slice_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    return record_slice(s, "pe_slice", a, start, count, NULL);
+}
+
+pe_array pe_slice_step_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count, const int64_t *step)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!step) {
+        pe_raise(s, PE_E_ARG, "pe_slice_step", "step is NULL");
+        return pe_invalid_result(s, PE_OP_slice, PE_E_ARG);
+    }
+    return record_slice(s, "pe_slice_step", a, start, count, step);
 }
 
 pe_array pe_periodic_at(const pe_site *s, pe_array a, int rank, const int64_t *shape)
