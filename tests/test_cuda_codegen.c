@@ -44,7 +44,7 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     /* a 2-D broadcast operand (a row), a scalar parameter, index and identity generators */
     kir_kernel k = {0};
     k.rank = 2, k.shape[0] = 300, k.shape[1] = 7;
-    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, 1}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_F32, .stride = {0, 1}};
     k.params[k.n_params++] = (kir_param){.kind = KIR_IN_SCALAR, .dtype = PE_F32};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};

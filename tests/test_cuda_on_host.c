@@ -237,8 +237,8 @@ static void test_vector_loop_with_broadcast_operands(void **state)
     kir_kernel k = {0};
     k.rank = 2, k.shape[0] = ROWS, k.shape[1] = COLS;
     k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};                    /* p0 x */
-    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, 1}}; /* p1 row */
-    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F64, .stride = {1, 0}}; /* p2 column */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_F32, .stride = {0, 1}}; /* p1 row */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_F64, .stride = {1, 0}}; /* p2 column */
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F64, .n = 1, .a = {2}};
@@ -280,8 +280,8 @@ static void test_vector_loop_at_rank_4(void **state)
     kir_kernel k = {0};
     k.rank = 4, k.shape[0] = D0, k.shape[1] = D1, k.shape[2] = D2, k.shape[3] = D3;
     k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};                               /* p0 x */
-    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, D3, 0, 1}};   /* p1 b[j][l] */
-    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_I32, .stride = {D2, 0, 1, 0}};   /* p2 c[i][k] */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_F32, .stride = {0, D3, 0, 1}};   /* p1 b[j][l] */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_I32, .stride = {D2, 0, 1, 0}};   /* p2 c[i][k] */
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};                          /* v0 */
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};                          /* v1 */
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_I32, .n = 1, .a = {2}};                          /* v2 */
@@ -507,7 +507,7 @@ static void test_reduction_with_a_broadcast_operand(void **state)
     kir_kernel k = {0};
     k.rank = 2, k.shape[0] = ROWS, k.shape[1] = COLS;
     k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
-    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_BROADCAST, .dtype = PE_F32, .stride = {0, 1}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_F32, .stride = {0, 1}};
     k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};

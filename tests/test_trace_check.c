@@ -131,7 +131,7 @@ static pe_program *broadcasting_kernel(void)
     for (int i = 0; i < n_copies; i++)
         for (size_t k = 0; k < copies[i].seq.n; k++) {
             pe_program *p = &copies[i].seq.progs[k];
-            if (p->kind == PE_PROG_KERNEL && param_of_kind(p, KIR_IN_BROADCAST) >= 0) return p;
+            if (p->kind == PE_PROG_KERNEL && param_of_kind(p, KIR_IN_STRIDED) >= 0) return p;
         }
     return NULL;
 }
@@ -152,7 +152,7 @@ static void apply(tamper t)
 {
     pe_program *p = broadcasting_kernel();
     assert_non_null(p);
-    int bc = param_of_kind(p, KIR_IN_BROADCAST), out = param_of_kind(p, KIR_OUT), in = param_of_kind(p, KIR_IN_CONTIG);
+    int bc = param_of_kind(p, KIR_IN_STRIDED), out = param_of_kind(p, KIR_OUT), in = param_of_kind(p, KIR_IN_CONTIG);
     assert_true(bc >= 0 && out >= 0 && in >= 0);
     switch (t) {
     case UNTOUCHED: break;
@@ -177,7 +177,7 @@ static void apply(tamper t)
             for (size_t k = 0; k < copies[i].seq.n; k++) {
                 pe_program *q = &copies[i].seq.progs[k];
                 if (q->kind == PE_PROG_KERNEL && param_of_kind(q, KIR_IN_CONTIG) < 0 &&
-                    param_of_kind(q, KIR_IN_BROADCAST) < 0) {
+                    param_of_kind(q, KIR_IN_STRIDED) < 0) {
                     q->numel /= 2; /* and its iteration shape with it */
                     if (q->kir->rank > 0) q->kir->shape[q->kir->rank - 1] /= 2;
                 }

@@ -16,7 +16,10 @@
  * buffer (port.c); where that value is on a GPU (a sequence not made for
  * one: the GPU's fusion rules store each) it stays an expression instead.
  * Everything else is a value (READY: a buffer, or a scalar for a
- * reduction) or nobody's, and its inputs are let go.
+ * reduction) or nobody's, and its inputs are let go.  A view the kernels
+ * read through its index map (jit/proggen/viewmap.c) was never computed:
+ * once its readers ran it is an expression if the application or an
+ * expression still sees it, else nobody's (pe_view_settle).
  *
  * What expressions hold costs memory: a stored value the application
  * released stays while an expression reads it.  Those bytes are counted
@@ -127,4 +130,18 @@ void pe_kernel_settle(const pe_program *prog)
             if (producer >= 0) kept[producer] = true;
         }
     }
+}
+
+void pe_view_settle(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    if (p->state != PE_PORT_PENDING) return; /* the interpreter computed it after all (a kernel's fallback) */
+    if (p->released_in_batch && p->expr_readers == 0) { /* nobody's */
+        pe_port_drop_inputs(p);
+        p->state = PE_PORT_READY;
+        return;
+    }
+    p->state = PE_PORT_DEFERRED;
+    pe_rt.stats.values_deferred++;
+    if (!p->holds_as_expression) become_expression(idx);
 }

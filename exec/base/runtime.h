@@ -68,6 +68,8 @@ typedef struct pe_port {
                                 that is its last use (irload.c): whichever request reads it releases it */
     uint32_t next_free;  /* free list link */
     uint32_t live_consumers; /* program generator scratch: consumers still to be computed */
+    bool lazy_view;          /* program generator scratch: a view its batch's kernels read through its
+                                index map, never computing it (jit/proggen/viewmap.c) */
     uint32_t queue_pos;      /* PENDING: position of its COMPUTE entry in its batch */
     uint32_t batch;          /* PENDING: the batch (epoch) its COMPUTE entry belongs to */
     bool released_in_batch;  /* its batch holds a RELEASE entry for it: invisible after the batch */
@@ -271,6 +273,9 @@ bool pe_port_dead_in_batch(const pe_port *p);
  * the kernel only, it gets no store and stays an expression (DEFERRED).
  * `outside_uses`: its consumers in the batch that are not in its kernel. */
 bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses);
+/* A view its batch's kernels read through (PE_PROG_VIEW), once they ran:
+ * an expression again where still seen, else nobody's (deferred.c). */
+void pe_view_settle(uint32_t idx);
 /* Re-counts p in pe_rt.retained_bytes after its references, readers or
  * state changed (deferred.c). */
 void pe_port_update_retained(pe_port *p);

@@ -263,6 +263,8 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *
             port->state = PE_PORT_READY;
             break;
         }
+        case PE_PROG_VIEW: /* settled once its readers ran, below */
+            break;
         case PE_PROG_INTERP:
             computed += pe_interp_execute(pe_port_at(p->port));
             break;
@@ -275,6 +277,8 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *
             break;
         }
     }
+    for (size_t i = seq->n; i-- > 0;) /* readers first: a view another view reads stays its expression */
+        if (seq->progs[i].kind == PE_PROG_VIEW) pe_view_settle(seq->progs[i].port);
     return computed;
 }
 

@@ -145,7 +145,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
             break;
         case KIR_IN_LITERAL: /* compiled in */
             break;
-        case KIR_IN_CONTIG: case KIR_IN_BROADCAST:
+        case KIR_IN_CONTIG: case KIR_IN_STRIDED:
             if (!pe_cuda_to_device(g, q, keep, k->n_params)) return false;
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
             break;
@@ -395,6 +395,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
             pe_port_drop_inputs(port);
             port->state = PE_PORT_READY;
             break;
+        case PE_PROG_VIEW: /* settled once its readers ran, below */
+            break;
         case PE_PROG_INTERP: /* its inputs from the GPU come down first */
             computed += interpret(port);
             break;
@@ -440,6 +442,8 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
         computed += (size_t)p->n_members;
         pe_kernel_settle(p); /* values, or expressions again (exec/base/deferred.c) */
     }
+    for (size_t i = seq->n; i-- > 0;) /* readers first: a view another view reads stays its expression */
+        if (seq->progs[i].kind == PE_PROG_VIEW) pe_view_settle(seq->progs[i].port);
     if (t0)
         pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan %.1f us, launch %.1f us, %s %.1f us",
                        g->ordinal, seq->n, (double)(t1 - t0) / 1e3, (double)(t2 - t1) / 1e3,

@@ -147,9 +147,9 @@ static pe_array record_slice(const pe_site *s, const char *api, pe_array a, cons
         /* the last element start + (count - 1) * step, within [0, n) unless count is 0 */
         bool fits = count[d] >= 0 && start[d] >= 0 && start[d] <= n;
         if (fits && count[d] > 0) {
-            int64_t span;
-            fits = start[d] < n && !__builtin_mul_overflow(count[d] - 1, t, &span) && start[d] + span >= 0 &&
-                   start[d] + span < n;
+            int64_t span, last;
+            fits = start[d] < n && !__builtin_mul_overflow(count[d] - 1, t, &span) &&
+                   !__builtin_add_overflow(start[d], span, &last) && last >= 0 && last < n;
         }
         if (!fits) {
             if (step)

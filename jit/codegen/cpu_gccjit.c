@@ -39,7 +39,13 @@ typedef struct {
     gcc_jit_rvalue *val[KIR_MAX_BODY];
     const kir_kernel *k;
     gcc_jit_lvalue *i;
-    gcc_jit_rvalue *index; /* the element the body being emitted works on */
+    gcc_jit_rvalue *index; /* the element the body being emitted works on (flat, in the iteration shape) */
+    /* Row mode (kernels with a shape): coordinates of the axes before the
+     * last one, hoisted per row, the coordinate along the last axis, and
+     * each STRIDED parameter's element at c_last = 0 */
+    bool rows;
+    gcc_jit_rvalue *coord[PE_MAX_RANK], *c_last;
+    gcc_jit_rvalue *base[KIR_MAX_PARAMS];
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
     pe_prims *prims;       /* vectorisable routines of this context */
@@ -58,7 +64,15 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body)
     return true;
 }
 
-const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible, true};
+/* Reductions along an axis: the sums, extremes and norms, of float operands. */
+static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
+{
+    return op != PE_OP_dot && pe_reduction_of(op)->acc != PE_ACC_NONE && ((pe_codegen_of(op)->cpu_emits >> ctype) & 1u) &&
+           (dtype == PE_F32 || dtype == PE_F64); /* as the full reductions' column: norm2 of f64 squares would overflow */
+}
+
+const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible, true, true,
+                                                axis_reduction_emittable};
 
 /* ------------------------------------------------------------- helpers */
 
@@ -159,16 +173,63 @@ static gcc_jit_rvalue *wrap(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalu
 
 /* ------------------------------------------------------------------ ops */
 
-/* Coordinate `axis` of element e->index in the kernel's iteration shape, as i32. */
-static gcc_jit_rvalue *coordinate(emitter *e, int axis)
+static gcc_jit_rvalue *lng(emitter *e, int64_t v) { return gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, v); }
+
+static gcc_jit_rvalue *lbin(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
 {
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_long, a, b);
+}
+
+static gcc_jit_rvalue *lselect(emitter *e, gcc_jit_rvalue *c, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return pe_jit_select(cursor(e), c, a, b, e->t_long, gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG), false);
+}
+
+/* Coordinate `axis` of the element being emitted, as a long: hoisted in row
+ * mode, else from the flat index. */
+static gcc_jit_rvalue *coordinate_long(emitter *e, int axis)
+{
+    if (e->rows) return axis == e->k->rank - 1 ? e->c_last : e->coord[axis];
     int64_t inner = 1;
     for (int d = e->k->rank - 1; d > axis; d--) inner *= e->k->shape[d];
-    gcc_jit_rvalue *q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, e->index,
-                                                      gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, inner));
-    q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MODULO, e->t_long, q,
-                                      gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, e->k->shape[axis]));
-    return gcc_jit_context_new_cast(e->ctx, NULL, q, e->t_of[PE_I32]);
+    gcc_jit_rvalue *q = lbin(e, GCC_JIT_BINARY_OP_DIVIDE, e->index, lng(e, inner));
+    return axis == 0 ? q : lbin(e, GCC_JIT_BINARY_OP_MODULO, q, lng(e, e->k->shape[axis]));
+}
+
+static gcc_jit_rvalue *coordinate(emitter *e, int axis)
+{
+    return gcc_jit_context_new_cast(e->ctx, NULL, coordinate_long(e, axis), e->t_of[PE_I32]);
+}
+
+/* stride[d] * m_d(x) of a STRIDED parameter (kir.h), or NULL when 0. */
+static gcc_jit_rvalue *axis_term(emitter *e, const kir_param *p, int d, gcc_jit_rvalue *x)
+{
+    if (p->stride[d] == 0) return NULL;
+    if (p->hi[d] > 0) { /* clamped: never outside the array, whatever the other operand of a select */
+        x = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, x, lng(e, p->lo[d])), lng(e, p->lo[d]), x);
+        x = lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, x, lng(e, p->hi[d] - 1)), lng(e, p->hi[d] - 1), x);
+    }
+    if (p->wrap[d] > 0) x = lbin(e, GCC_JIT_BINARY_OP_MODULO, lbin(e, GCC_JIT_BINARY_OP_PLUS, x, lng(e, p->shift[d])), lng(e, p->wrap[d]));
+    return p->stride[d] == 1 ? x : lbin(e, GCC_JIT_BINARY_OP_MULT, x, lng(e, p->stride[d]));
+}
+
+/* A STRIDED parameter's element at c_last = 0 of the current row: its
+ * offset plus the terms of the axes before the last. */
+static gcc_jit_rvalue *row_base(emitter *e, const kir_param *p)
+{
+    gcc_jit_rvalue *off = lng(e, p->offset);
+    for (int d = 0; d + 1 < e->k->rank; d++) {
+        gcc_jit_rvalue *t = axis_term(e, p, d, e->coord[d]);
+        if (t) off = lbin(e, GCC_JIT_BINARY_OP_PLUS, off, t);
+    }
+    return to_local(e, off, e->t_long);
+}
+
+/* The hoisted row bases of every STRIDED parameter. */
+static void row_bases(emitter *e)
+{
+    for (int p = 0; p < e->k->n_params; p++)
+        if (e->k->params[p].kind == KIR_IN_STRIDED) e->base[p] = row_base(e, &e->k->params[p]);
 }
 
 /* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
@@ -340,26 +401,19 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
 
 /* --------------------------------------------------------------- kernel */
 
-static gcc_jit_rvalue *element_index(emitter *e, const kir_param *p)
+static gcc_jit_rvalue *element_index(emitter *e, int param)
 {
-    gcc_jit_rvalue *i = e->index;
-    if (p->kind != KIR_IN_BROADCAST) return i;
-    /* i -> coordinates of the iteration space -> offset with the operand's strides */
-    gcc_jit_rvalue *off = gcc_jit_context_zero(e->ctx, e->t_long);
-    int64_t inner = 1;
-    for (int d = e->k->rank - 1; d >= 0; d--) {
-        if (p->stride[d] != 0) {
-            gcc_jit_rvalue *q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, i,
-                                                              gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, inner));
-            if (d > 0)
-                q = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MODULO, e->t_long, q,
-                                                  gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, e->k->shape[d]));
-            gcc_jit_rvalue *term = gcc_jit_context_new_binary_op(
-                e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, e->t_long, q,
-                gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, p->stride[d]));
-            off = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_PLUS, e->t_long, off, term);
-        }
-        inner *= e->k->shape[d];
+    const kir_param *p = &e->k->params[param];
+    if (p->kind != KIR_IN_STRIDED) return e->index;
+    int last = e->k->rank - 1;
+    if (e->rows) {
+        gcc_jit_rvalue *t = axis_term(e, p, last, e->c_last);
+        return t ? lbin(e, GCC_JIT_BINARY_OP_PLUS, e->base[param], t) : e->base[param];
+    }
+    gcc_jit_rvalue *off = lng(e, p->offset);
+    for (int d = 0; d <= last; d++) {
+        gcc_jit_rvalue *t = p->stride[d] ? axis_term(e, p, d, coordinate_long(e, d)) : NULL;
+        if (t) off = lbin(e, GCC_JIT_BINARY_OP_PLUS, off, t);
     }
     return off;
 }
@@ -434,10 +488,12 @@ static void emit_body(emitter *e, const kir_kernel *k)
             gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
                                     ? e->ptr[in->a[0]]
                                     : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
-                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, q)));
+                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, in->a[0])));
             e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_REDUCE) {
             emit_reduce(e, in);
+        } else if (in->kind == KIR_GATHER) {
+            e->val[v] = NULL; /* no kernel has one (the program generator leaves gathers to the interpreter) */
         } else if (in->kind == KIR_STORE) {
             gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], e->index);
             gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
@@ -466,6 +522,342 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
     return true;
 }
 
+/* The accumulators of REDUCE_LANES lanes combined pairwise in a fixed
+ * order into (hi, lo): lo the compensation of f64 sums, else 0. */
+static void combine_all_lanes(emitter *e, const kir_inst *reduce, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
+                              bool with_comp, gcc_jit_rvalue **hi_out, gcc_jit_rvalue **lo_out)
+{
+    gcc_jit_rvalue *hi[REDUCE_LANES], *lo[REDUCE_LANES];
+    for (int l = 0; l < REDUCE_LANES; l++) {
+        hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
+        lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : num(e, PE_F64, 0.0);
+    }
+    for (int width = REDUCE_LANES; width > 1; width /= 2)
+        for (int l = 0; l < width / 2; l++) {
+            if (with_comp) { /* (hi, lo) pairs added without losing the low parts */
+                gcc_jit_rvalue *a = hi[2 * l], *b = hi[2 * l + 1];
+                gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
+                gcc_jit_rvalue *a_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, a), math1(e, "fabs", PE_F64, b));
+                gcc_jit_rvalue *lost = choose(
+                    e, a_big,
+                    to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, a, t), b), e->t_double),
+                    to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, b, t), a), e->t_double),
+                    e->t_double);
+                lo[l] = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lost,
+                                        bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lo[2 * l], lo[2 * l + 1])), e->t_double);
+                hi[l] = t;
+            } else {
+                hi[l] = combine_lanes(e, (pe_op)reduce->op, hi[2 * l], hi[2 * l + 1]);
+            }
+        }
+    *hi_out = hi[0];
+    *lo_out = lo[0];
+}
+
+/* An axis reduction's result from its accumulated (hi, lo) over `len`
+ * elements, as the reference finishes it: the compensation added where the
+ * sum is finite, mean divided, norm2's root; converted to the result type. */
+static gcc_jit_rvalue *finish_axis_result(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo, int64_t len)
+{
+    pe_op op = (pe_op)reduce->op;
+    gcc_jit_rvalue *v = hi;
+    if (!pe_reduction_is_extreme(op)) {
+        gcc_jit_rvalue *finite = cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", PE_F64, hi), num(e, PE_F64, __builtin_inf()));
+        v = choose(e, finite, to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, hi, lo), e->t_double), hi, e->t_double);
+    }
+    if (op == PE_OP_mean) v = bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, v, num(e, PE_F64, (double)len));
+    if (op == PE_OP_norm2) v = math1(e, "sqrt", PE_F64, v);
+    return gcc_jit_context_new_cast(e->ctx, NULL, to_local(e, v, e->t_double), type_of(e, (pe_dtype)reduce->dtype));
+}
+
+/* A new block, made current. */
+static gcc_jit_block *block(emitter *e, const char *name)
+{
+    return gcc_jit_function_new_block(e->fn, name);
+}
+
+static gcc_jit_lvalue *long_local(emitter *e, const char *name, gcc_jit_rvalue *init)
+{
+    char unique[32];
+    snprintf(unique, sizeof unique, "%s%d", name, e->n_locals++);
+    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, e->t_long, unique);
+    gcc_jit_block_add_assignment(e->cur, NULL, l, init);
+    return l;
+}
+
+static gcc_jit_rvalue *rv(gcc_jit_lvalue *l) { return gcc_jit_lvalue_as_rvalue(l); }
+
+/* The coordinates of the axes before the last one from `row`, the row's
+ * number over those axes (skipping `skip`, a reduced axis, or -1). */
+static void row_coordinates(emitter *e, gcc_jit_rvalue *row, int skip)
+{
+    gcc_jit_rvalue *r = row;
+    for (int d = e->k->rank - 2; d >= 0; d--) {
+        if (d == skip) continue;
+        e->coord[d] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MODULO, r, lng(e, e->k->shape[d])), e->t_long);
+        r = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, r, lng(e, e->k->shape[d])), e->t_long);
+    }
+}
+
+/* The flat index of coordinates (coord[0..last), c_last = 0). */
+static gcc_jit_rvalue *row_start(emitter *e)
+{
+    gcc_jit_rvalue *flat = lng(e, 0);
+    int64_t inner = e->k->shape[e->k->rank - 1];
+    for (int d = e->k->rank - 2; d >= 0; d--) {
+        flat = lbin(e, GCC_JIT_BINARY_OP_PLUS, flat, lbin(e, GCC_JIT_BINARY_OP_MULT, e->coord[d], lng(e, inner)));
+        inner *= e->k->shape[d];
+    }
+    return to_local(e, flat, e->t_long);
+}
+
+/* An element-wise kernel with a shape, row by row: per row the coordinates
+ * and each view's element at its start, then a loop along the last axis in
+ * which every index is linear (the vectoriser's case). */
+static gcc_jit_block *emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    int64_t n_last = k->shape[k->rank - 1];
+    gcc_jit_lvalue *i = long_local(e, "i", begin);
+    gcc_jit_block *rows_cond = block(e, "rows_cond"), *row_head = block(e, "row_head"), *inner_cond = block(e, "inner_cond");
+    gcc_jit_block *inner_body = block(e, "inner_body"), *row_next = block(e, "row_next"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, rows_cond);
+    gcc_jit_block_end_with_conditional(rows_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end), row_head, done);
+    e->cur = row_head;
+    gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(i), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *row_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
+    row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
+    row_coordinates(e, row, -1);
+    row_bases(e);
+    gcc_jit_lvalue *j = long_local(e, "j", rv(i));
+    gcc_jit_block_end_with_jump(e->cur, NULL, inner_cond);
+    gcc_jit_block_end_with_conditional(inner_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), row_end), inner_body, row_next);
+    e->cur = inner_body;
+    e->index = rv(j);
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, inner_cond);
+    gcc_jit_block_add_assignment(row_next, NULL, i, row_end);
+    gcc_jit_block_end_with_jump(row_next, NULL, rows_cond);
+    return done;
+}
+
+static const kir_inst *reduction_of(const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) return &k->body[v];
+    return NULL;
+}
+
+static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
+{
+    char unique[32];
+    snprintf(unique, sizeof unique, "%s%d", name, e->n_locals++);
+    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, e->t_double, unique);
+    gcc_jit_block_add_assignment(e->cur, NULL, l, num(e, PE_F64, init));
+    return l;
+}
+
+/* A reduction along the last axis: one result per launch index, its row
+ * accumulated in REDUCE_LANES lanes (element k in lane k mod REDUCE_LANES,
+ * combined in a fixed order: the same result for any launch). */
+static gcc_jit_block *emit_axis_last(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = reduction_of(k);
+    int64_t len = k->shape[k->rank - 1];
+    bool with_comp = compensated(reduce);
+    double identity = pe_reduction_of((pe_op)reduce->op)->identity;
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *lanes_cond = block(e, "lanes_cond");
+    gcc_jit_block *lanes_body = block(e, "lanes_body"), *rem_cond = block(e, "rem_cond"), *rem_body = block(e, "rem_body");
+    gcc_jit_block *o_tail = block(e, "o_tail"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    row_coordinates(e, rv(o), -1);
+    row_bases(e);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
+    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
+    for (int l = 0; l < REDUCE_LANES; l++) {
+        acc[l] = double_local(e, "acc", identity);
+        comp[l] = with_comp ? double_local(e, "comp", 0.0) : NULL;
+    }
+    gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    gcc_jit_block_end_with_conditional(lanes_cond, NULL,
+                                       cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, REDUCE_LANES)), lng(e, len)),
+                                       lanes_body, rem_cond);
+    e->cur = lanes_body;
+    for (int l = 0; l < REDUCE_LANES; l++) {
+        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
+        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
+        e->acc = acc[l];
+        e->comp = comp[l];
+        emit_body(e, k);
+    }
+    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
+    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    gcc_jit_block_end_with_conditional(rem_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), rem_body, o_tail);
+    e->cur = rem_body;
+    e->c_last = rv(kk);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
+    e->acc = acc[0];
+    e->comp = comp[0];
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, rem_cond);
+    e->cur = o_tail;
+    gcc_jit_rvalue *hi, *lo;
+    combine_all_lanes(e, reduce, acc, comp, with_comp, &hi, &lo);
+    gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], rv(o)),
+                                 finish_axis_result(e, reduce, hi, lo, len));
+    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    return done;
+}
+
+/* Results accumulated side by side by a reduction along an outer axis. */
+#define AXIS_BLOCK 64
+
+/* A reduction along an axis before the last: a block of up to AXIS_BLOCK
+ * consecutive results along the last axis accumulated side by side (the
+ * vectoriser's loop runs across the kept axis), the reduced axis walked in
+ * order for each (the same result for any launch). */
+static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = reduction_of(k);
+    int a = k->reduce_axis, last = k->rank - 1;
+    int64_t len = k->shape[a], n_last = k->shape[last];
+    bool with_comp = compensated(reduce);
+    double identity = pe_reduction_of((pe_op)reduce->op)->identity;
+    gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, e->t_double, AXIS_BLOCK);
+    gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, arr, "acc_block");
+    gcc_jit_lvalue *comp = with_comp ? gcc_jit_function_new_local(e->fn, NULL, arr, "comp_block") : NULL;
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *init_cond = block(e, "init_cond");
+    gcc_jit_block *init_body = block(e, "init_body"), *k_cond = block(e, "k_cond"), *k_head = block(e, "k_head");
+    gcc_jit_block *j_cond = block(e, "j_cond"), *j_body = block(e, "j_body"), *k_next = block(e, "k_next");
+    gcc_jit_block *fin_cond = block(e, "fin_cond"), *fin_body = block(e, "fin_body"), *o_next = block(e, "o_next");
+    gcc_jit_block *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    gcc_jit_rvalue *orow = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(o), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *c0 = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), lbin(e, GCC_JIT_BINARY_OP_MULT, orow, lng(e, n_last))), e->t_long);
+    gcc_jit_rvalue *stop = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), c0), lng(e, n_last)), e->t_long);
+    stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, stop), end, stop);
+    gcc_jit_rvalue *block_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), lng(e, AXIS_BLOCK)), e->t_long);
+    stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, block_end, stop), block_end, stop);
+    gcc_jit_rvalue *nb = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, stop, rv(o)), e->t_long);
+    row_coordinates(e, orow, a);
+    gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, init_cond);
+    gcc_jit_block *k_init = block(e, "k_init");
+    gcc_jit_block_end_with_conditional(init_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, AXIS_BLOCK)), init_body, k_init);
+    gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), num(e, PE_F64, identity));
+    if (comp)
+        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
+    gcc_jit_block_add_assignment_op(init_body, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(init_body, NULL, init_cond);
+    gcc_jit_lvalue *kk = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "k_outer");
+    gcc_jit_block_add_assignment(k_init, NULL, kk, lng(e, 0));
+    gcc_jit_block_end_with_jump(k_init, NULL, k_cond);
+    gcc_jit_block_end_with_conditional(k_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), k_head, fin_cond);
+    e->cur = k_head;
+    e->coord[a] = rv(kk);
+    row_bases(e);
+    gcc_jit_rvalue *start = row_start(e);
+    gcc_jit_block_add_assignment(e->cur, NULL, j, lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
+    gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), j_body, k_next);
+    e->cur = j_body;
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, c0, rv(j)), e->t_long);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
+    e->acc = gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j));
+    e->comp = comp ? gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)) : NULL;
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
+    gcc_jit_block_add_assignment_op(k_next, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(k_next, NULL, k_cond);
+    gcc_jit_block_add_assignment(fin_cond, NULL, j, lng(e, 0));
+    gcc_jit_block *fin_loop = block(e, "fin_loop");
+    gcc_jit_block_end_with_jump(fin_cond, NULL, fin_loop);
+    gcc_jit_block_end_with_conditional(fin_loop, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), fin_body, o_next);
+    e->cur = fin_body;
+    gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), e->t_double);
+    gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), e->t_double)
+                              : num(e, PE_F64, 0.0);
+    gcc_jit_block_add_assignment(e->cur, NULL,
+                                 gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), rv(j))),
+                                 finish_axis_result(e, reduce, hi, lo, len));
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, fin_loop);
+    gcc_jit_block_add_assignment(o_next, NULL, o, stop);
+    gcc_jit_block_end_with_jump(o_next, NULL, o_cond);
+    return done;
+}
+
+/* A kernel without a shape, or ending in a full reduction: one flat loop
+ * over [begin, end) (views' indices from the flat index), a reduction's
+ * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
+static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = reduction_of(k);
+    gcc_jit_block *entry = e->cur;
+    gcc_jit_block *cond = block(e, "cond"), *body = block(e, "body"), *done = block(e, "done");
+    e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
+    gcc_jit_block_add_assignment(entry, NULL, e->i, begin);
+    gcc_jit_rvalue *i = rv(e->i);
+    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
+    bool with_comp = reduce && compensated(reduce);
+    if (reduce) {
+        /* REDUCE_LANES accumulators over consecutive elements: independent
+         * chains the vectoriser packs, combined in a fixed tree at the end */
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            acc[l] = double_local(e, "acc", pe_reduction_of((pe_op)reduce->op)->identity);
+            comp[l] = with_comp ? double_local(e, "comp", 0.0) : NULL;
+        }
+        gcc_jit_block *lanes_cond = block(e, "lanes_cond");
+        gcc_jit_block *lanes_body = block(e, "lanes_body");
+        gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
+        gcc_jit_rvalue *last = bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES);
+        gcc_jit_block_end_with_conditional(lanes_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LE, last, end), lanes_body, cond);
+        e->cur = lanes_body;
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
+            e->acc = acc[l];
+            e->comp = comp[l];
+            emit_body(e, k);
+        }
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
+        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    } else {
+        gcc_jit_block_end_with_jump(entry, NULL, cond);
+    }
+    /* the remaining elements one by one (into lane 0) */
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, i, end), body, done);
+    e->cur = body;
+    e->index = i;
+    e->acc = reduce ? acc[0] : NULL;
+    e->comp = with_comp ? comp[0] : NULL;
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
+        e->cur = done;
+        gcc_jit_rvalue *hi, *lo;
+        combine_all_lanes(e, reduce, acc, comp, with_comp, &hi, &lo);
+        gcc_jit_rvalue *slot = lbin(e, GCC_JIT_BINARY_OP_MULT, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, KIR_REDUCE_CHUNK)), lng(e, 2));
+        gcc_jit_rvalue *slot_lo = bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, 1);
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot), hi);
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot_lo), lo);
+        done = e->cur;
+    }
+    return done;
+}
+
 static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
 {
     e->k = k;
@@ -478,9 +870,6 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     };
     e->fn = gcc_jit_context_new_function(e->ctx, NULL, GCC_JIT_FUNCTION_EXPORTED, e->t_void, name, 3, params, 0);
     gcc_jit_block *entry = gcc_jit_function_new_block(e->fn, "entry");
-    gcc_jit_block *cond = gcc_jit_function_new_block(e->fn, "cond");
-    gcc_jit_block *body = gcc_jit_function_new_block(e->fn, "body");
-    gcc_jit_block *done = gcc_jit_function_new_block(e->fn, "done");
     gcc_jit_rvalue *args = gcc_jit_param_as_rvalue(params[2]);
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
@@ -506,91 +895,14 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
             e->ptr[p] = gcc_jit_lvalue_as_rvalue(l);
         }
     }
-    e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
-    gcc_jit_block_add_assignment(entry, NULL, e->i, gcc_jit_param_as_rvalue(params[0]));
-    const kir_inst *reduce = NULL;
-    for (int v = 0; v < k->n_body; v++)
-        if (k->body[v].kind == KIR_REDUCE) reduce = &k->body[v];
-    gcc_jit_rvalue *i = gcc_jit_lvalue_as_rvalue(e->i), *end = gcc_jit_param_as_rvalue(params[1]);
-    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
-    bool with_comp = reduce && compensated(reduce);
-    if (reduce) {
-        /* REDUCE_LANES accumulators over consecutive elements: independent
-         * chains the vectoriser packs, combined in a fixed tree at the end */
-        for (int l = 0; l < REDUCE_LANES; l++) {
-            char name[16];
-            snprintf(name, sizeof name, "acc%d", l);
-            acc[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
-            gcc_jit_block_add_assignment(entry, NULL, acc[l], num(e, PE_F64, pe_reduction_of((pe_op)reduce->op)->identity));
-            comp[l] = NULL;
-            if (with_comp) {
-                snprintf(name, sizeof name, "comp%d", l);
-                comp[l] = gcc_jit_function_new_local(e->fn, NULL, e->t_double, name);
-                gcc_jit_block_add_assignment(entry, NULL, comp[l], num(e, PE_F64, 0.0));
-            }
-        }
-        gcc_jit_block *lanes_cond = gcc_jit_function_new_block(e->fn, "lanes_cond");
-        gcc_jit_block *lanes_body = gcc_jit_function_new_block(e->fn, "lanes_body");
-        gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
-        gcc_jit_rvalue *last = bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES);
-        gcc_jit_block_end_with_conditional(lanes_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LE, last, end), lanes_body, cond);
-        e->cur = lanes_body;
-        for (int l = 0; l < REDUCE_LANES; l++) {
-            e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
-            e->acc = acc[l];
-            e->comp = comp[l];
-            emit_body(e, k);
-        }
-        gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS,
-                                        gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, REDUCE_LANES));
-        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
-    } else {
-        gcc_jit_block_end_with_jump(entry, NULL, cond);
-    }
-    /* the remaining elements one by one (into lane 0) */
-    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, i, end), body, done);
-    e->cur = body;
-    e->index = i;
-    e->acc = reduce ? acc[0] : NULL;
-    e->comp = with_comp ? comp[0] : NULL;
-    emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
-        e->cur = done;
-        gcc_jit_rvalue *hi[REDUCE_LANES], *lo[REDUCE_LANES];
-        for (int l = 0; l < REDUCE_LANES; l++) {
-            hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
-            lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : num(e, PE_F64, 0.0);
-        }
-        for (int width = REDUCE_LANES; width > 1; width /= 2)
-            for (int l = 0; l < width / 2; l++) {
-                if (with_comp) { /* (hi, lo) pairs added without losing the low parts */
-                    gcc_jit_rvalue *a = hi[2 * l], *b = hi[2 * l + 1];
-                    gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
-                    gcc_jit_rvalue *a_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, a), math1(e, "fabs", PE_F64, b));
-                    gcc_jit_rvalue *lost = choose(
-                        e, a_big,
-                        to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, a, t), b), e->t_double),
-                        to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, b, t), a), e->t_double),
-                        e->t_double);
-                    lo[l] = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lost,
-                                            bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lo[2 * l], lo[2 * l + 1])), e->t_double);
-                    hi[l] = t;
-                } else {
-                    hi[l] = combine_lanes(e, (pe_op)reduce->op, hi[2 * l], hi[2 * l + 1]);
-                }
-            }
-        gcc_jit_rvalue *slot = gcc_jit_context_new_binary_op(
-            e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, e->t_long,
-            gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_DIVIDE, e->t_long, gcc_jit_param_as_rvalue(params[0]),
-                                          gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, KIR_REDUCE_CHUNK)),
-            gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, 2));
-        gcc_jit_rvalue *slot_lo = bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, 1);
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot), hi[0]);
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot_lo), lo[0]);
-        done = e->cur;
-    }
+    e->cur = entry;
+    gcc_jit_rvalue *begin = gcc_jit_param_as_rvalue(params[0]), *end = gcc_jit_param_as_rvalue(params[1]);
+    const kir_inst *reduce = reduction_of(k);
+    e->rows = k->rank > 0 && (!reduce || k->axis_reduction);
+    gcc_jit_block *done;
+    if (k->axis_reduction) done = k->reduce_axis == k->rank - 1 ? emit_axis_last(e, k, begin, end) : emit_axis_outer(e, k, begin, end);
+    else if (e->rows) done = emit_rows(e, k, begin, end);
+    else done = emit_flat(e, k, begin, end);
     gcc_jit_block_end_with_void_return(done, NULL);
 }
 

@@ -287,7 +287,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
 /* Offset of element i in a broadcast operand (strides per iteration axis). */
 static void element_index(emitter *e, const kir_param *p, char *out, size_t n)
 {
-    if (p->kind != KIR_IN_BROADCAST) {
+    if (p->kind != KIR_IN_STRIDED) {
         snprintf(out, n, "i");
         return;
     }
@@ -313,7 +313,7 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false};
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, false, NULL};
 
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }

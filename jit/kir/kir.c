@@ -18,13 +18,21 @@ uint64_t kir_hash(const kir_kernel *k)
     fnv f = {PE_FNV_OFFSET};
     fnv_u64(&f, (uint64_t)k->rank);
     for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)k->shape[d]);
+    fnv_u64(&f, k->axis_reduction ? 1u + k->reduce_axis : 0u);
     fnv_u64(&f, (uint64_t)k->n_params);
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
         uint8_t head[2] = {q->kind, q->dtype};
         fnv_bytes(&f, head, 2);
-        if (q->kind == KIR_IN_BROADCAST)
-            for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)q->stride[d]);
+        if (q->kind == KIR_IN_STRIDED) {
+            fnv_u64(&f, (uint64_t)q->offset);
+            for (int d = 0; d < k->rank; d++) {
+                uint64_t axis[5] = {(uint64_t)q->stride[d], (uint64_t)q->wrap[d], (uint64_t)q->shift[d],
+                                    (uint64_t)q->lo[d], (uint64_t)q->hi[d]};
+                fnv_bytes(&f, axis, sizeof axis);
+            }
+        }
+        if (q->kind == KIR_IN_GATHERED) fnv_u64(&f, (uint64_t)q->offset);
         if (q->kind == KIR_IN_LITERAL) fnv_bytes(&f, &q->value, sizeof q->value);
     }
     fnv_u64(&f, (uint64_t)k->n_body);
@@ -40,14 +48,18 @@ uint64_t kir_hash(const kir_kernel *k)
 bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 {
     if (a->rank != b->rank || a->n_params != b->n_params || a->n_body != b->n_body) return false;
+    if (a->axis_reduction != b->axis_reduction || (a->axis_reduction && a->reduce_axis != b->reduce_axis)) return false;
     for (int d = 0; d < a->rank; d++)
         if (a->shape[d] != b->shape[d]) return false;
     for (int p = 0; p < a->n_params; p++) {
         const kir_param *x = &a->params[p], *y = &b->params[p];
         if (x->kind != y->kind || x->dtype != y->dtype) return false;
-        if (x->kind == KIR_IN_BROADCAST)
+        if ((x->kind == KIR_IN_STRIDED || x->kind == KIR_IN_GATHERED) && x->offset != y->offset) return false;
+        if (x->kind == KIR_IN_STRIDED)
             for (int d = 0; d < a->rank; d++)
-                if (x->stride[d] != y->stride[d]) return false;
+                if (x->stride[d] != y->stride[d] || x->wrap[d] != y->wrap[d] || x->shift[d] != y->shift[d] ||
+                    x->lo[d] != y->lo[d] || x->hi[d] != y->hi[d])
+                    return false;
         if (x->kind == KIR_IN_LITERAL && memcmp(&x->value, &y->value, sizeof x->value) != 0) return false;
     }
     for (int i = 0; i < a->n_body; i++) {
@@ -62,13 +74,26 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 
 void kir_print(const kir_kernel *k, char *out, size_t n)
 {
-    static const char *const kinds[] = {"in", "bcast", "scalar", "out", "partials", "literal"};
+    static const char *const kinds[] = {"in", "strided", "scalar", "out", "partials", "literal", "gathered", "flag"};
     size_t used = 0;
 #define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
-    PUT("kernel rank %d params %d body %d\n", k->rank, k->n_params, k->n_body);
+    PUT("kernel rank %d params %d body %d", k->rank, k->n_params, k->n_body);
+    if (k->axis_reduction) PUT(" reducing axis %d", k->reduce_axis);
+    PUT("\n");
     for (int p = 0; p < k->n_params; p++) {
-        PUT("  p%d %s %s", p, kinds[k->params[p].kind], pe_dtype_name((pe_dtype)k->params[p].dtype));
-        if (k->params[p].kind == KIR_IN_LITERAL) PUT(" = %.17g", k->params[p].value);
+        const kir_param *q = &k->params[p];
+        PUT("  p%d %s %s", p, kinds[q->kind], pe_dtype_name((pe_dtype)q->dtype));
+        if (q->kind == KIR_IN_LITERAL) PUT(" = %.17g", q->value);
+        if (q->kind == KIR_IN_GATHERED) PUT(" of %lld", (long long)q->offset);
+        if (q->kind == KIR_IN_STRIDED) {
+            PUT(" at %lld", (long long)q->offset);
+            for (int d = 0; d < k->rank; d++) {
+                PUT(d ? ", %lld" : " + c * (%lld", (long long)q->stride[d]);
+                if (q->hi[d] > 0) PUT(" in [%lld,%lld)", (long long)q->lo[d], (long long)q->hi[d]);
+                if (q->wrap[d] > 0) PUT(" +%lld mod %lld", (long long)q->shift[d], (long long)q->wrap[d]);
+            }
+            if (k->rank) PUT(")");
+        }
         PUT("\n");
     }
     for (int i = 0; i < k->n_body; i++) {
@@ -77,6 +102,8 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
         else if (b->kind == KIR_STORE) PUT("  store p%d = v%d\n", b->a[0], b->a[1]);
         else if (b->kind == KIR_REDUCE)
             PUT("  reduce %s p%d <- v%d%s\n", pe_op_table[b->op].name, b->a[0], b->a[1], b->n > 2 ? " * v2" : "");
+        else if (b->kind == KIR_GATHER)
+            PUT("  v%d = gather p%d[v%d] (flag p%d) : %s\n", i, b->a[0], b->a[1], b->a[2], pe_dtype_name((pe_dtype)b->dtype));
         else {
             PUT("  v%d = %s(", i, pe_op_table[b->op].name);
             for (int j = 0; j < b->n; j++) PUT(j ? ", v%d" : "v%d", b->a[j]);
@@ -89,10 +116,18 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
 bool kir_valid(const kir_kernel *k)
 {
     if (k->rank < 0 || k->rank > PE_MAX_RANK || k->n_params < 0 || k->n_params > KIR_MAX_PARAMS || k->n_body < 0 ||
-        k->n_body > KIR_MAX_BODY)
+        k->n_body > KIR_MAX_BODY || (k->axis_reduction && k->reduce_axis >= k->rank))
         return false;
-    for (int p = 0; p < k->n_params; p++)
-        if (k->params[p].kind > KIR_IN_LITERAL || k->params[p].dtype > PE_C128) return false;
+    for (int d = 0; d < k->rank; d++)
+        if (k->shape[d] < 0) return false;
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (q->kind > KIR_OUT_FLAG || q->dtype > PE_C128) return false;
+        for (int d = 0; q->kind == KIR_IN_STRIDED && d < k->rank; d++)
+            if (q->wrap[d] < 0 || q->shift[d] < 0 || (q->wrap[d] > 0 && q->shift[d] >= q->wrap[d]) || q->hi[d] < 0 ||
+                (q->hi[d] > 0 && (q->lo[d] < 0 || q->lo[d] >= q->hi[d])))
+                return false;
+    }
     for (int i = 0; i < k->n_body; i++) {
         const kir_inst *b = &k->body[i];
         if (b->dtype > PE_C128 || b->ctype > PE_C128 || b->n > 3) return false;
@@ -107,6 +142,11 @@ bool kir_valid(const kir_kernel *k)
             if (b->op >= PE_OP__COUNT || b->a[0] >= k->n_params || b->n < 2) return false;
             for (int j = 1; j < b->n; j++)
                 if (b->a[j] >= i) return false;
+            break;
+        case KIR_GATHER:
+            if (b->a[0] >= k->n_params || k->params[b->a[0]].kind != KIR_IN_GATHERED || b->a[1] >= i ||
+                b->a[2] >= k->n_params || k->params[b->a[2]].kind != KIR_OUT_FLAG)
+                return false;
             break;
         case KIR_OP:
             if (b->op >= PE_OP__COUNT) return false;

@@ -1,18 +1,22 @@
 /* kir.h — the kernel IR: a target-independent, canonical, hashable
- * description of one fused element-wise kernel, ending in a full reduction
- * or not.  The program generator (jit/proggen) builds it from ports; the
- * code generators (jit/codegen: cpu_gccjit.c, cuda_emit.c) consume it and
- * never see ports.  Its canonical hash names the kernel in compiled code
- * and keys every cache of compiled kernels (the executors' linked code, the
- * disk cache).
+ * description of one fused element-wise kernel, ending in a reduction (of
+ * every element, or along one axis) or not.  The program generator
+ * (jit/proggen) builds it from ports; the code generators (jit/codegen:
+ * cpu_gccjit.c, cuda_emit.c) consume it and never see ports.  Its canonical
+ * hash names the kernel in compiled code and keys every cache of compiled
+ * kernels (the executors' linked code, the disk cache).
  *
  * A kernel iterates i over [begin, end) of a row-major iteration space.
- * Parameters are arrays read or written at i (CONTIG), arrays read through a
- * broadcast (BROADCAST: element strides per iteration axis, 0 where
- * stretched; the iteration shape is then part of the kernel), or uniform
- * scalars passed at launch (SCALAR: the value is not part of the kernel), or
- * uniform scalars compiled in (LITERAL: the value is part of the kernel).
- * The body is SSA: value v is the result of body[v]. */
+ * Parameters are arrays read or written at i (CONTIG), arrays read through
+ * an index map of the iteration coordinates (STRIDED: broadcasts and views —
+ * slices with steps, permutations, spreads, periodic tiling, concat's
+ * operands; the iteration shape is then part of the kernel), arrays read at
+ * indices the body computes (GATHERED: pe_gather), uniform scalars passed at
+ * launch (SCALAR: the value is not part of the kernel), or uniform scalars
+ * compiled in (LITERAL: the value is part of the kernel).  An axis
+ * reduction's kernel iterates over its operand's shape and launches over its
+ * results (see axis_reduction).  The body is SSA: value v is the result of
+ * body[v]. */
 #ifndef PE_KIR_KIR_H
 #define PE_KIR_KIR_H
 
@@ -29,7 +33,14 @@
 
 /* KIR_IN_LITERAL: a uniform scalar whose value is part of the kernel (a
  * source literal, per the static IR): compiled in as a constant. */
-typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL } kir_param_kind;
+/* KIR_IN_GATHERED: an array read at an index the body computes (KIR_GATHER);
+ * KIR_OUT_FLAG: one byte the kernel sets to 1 when a gather's index was out
+ * of range (it then read element 0 instead: never outside the array), so
+ * that the executor has the interpreter say which. */
+typedef enum {
+    KIR_IN_CONTIG, KIR_IN_STRIDED, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL, KIR_IN_GATHERED,
+    KIR_OUT_FLAG
+} kir_param_kind;
 
 /* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
  * iterations in double and writes the chunk's partial as (high, low) to
@@ -39,10 +50,21 @@ typedef enum { KIR_IN_CONTIG, KIR_IN_BROADCAST, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_
  * count, so results are bitwise the same for any number of threads. */
 #define KIR_REDUCE_CHUNK 16384
 
+/* A STRIDED parameter's element at iteration coordinates c:
+ *     offset + sum over axes d of  stride[d] * m_d(c[d])
+ *     m_d(x) = x clamped into [lo[d], hi[d] - 1] when hi[d] > 0 (else x),
+ *              then (x + shift[d]) mod wrap[d] when wrap[d] > 0
+ * Strides may be 0 (broadcast, spread) or negative (a slice's negative
+ * step); the program generator composes views into one such map, and the
+ * trace cache checks that every element the map can name lies inside the
+ * bound array (trace_check.c). */
 typedef struct {
     uint8_t kind;  /* kir_param_kind */
     uint8_t dtype; /* pe_dtype of the array (or of the scalar's value) */
-    int64_t stride[PE_MAX_RANK]; /* KIR_IN_BROADCAST only */
+    int64_t offset;              /* STRIDED: the element at coordinates 0; GATHERED: the array's element count */
+    int64_t stride[PE_MAX_RANK]; /* STRIDED, by iteration axis */
+    int64_t wrap[PE_MAX_RANK], shift[PE_MAX_RANK];
+    int64_t lo[PE_MAX_RANK], hi[PE_MAX_RANK];
     double value;                /* KIR_IN_LITERAL only (already rounded to dtype) */
 } kir_param;
 
@@ -51,8 +73,12 @@ typedef enum {
     KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
                  generators (n = 0): pe_index's axis in a[0] */
     KIR_STORE, /* param a[0] at i = value a[1] */
-    KIR_REDUCE /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
-                  into partial parameter a[0]; n counts a[] entries in use */
+    KIR_REDUCE, /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
+                  into partial parameter a[0] (an axis reduction: its result, KIR_OUT);
+                  n counts a[] entries in use */
+    KIR_GATHER  /* value = GATHERED param a[0] at the flat index value a[1] (i32), converted
+                   to `dtype`; an index outside the array reads element 0 and sets the
+                   KIR_OUT_FLAG param a[2] */
 } kir_inst_kind;
 
 typedef struct {
@@ -64,9 +90,16 @@ typedef struct {
     uint16_t a[3];
 } kir_inst;
 
+/* An axis reduction (axis_reduction set): the iteration shape is the
+ * operand's, the reduction runs along reduce_axis, and a launch's [begin,
+ * end) counts results (row-major over the other axes); each result is
+ * accumulated over its axis in one fixed order, whatever the launch, so
+ * results are bitwise the same for any number of threads. */
 typedef struct {
     int rank;                     /* iteration shape; rank 0 when no parameter or generator needs it */
     int64_t shape[PE_MAX_RANK];
+    bool axis_reduction;
+    uint8_t reduce_axis;
     int n_params, n_body;
     kir_param params[KIR_MAX_PARAMS];
     kir_inst body[KIR_MAX_BODY];

@@ -23,7 +23,7 @@ void pe_program_traffic(const pe_program *p, int64_t *read, int64_t *written)
         const pe_port *q = pe_port_at(p->bind[i]);
         int64_t bytes = (int64_t)pe_port_bytes(q);
         kir_param_kind kind = p->kir->params[i].kind;
-        if (kind == KIR_IN_CONTIG || kind == KIR_IN_BROADCAST) *read += bytes;
+        if (kind == KIR_IN_CONTIG || kind == KIR_IN_STRIDED) *read += bytes;
         else if (kind == KIR_OUT) *written += bytes;
     }
 }

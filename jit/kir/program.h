@@ -10,7 +10,9 @@
 typedef enum {
     PE_PROG_KERNEL, /* a fused element-wise kernel */
     PE_PROG_INTERP, /* one port computed by the reference interpreter */
-    PE_PROG_SKIP    /* a dead port: nobody can observe it */
+    PE_PROG_SKIP,   /* a dead port: nobody can observe it */
+    PE_PROG_VIEW    /* a view the batch's kernels read through (never computed): once they ran, an
+                       expression again if still visible, else nobody's (exec/base/deferred.c) */
 } pe_prog_kind;
 
 typedef struct {

@@ -100,24 +100,75 @@ static uint16_t operand_value(group *g, uint32_t qi)
         }
     kir_param *param = &g->k->params[g->k->n_params];
     memset(param, 0, sizeof *param);
-    param->dtype = q->dtype;
+    uint32_t bound = qi;
     if (is_uniform_constant(q) && q->literal) {
         param->kind = KIR_IN_LITERAL;
         param->value = q->value;
     } else if (is_uniform_constant(q)) {
         param->kind = KIR_IN_SCALAR;
-    } else if (same_shape(q, g->rank, g->shape)) {
-        param->kind = KIR_IN_CONTIG;
     } else {
-        param->kind = KIR_IN_BROADCAST;
-        pe_broadcast_strides(q->rank, q->shape, g->rank, param->stride);
-        g->shaped = true;
+        kir_param m;
+        pe_view_map(qi, g->epoch, &m, &bound); /* the pre-pass made every lazy view's map compose */
+        pe_map_broadcast(&m, q->rank, q->shape, g->rank, g->shape, param);
+        if (same_shape(q, g->rank, g->shape) && pe_map_is_contiguous(param, g->rank, g->shape)) {
+            memset(param, 0, sizeof *param);
+            param->kind = KIR_IN_CONTIG;
+        } else {
+            g->shaped = true;
+        }
     }
-    g->bind[g->k->n_params] = qi;
+    param->dtype = q->dtype;
+    g->bind[g->k->n_params] = bound;
     uint16_t p = (uint16_t)g->k->n_params++;
     uint16_t v = append(g, (kir_inst){.kind = KIR_LOAD, .dtype = q->dtype, .n = 1, .a = {p}});
     g->map[g->n_map++] = (binding){qi, v, false, 0};
     return v;
+}
+
+/* A view computed by the kernel (read or mapped, or read by a program the
+ * interpreter runs): its elements loaded through its map. */
+static void add_view_member(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    kir_param *param = &g->k->params[g->k->n_params];
+    uint32_t root;
+    pe_view_map_through(pi, g->epoch, param, &root); /* the pre-pass checked that it composes */
+    param->dtype = p->dtype;
+    g->shaped = true;
+    g->bind[g->k->n_params] = root;
+    uint16_t v = append(g, (kir_inst){.kind = KIR_LOAD, .dtype = p->dtype, .n = 1, .a = {(uint16_t)g->k->n_params++}});
+    g->map[g->n_map++] = (binding){pi, v, true, 0};
+    g->members[g->n_members++] = pi;
+}
+
+/* The port a kernel reading q binds: q, or the array a lazy view q reads. */
+static uint32_t root_of(uint32_t qi, uint32_t epoch)
+{
+    kir_param m;
+    uint32_t root = qi;
+    pe_view_map(qi, epoch, &m, &root);
+    return root;
+}
+
+/* Whether p reads, through a view, an array the open kernel computes (a
+ * kernel reads only what is stored before it runs). */
+static bool reads_member_through_view(group *g, const pe_port *p, uint32_t pi)
+{
+    if (!g->open) return false;
+    uint32_t roots[PE_PORT_MAX_INPUTS + 1];
+    int n = 0;
+    if (pe_op_table[p->op].kind == PE_KIND_VIEW) {
+        kir_param m;
+        pe_view_map_through(pi, g->epoch, &m, &roots[n]);
+        n++;
+    }
+    for (int k = 0; k < p->n_in; k++)
+        if (pe_is_lazy_view(pe_port_at(p->in[k]), g->epoch)) roots[n++] = root_of(p->in[k], g->epoch);
+    for (int i = 0; i < n; i++) {
+        const binding *b = lookup(g, roots[i]);
+        if (b && b->member) return true;
+    }
+    return false;
 }
 
 static void add_member(group *g, uint32_t pi)
@@ -203,6 +254,23 @@ static void add_reduction(group *g, uint32_t pi)
     g->members[g->n_members++] = pi;
 }
 
+/* An axis reduction ends the kernel: its producers are fused into it, the
+ * iteration shape is its operand's, and it stores its result. */
+static void add_axis_reduction(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    kir_inst red = {.kind = KIR_REDUCE, .op = p->op, .dtype = p->dtype, .ctype = p->ctype, .n = 2};
+    red.a[1] = operand_value(g, p->in[0]);
+    g->k->params[g->k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
+    g->bind[g->k->n_params] = pi;
+    red.a[0] = (uint16_t)g->k->n_params++;
+    append(g, red);
+    g->k->axis_reduction = true;
+    g->k->reduce_axis = (uint8_t)p->param[0];
+    g->shaped = true;
+    g->members[g->n_members++] = pi;
+}
+
 static int member_index(const group *g, uint32_t port)
 {
     for (int m = 0; m < g->n_members; m++)
@@ -261,8 +329,9 @@ static bool close_group(group *g, pe_program_seq *seq)
     kir_schedule(k); /* one body for one computation, whatever the recording order */
     k->rank = g->shaped ? g->rank : 0;
     if (g->shaped) memcpy(k->shape, g->shape, sizeof k->shape);
-    pe_program prog = {.kind = PE_PROG_KERNEL, .port = g->members[g->n_members - 1],
-                       .numel = pe_shape_numel(g->rank, g->shape), .kir = k, .n_members = g->n_members};
+    uint32_t last = g->members[g->n_members - 1];
+    int64_t numel = k->axis_reduction ? pe_port_at(last)->numel : pe_shape_numel(g->rank, g->shape); /* launched over results */
+    pe_program prog = {.kind = PE_PROG_KERNEL, .port = last, .numel = numel, .kir = k, .n_members = g->n_members};
     prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
     prog.members = malloc(sizeof *prog.members * (size_t)g->n_members);
     prog.shares = any_share ? malloc(sizeof *prog.shares * (size_t)g->n_members) : NULL;
@@ -280,14 +349,65 @@ static bool close_group(group *g, pe_program_seq *seq)
     return true;
 }
 
+/* The composable views: index maps of their source (viewmap.c). */
+static bool is_map_view(pe_op op)
+{
+    return op == PE_OP_reshape || op == PE_OP_transpose || op == PE_OP_slice || op == PE_OP_periodic || op == PE_OP_spread;
+}
+
+/* Whether p goes into a kernel (else the interpreter computes it). */
+static bool goes_to_kernel(const pe_port *p, const pe_fusion_rules *rules)
+{
+    pe_op_kind kind = pe_op_table[p->op].kind;
+    pe_dtype operand0 = p->n_in > 0 ? (pe_dtype)pe_port_at(p->in[0])->dtype : (pe_dtype)p->dtype;
+    if (!pe_op_table[p->op].fusible) return false;
+    if (kind == PE_KIND_VIEW) return rules->views && is_map_view((pe_op)p->op) && pe_dtype_table[p->dtype].generated;
+    if (kind == PE_KIND_REDUCE && p->param[0] >= 0)
+        return rules->views && rules->axis_reduction_emittable &&
+               rules->axis_reduction_emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype) &&
+               pe_dtype_table[operand0].generated;
+    if (kind != PE_KIND_MAP && kind != PE_KIND_GENERATOR && kind != PE_KIND_REDUCE) return false;
+    return rules->emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, operand0);
+}
+
+/* Which views the batch's kernels read through their maps instead of
+ * computing them (pe_port.lazy_view): those nothing demands (a read, map
+ * or hint; a value held with no consumer in the batch is stored, as any
+ * other: deferred.c), whose every consumer goes into a kernel, and over
+ * which every view built on them composes. */
+static void choose_lazy_views(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        pe_port *p = pe_port_at(entries[i].port);
+        if (p->state != PE_PORT_PENDING) continue;
+        p->lazy_view = pe_op_table[p->op].kind == PE_KIND_VIEW && goes_to_kernel(p, rules) && !p->demanded_in_batch &&
+                       (p->released_in_batch || p->live_consumers > 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
+        pe_port *p = pe_port_at(entries[i].port);
+        if (p->state != PE_PORT_PENDING || pe_port_dead_in_batch(p)) continue;
+        bool takes = goes_to_kernel(p, rules);
+        for (int k = 0; k < p->n_in; k++) {
+            pe_port *q = pe_port_at(p->in[k]);
+            if (pe_is_lazy_view(q, epoch) && !takes) q->lazy_view = false;
+        }
+        kir_param m;
+        uint32_t root;
+        if (takes && pe_op_table[p->op].kind == PE_KIND_VIEW && !pe_view_map_through(entries[i].port, epoch, &m, &root))
+            pe_port_at(p->in[0])->lazy_view = false; /* computed: p reads it as it is */
+    }
+}
+
 bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules,
                 pe_program_seq *out)
 {
     assert(pe_api_held());
-    pe_emittable_fn emittable = rules->emittable;
     pe_reduction_fusible_fn reduction_fusible = rules->reduction_fusible;
     *out = (pe_program_seq){0};
     pe_find_live_consumers(entries, n, epoch);
+    choose_lazy_views(entries, n, epoch, rules);
     group g = {0};
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
@@ -298,32 +418,37 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
             continue;
         }
+        if (p->lazy_view) { /* read through by its consumers' kernels */
+            if (!seq_push(out, (pe_program){.kind = PE_PROG_VIEW, .port = pi})) goto oom;
+            continue;
+        }
         pe_op_kind kind = pe_op_table[p->op].kind;
-        pe_dtype operand0 = p->n_in > 0 ? (pe_dtype)pe_port_at(p->in[0])->dtype : (pe_dtype)p->dtype;
-        bool emits = pe_op_table[p->op].fusible && emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, operand0);
-        if (kind == PE_KIND_REDUCE && p->param[0] == -1 && emits) {
+        bool in_kernel = goes_to_kernel(p, rules);
+        if (kind == PE_KIND_REDUCE && in_kernel) {
             pe_port *in[2] = {pe_port_at(p->in[0]), pe_port_at(p->in[p->n_in - 1])};
             int rank;
             int64_t shape[PE_MAX_RANK];
             pe_broadcast_shapes(in, p->n_in, &rank, shape);
             if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
-                            has_room(&g, p) && (!reduction_fusible || reduction_fusible(g.k))))
+                            has_room(&g, p) && !reads_member_through_view(&g, p, pi) &&
+                            (!reduction_fusible || reduction_fusible(g.k))))
                 if (!close_group(&g, out)) goto oom;
             if (!g.open && !open_group(&g, rank, shape, epoch, rules->shares_stores)) goto oom;
-            add_reduction(&g, pi);
+            if (p->param[0] >= 0) add_axis_reduction(&g, pi);
+            else add_reduction(&g, pi);
             if (!close_group(&g, out)) goto oom;
             continue;
         }
-        bool fusible = (kind == PE_KIND_MAP || kind == PE_KIND_GENERATOR) && emits;
-        if (fusible && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p)))
+        if (in_kernel && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p) && !reads_member_through_view(&g, p, pi)))
             if (!close_group(&g, out)) goto oom;
-        if (!fusible) {
+        if (!in_kernel) {
             if (!close_group(&g, out)) goto oom;
             if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
             continue;
         }
         if (!g.open && !open_group(&g, p->rank, p->shape, epoch, rules->shares_stores)) goto oom;
-        add_member(&g, pi);
+        if (kind == PE_KIND_VIEW) add_view_member(&g, pi);
+        else add_member(&g, pi);
     }
     if (close_group(&g, out)) return true;
 oom:
@@ -331,4 +456,3 @@ oom:
     pe_program_seq_free(out);
     return false;
 }
-

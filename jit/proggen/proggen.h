@@ -26,10 +26,34 @@ typedef struct {
      * (exec/base/deferred.c); a GPU's results live on the device, where a
      * second member would be an expression again: each is stored. */
     bool shares_stores;
+    /* Whether the code generator reads views through index maps (wrapped,
+     * clamped and negative strides; gathers) and emits axis reductions:
+     * where it does not, they run on the interpreter. */
+    bool views;
+    /* Which reductions along an axis it emits in kernels (op, compute type
+     * of the operand, result dtype); NULL: none */
+    bool (*axis_reduction_emittable)(pe_op op, pe_dtype ctype, pe_dtype dtype);
 } pe_fusion_rules;
 
 /* Builds the sequence for a batch; false when out of memory (nothing is
  * then changed: the caller runs the batch on the interpreter). */
 bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusion_rules *rules,
                 pe_program_seq *out);
+
+/* Views as index maps (viewmap.c).  A lazy view (pe_port.lazy_view, set by
+ * the program generator for its batch) is read through its map, never
+ * computed. */
+bool pe_is_lazy_view(const pe_port *p, uint32_t epoch);
+/* The map of port's elements onto the buffer of *root: through the lazy
+ * views it is made of, else the identity on itself.  False where a view
+ * does not compose over the map below it. */
+bool pe_view_map(uint32_t port, uint32_t epoch, kir_param *m, uint32_t *root);
+/* The map of view v's elements whether it is lazy or not (its source's map
+ * composed with v's own); false where that does not compose. */
+bool pe_view_map_through(uint32_t v, uint32_t epoch, kir_param *m, uint32_t *root);
+/* Map m over m_shape stretched to the iteration shape (rank, shape). */
+void pe_map_broadcast(const kir_param *m, int m_rank, const int64_t *m_shape, int rank, const int64_t *shape,
+                      kir_param *out);
+/* Whether m reads a buffer of `shape` in row-major order from its start. */
+bool pe_map_is_contiguous(const kir_param *m, int rank, const int64_t *shape);
 #endif

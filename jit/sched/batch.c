@@ -28,7 +28,7 @@ static void log_sequence(const pe_program_seq *seq, bool from_trace, const char 
         if (p->kind == PE_PROG_KERNEL) kir_print(p->kir, text, sizeof text);
         pe_log_message(PE_LOG_DEBUG, "program %zu%s for %s: %s %s, %lld iterations\n%s", i,
                        from_trace ? " (trace cache)" : "", where,
-                       p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : "skip",
+                       p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : p->kind == PE_PROG_VIEW ? "view" : "skip",
                        pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
     }
 }

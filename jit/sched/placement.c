@@ -106,7 +106,7 @@ bool pe_place_needs(const pe_program_seq *seq, pe_batch_needs *out)
         }
         for (int k = 0; k < p->kir->n_params; k++) {
             kir_param_kind kind = p->kir->params[k].kind;
-            if ((kind == KIR_IN_CONTIG || kind == KIR_IN_BROADCAST) && pe_port_at(p->bind[k])->state != PE_PORT_PENDING)
+            if ((kind == KIR_IN_CONTIG || kind == KIR_IN_STRIDED) && pe_port_at(p->bind[k])->state != PE_PORT_PENDING)
                 outside[n_outside++] = p->bind[k];
         }
     }

@@ -68,6 +68,11 @@ static bool check_interp(checker *c, const pe_program *prog)
     const pe_port *p = pe_port_at(prog->port);
     if (prog->kind == PE_PROG_SKIP) {
         if (!p->released_in_batch) return refuse(c, "a value the application holds is skipped");
+    } else if (prog->kind == PE_PROG_VIEW) { /* read through by kernels, never computed */
+        if (pe_op_table[p->op].kind != PE_KIND_VIEW || p->demanded_in_batch)
+            return refuse(c, "a port read through as a view is not one, or is demanded");
+        c->deferred[pos] = true;
+        return true;
     } else {
         for (int k = 0; k < p->n_in; k++)
             if (!readable(c, p->in[k])) return refuse(c, "a port is computed before its operand");
@@ -80,22 +85,31 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
 {
     const kir_kernel *k = prog->kir;
     const pe_port *q = pe_port_at(q_idx);
+    int64_t iterations = k->axis_reduction ? pe_shape_numel(k->rank, k->shape) : prog->numel;
     if (param->kind == KIR_OUT_PARTIAL ? param->dtype != PE_F64 : param->dtype != q->dtype) /* partials: (high, low) doubles */
         return refuse(c, "a parameter's dtype differs from its port's");
     switch ((kir_param_kind)param->kind) {
     case KIR_IN_CONTIG:
-        if (q->numel != prog->numel) return refuse(c, "an input has %lld elements, the kernel %lld",
-                                                   (long long)q->numel, (long long)prog->numel);
+        if (q->numel != iterations) return refuse(c, "an input has %lld elements, the kernel %lld",
+                                                  (long long)q->numel, (long long)iterations);
         break;
-    case KIR_IN_BROADCAST: {
-        int64_t stride[PE_MAX_RANK] = {0};
-        if (k->rank <= 0 || q->rank > k->rank) return refuse(c, "a broadcast input does not fit the kernel's shape");
-        for (int d = 0; d < q->rank; d++) { /* each axis equal to the kernel's or stretched from 1 */
-            int64_t have = q->shape[d], want = k->shape[k->rank - q->rank + d];
-            if (have != want && have != 1) return refuse(c, "a broadcast input does not fit the kernel's shape");
+    case KIR_IN_STRIDED: { /* every element the map can name lies inside the array */
+        int64_t low = param->offset, high = param->offset;
+        if (iterations == 0) break; /* no element is read */
+        for (int d = 0; d < k->rank; d++) {
+            int64_t n = k->shape[d], x0 = 0, x1 = n - 1;
+            if (param->hi[d] > 0) {
+                x0 = x0 < param->lo[d] ? param->lo[d] : x0 > param->hi[d] - 1 ? param->hi[d] - 1 : x0;
+                x1 = x1 < param->lo[d] ? param->lo[d] : x1 > param->hi[d] - 1 ? param->hi[d] - 1 : x1;
+            }
+            if (param->wrap[d] > 0) x0 = 0, x1 = param->wrap[d] - 1;
+            int64_t a, b;
+            if (__builtin_mul_overflow(param->stride[d], x0, &a) || __builtin_mul_overflow(param->stride[d], x1, &b))
+                return refuse(c, "a strided input's map overflows");
+            low += a < b ? a : b;
+            high += a < b ? b : a;
         }
-        pe_broadcast_strides(q->rank, q->shape, k->rank, stride);
-        if (memcmp(stride, param->stride, sizeof stride) != 0) return refuse(c, "a broadcast input's strides differ");
+        if (low < 0 || high >= q->numel) return refuse(c, "a strided input's map reads outside its array");
         break;
     }
     case KIR_IN_SCALAR:
@@ -104,9 +118,14 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
         if (param->kind == KIR_IN_LITERAL && memcmp(&q->value, &param->value, sizeof q->value) != 0)
             return refuse(c, "a literal differs from its constant");
         break;
-    case KIR_OUT:
-        if (!is_member(prog, q_idx) || q->numel != prog->numel) return refuse(c, "an output does not fit the kernel");
+    case KIR_OUT: /* an axis reduction's result has one element per launch index, its producers' one per iteration */
+        if (!is_member(prog, q_idx) ||
+            q->numel != (k->axis_reduction && pe_op_table[q->op].kind == PE_KIND_REDUCE ? prog->numel : iterations))
+            return refuse(c, "an output does not fit the kernel");
         return true;
+    case KIR_IN_GATHERED:
+    case KIR_OUT_FLAG:
+        return refuse(c, "a gather's parameter in a kernel this build does not make");
     case KIR_OUT_PARTIAL:
         if (!is_member(prog, q_idx) || pe_op_table[q->op].kind != PE_KIND_REDUCE)
             return refuse(c, "a partial output is not one of the kernel's reductions");
@@ -122,7 +141,16 @@ static bool check_kernel(checker *c, const pe_program *prog)
     const kir_kernel *k = prog->kir;
     if (prog->n_members <= 0 || prog->port != prog->members[prog->n_members - 1])
         return refuse(c, "a kernel's port is not its last member");
-    if (k->rank > 0 && pe_shape_numel(k->rank, k->shape) != prog->numel)
+    int64_t iterations = prog->numel; /* an axis reduction launches over its results */
+    if (k->axis_reduction) {
+        const pe_port *r = pe_port_at(prog->port);
+        int64_t results = 1;
+        for (int d = 0; d < k->rank; d++) results *= d == k->reduce_axis ? 1 : k->shape[d];
+        if (pe_op_table[r->op].kind != PE_KIND_REDUCE || r->param[0] != k->reduce_axis || results != prog->numel)
+            return refuse(c, "an axis reduction's kernel does not fit its result");
+        iterations = pe_shape_numel(k->rank, k->shape);
+    }
+    if (k->rank > 0 && pe_shape_numel(k->rank, k->shape) != iterations)
         return refuse(c, "a kernel's shape has %lld elements, its count %lld",
                       (long long)pe_shape_numel(k->rank, k->shape), (long long)prog->numel);
     for (int m = 0; m < prog->n_members; m++) {
@@ -137,8 +165,8 @@ static bool check_kernel(checker *c, const pe_program *prog)
             if (!pe_broadcast_shapes(in, p->n_in, &rank, shape)) return refuse(c, "a reduction's operands do not broadcast");
             extent = pe_shape_numel(rank, shape);
         }
-        if (extent != prog->numel)
-            return refuse(c, "a member has %lld elements, the kernel %lld", (long long)extent, (long long)prog->numel);
+        if (extent != iterations)
+            return refuse(c, "a member has %lld elements, the kernel %lld", (long long)extent, (long long)iterations);
     }
     for (int i = 0; i < k->n_params; i++)
         if (!check_param(c, prog, &k->params[i], prog->bind[i])) return false;

@@ -144,7 +144,7 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     const msgpack_object *f = pe_mp_array(r, o, "program", &n);
     if (!r->ok || n != 7) return pe_mp_fail(r, "a program is not 7 fields"), false;
     uint64_t kind = pe_mp_uint(r, &f[0], "kind");
-    if (kind > PE_PROG_SKIP) return pe_mp_fail(r, "unknown program kind"), false;
+    if (kind > PE_PROG_VIEW) return pe_mp_fail(r, "unknown program kind"), false;
     *p = (pe_program){.kind = (pe_prog_kind)kind, .port = (uint32_t)pe_mp_uint(r, &f[1], "port"),
                       .numel = pe_mp_int(r, &f[2], "numel")};
     if (p->kind != PE_PROG_KERNEL) return r->ok;
