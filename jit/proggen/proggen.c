@@ -10,10 +10,12 @@
  *     buffer, nor one the application holds but nothing demands: it stays an
  *     expression, exec/base/deferred.c); loads are shared and common subexpressions computed once
  *     (and, where the fusion rules say, stored once: members of equal value share the buffer);
- *     operands of other shapes are read through broadcast strides and uniform
- *     constants are passed as scalar parameters.  A port the code generator
- *     cannot emit, or that is not element-wise, closes the kernel and runs on
- *     the interpreter.
+ *     operands of other shapes are read through broadcast strides, views
+ *     through their index maps (viewmap.c: a view nothing demands is never
+ *     computed, PE_PROG_VIEW), and uniform constants are passed as scalar
+ *     parameters.  A reduction along an axis ends its kernel as a full one
+ *     does (launched over its results).  A port the code generator cannot
+ *     emit closes the kernel and runs on the interpreter.
  * The sequence keeps queue order between programs, so every dependency is
  * met by the time a program runs. */
 #include <assert.h>
