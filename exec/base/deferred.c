@@ -19,7 +19,7 @@
  * reduction) or nobody's, and its inputs are let go.  A view the kernels
  * read through its index map (jit/proggen/viewmap.c) was never computed:
  * once its readers ran it is an expression if the application or an
- * expression still sees it, else nobody's (pe_view_settle).
+ * expression still sees it, else nobody's (pe_views_settle).
  *
  * What expressions hold costs memory: a stored value the application
  * released stays while an expression reads it.  Those bytes are counted
@@ -132,7 +132,7 @@ void pe_kernel_settle(const pe_program *prog)
     }
 }
 
-void pe_view_settle(uint32_t idx)
+static void view_settle(uint32_t idx)
 {
     pe_port *p = pe_port_at(idx);
     if (p->state != PE_PORT_PENDING) return; /* the interpreter computed it after all (a kernel's fallback) */
@@ -144,4 +144,10 @@ void pe_view_settle(uint32_t idx)
     p->state = PE_PORT_DEFERRED;
     pe_rt.stats.values_deferred++;
     if (!p->holds_as_expression) become_expression(idx);
+}
+
+void pe_views_settle(const pe_program_seq *seq)
+{
+    for (size_t i = seq->n; i-- > 0;) /* readers first: a view another view reads stays its expression */
+        if (seq->progs[i].kind == PE_PROG_VIEW) view_settle(seq->progs[i].port);
 }

@@ -86,5 +86,9 @@ static inline bool pe_port_is_dead(const pe_port *p) { return p->refs_app == 0 &
  * application or a kept member still needs it, an expression (DEFERRED,
  * its inputs held). */
 void pe_kernel_settle(const pe_program *prog);
+/* Once a sequence ran: each view its kernels read through (PE_PROG_VIEW),
+ * never computed, is an expression again where the application or an
+ * expression still sees it, else nobody's (deferred.c). */
+void pe_views_settle(const pe_program_seq *seq);
 
 #endif

@@ -273,9 +273,6 @@ bool pe_port_dead_in_batch(const pe_port *p);
  * the kernel only, it gets no store and stays an expression (DEFERRED).
  * `outside_uses`: its consumers in the batch that are not in its kernel. */
 bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses);
-/* A view its batch's kernels read through (PE_PROG_VIEW), once they ran:
- * an expression again where still seen, else nobody's (deferred.c). */
-void pe_view_settle(uint32_t idx);
 /* Re-counts p in pe_rt.retained_bytes after its references, readers or
  * state changed (deferred.c). */
 void pe_port_update_retained(pe_port *p);

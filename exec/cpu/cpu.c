@@ -277,8 +277,7 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *
             break;
         }
     }
-    for (size_t i = seq->n; i-- > 0;) /* readers first: a view another view reads stays its expression */
-        if (seq->progs[i].kind == PE_PROG_VIEW) pe_view_settle(seq->progs[i].port);
+    pe_views_settle(seq); /* the views its kernels read through */
     return computed;
 }
 

@@ -442,8 +442,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
         computed += (size_t)p->n_members;
         pe_kernel_settle(p); /* values, or expressions again (exec/base/deferred.c) */
     }
-    for (size_t i = seq->n; i-- > 0;) /* readers first: a view another view reads stays its expression */
-        if (seq->progs[i].kind == PE_PROG_VIEW) pe_view_settle(seq->progs[i].port);
+    pe_views_settle(seq); /* the views its kernels read through */
     if (t0)
         pe_log_message(PE_LOG_DEBUG, "GPU %d batch of %zu programs: plan %.1f us, launch %.1f us, %s %.1f us",
                        g->ordinal, seq->n, (double)(t1 - t0) / 1e3, (double)(t2 - t1) / 1e3,

@@ -492,8 +492,6 @@ static void emit_body(emitter *e, const kir_kernel *k)
             e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_REDUCE) {
             emit_reduce(e, in);
-        } else if (in->kind == KIR_GATHER) {
-            e->val[v] = NULL; /* no kernel has one (the program generator leaves gathers to the interpreter) */
         } else if (in->kind == KIR_STORE) {
             gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], e->index);
             gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
@@ -576,14 +574,17 @@ static gcc_jit_block *block(emitter *e, const char *name)
     return gcc_jit_function_new_block(e->fn, name);
 }
 
-static gcc_jit_lvalue *long_local(emitter *e, const char *name, gcc_jit_rvalue *init)
+/* A new local of type t set to init in the current block (a loop's counter, an accumulator). */
+static gcc_jit_lvalue *init_local(emitter *e, gcc_jit_type *t, const char *name, gcc_jit_rvalue *init)
 {
     char unique[32];
     snprintf(unique, sizeof unique, "%s%d", name, e->n_locals++);
-    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, e->t_long, unique);
+    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, t, unique);
     gcc_jit_block_add_assignment(e->cur, NULL, l, init);
     return l;
 }
+
+static gcc_jit_lvalue *long_local(emitter *e, const char *name, gcc_jit_rvalue *init) { return init_local(e, e->t_long, name, init); }
 
 static gcc_jit_rvalue *rv(gcc_jit_lvalue *l) { return gcc_jit_lvalue_as_rvalue(l); }
 
@@ -652,11 +653,7 @@ static const kir_inst *reduction_of(const kir_kernel *k)
 
 static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
 {
-    char unique[32];
-    snprintf(unique, sizeof unique, "%s%d", name, e->n_locals++);
-    gcc_jit_lvalue *l = gcc_jit_function_new_local(e->fn, NULL, e->t_double, unique);
-    gcc_jit_block_add_assignment(e->cur, NULL, l, num(e, PE_F64, init));
-    return l;
+    return init_local(e, e->t_double, name, num(e, PE_F64, init));
 }
 
 /* A reduction along the last axis: one result per launch index, its row

@@ -51,7 +51,7 @@ bool kir_lower(kir_kernel *k)
         kir_inst in = k->body[v];
         switch ((kir_inst_kind)in.kind) {
         case KIR_LOAD: break;
-        case KIR_STORE: case KIR_GATHER: in.a[1] = moved[in.a[1]]; break;
+        case KIR_STORE: in.a[1] = moved[in.a[1]]; break;
         case KIR_REDUCE:
             for (int j = 1; j < in.n; j++) in.a[j] = moved[in.a[j]];
             break;

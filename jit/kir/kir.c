@@ -32,7 +32,6 @@ uint64_t kir_hash(const kir_kernel *k)
                 fnv_bytes(&f, axis, sizeof axis);
             }
         }
-        if (q->kind == KIR_IN_GATHERED) fnv_u64(&f, (uint64_t)q->offset);
         if (q->kind == KIR_IN_LITERAL) fnv_bytes(&f, &q->value, sizeof q->value);
     }
     fnv_u64(&f, (uint64_t)k->n_body);
@@ -54,7 +53,7 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
     for (int p = 0; p < a->n_params; p++) {
         const kir_param *x = &a->params[p], *y = &b->params[p];
         if (x->kind != y->kind || x->dtype != y->dtype) return false;
-        if ((x->kind == KIR_IN_STRIDED || x->kind == KIR_IN_GATHERED) && x->offset != y->offset) return false;
+        if (x->kind == KIR_IN_STRIDED && x->offset != y->offset) return false;
         if (x->kind == KIR_IN_STRIDED)
             for (int d = 0; d < a->rank; d++)
                 if (x->stride[d] != y->stride[d] || x->wrap[d] != y->wrap[d] || x->shift[d] != y->shift[d] ||
@@ -74,7 +73,7 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 
 void kir_print(const kir_kernel *k, char *out, size_t n)
 {
-    static const char *const kinds[] = {"in", "strided", "scalar", "out", "partials", "literal", "gathered", "flag"};
+    static const char *const kinds[] = {"in", "strided", "scalar", "out", "partials", "literal"};
     size_t used = 0;
 #define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
     PUT("kernel rank %d params %d body %d", k->rank, k->n_params, k->n_body);
@@ -84,7 +83,6 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
         const kir_param *q = &k->params[p];
         PUT("  p%d %s %s", p, kinds[q->kind], pe_dtype_name((pe_dtype)q->dtype));
         if (q->kind == KIR_IN_LITERAL) PUT(" = %.17g", q->value);
-        if (q->kind == KIR_IN_GATHERED) PUT(" of %lld", (long long)q->offset);
         if (q->kind == KIR_IN_STRIDED) {
             PUT(" at %lld", (long long)q->offset);
             for (int d = 0; d < k->rank; d++) {
@@ -102,8 +100,6 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
         else if (b->kind == KIR_STORE) PUT("  store p%d = v%d\n", b->a[0], b->a[1]);
         else if (b->kind == KIR_REDUCE)
             PUT("  reduce %s p%d <- v%d%s\n", pe_op_table[b->op].name, b->a[0], b->a[1], b->n > 2 ? " * v2" : "");
-        else if (b->kind == KIR_GATHER)
-            PUT("  v%d = gather p%d[v%d] (flag p%d) : %s\n", i, b->a[0], b->a[1], b->a[2], pe_dtype_name((pe_dtype)b->dtype));
         else {
             PUT("  v%d = %s(", i, pe_op_table[b->op].name);
             for (int j = 0; j < b->n; j++) PUT(j ? ", v%d" : "v%d", b->a[j]);
@@ -122,7 +118,7 @@ bool kir_valid(const kir_kernel *k)
         if (k->shape[d] < 0) return false;
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
-        if (q->kind > KIR_OUT_FLAG || q->dtype > PE_C128) return false;
+        if (q->kind > KIR_IN_LITERAL || q->dtype > PE_C128) return false;
         for (int d = 0; q->kind == KIR_IN_STRIDED && d < k->rank; d++)
             if (q->wrap[d] < 0 || q->shift[d] < 0 || (q->wrap[d] > 0 && q->shift[d] >= q->wrap[d]) || q->hi[d] < 0 ||
                 (q->hi[d] > 0 && (q->lo[d] < 0 || q->lo[d] >= q->hi[d])))
@@ -142,11 +138,6 @@ bool kir_valid(const kir_kernel *k)
             if (b->op >= PE_OP__COUNT || b->a[0] >= k->n_params || b->n < 2) return false;
             for (int j = 1; j < b->n; j++)
                 if (b->a[j] >= i) return false;
-            break;
-        case KIR_GATHER:
-            if (b->a[0] >= k->n_params || k->params[b->a[0]].kind != KIR_IN_GATHERED || b->a[1] >= i ||
-                b->a[2] >= k->n_params || k->params[b->a[2]].kind != KIR_OUT_FLAG)
-                return false;
             break;
         case KIR_OP:
             if (b->op >= PE_OP__COUNT) return false;

@@ -10,8 +10,7 @@
  * Parameters are arrays read or written at i (CONTIG), arrays read through
  * an index map of the iteration coordinates (STRIDED: broadcasts and views —
  * slices with steps, permutations, spreads, periodic tiling, concat's
- * operands; the iteration shape is then part of the kernel), arrays read at
- * indices the body computes (GATHERED: pe_gather), uniform scalars passed at
+ * operands; the iteration shape is then part of the kernel), uniform scalars passed at
  * launch (SCALAR: the value is not part of the kernel), or uniform scalars
  * compiled in (LITERAL: the value is part of the kernel).  An axis
  * reduction's kernel iterates over its operand's shape and launches over its
@@ -33,14 +32,7 @@
 
 /* KIR_IN_LITERAL: a uniform scalar whose value is part of the kernel (a
  * source literal, per the static IR): compiled in as a constant. */
-/* KIR_IN_GATHERED: an array read at an index the body computes (KIR_GATHER);
- * KIR_OUT_FLAG: one byte the kernel sets to 1 when a gather's index was out
- * of range (it then read element 0 instead: never outside the array), so
- * that the executor has the interpreter say which. */
-typedef enum {
-    KIR_IN_CONTIG, KIR_IN_STRIDED, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL, KIR_IN_GATHERED,
-    KIR_OUT_FLAG
-} kir_param_kind;
+typedef enum { KIR_IN_CONTIG, KIR_IN_STRIDED, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL } kir_param_kind;
 
 /* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
  * iterations in double and writes the chunk's partial as (high, low) to
@@ -61,7 +53,7 @@ typedef enum {
 typedef struct {
     uint8_t kind;  /* kir_param_kind */
     uint8_t dtype; /* pe_dtype of the array (or of the scalar's value) */
-    int64_t offset;              /* STRIDED: the element at coordinates 0; GATHERED: the array's element count */
+    int64_t offset;              /* STRIDED: the element at coordinates 0 */
     int64_t stride[PE_MAX_RANK]; /* STRIDED, by iteration axis */
     int64_t wrap[PE_MAX_RANK], shift[PE_MAX_RANK];
     int64_t lo[PE_MAX_RANK], hi[PE_MAX_RANK];
@@ -73,12 +65,9 @@ typedef enum {
     KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
                  generators (n = 0): pe_index's axis in a[0] */
     KIR_STORE, /* param a[0] at i = value a[1] */
-    KIR_REDUCE, /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
+    KIR_REDUCE /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
                   into partial parameter a[0] (an axis reduction: its result, KIR_OUT);
                   n counts a[] entries in use */
-    KIR_GATHER  /* value = GATHERED param a[0] at the flat index value a[1] (i32), converted
-                   to `dtype`; an index outside the array reads element 0 and sets the
-                   KIR_OUT_FLAG param a[2] */
 } kir_inst_kind;
 
 typedef struct {

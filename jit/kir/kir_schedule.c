@@ -24,7 +24,6 @@ static int value_operands(const kir_inst *in, int *first)
     case KIR_LOAD: *first = 0; return 0;              /* a[0]: a parameter */
     case KIR_OP: *first = 0; return in->n;            /* generators (n = 0): a[0] is an axis */
     case KIR_STORE: *first = 1; return 1;             /* a[0]: the parameter */
-    case KIR_GATHER: *first = 1; return 1;            /* a[0], a[2]: the array and the flag */
     case KIR_REDUCE: *first = 1; return in->n - 1;    /* a[0]: the partials */
     }
     *first = 0;

@@ -36,6 +36,13 @@ bool pe_map_is_contiguous(const kir_param *m, int rank, const int64_t *shape)
     return true;
 }
 
+/* Axis d of map m reads as axis k of map src does. */
+static void take_axis(kir_param *m, int d, const kir_param *src, int k)
+{
+    m->stride[d] = src->stride[k], m->wrap[d] = src->wrap[k], m->shift[d] = src->shift[k];
+    m->lo[d] = src->lo[k], m->hi[d] = src->hi[k];
+}
+
 bool pe_is_lazy_view(const pe_port *p, uint32_t epoch)
 {
     return p->state == PE_PORT_PENDING && p->batch == epoch && p->lazy_view;
@@ -55,11 +62,7 @@ static bool compose(const pe_port *v, const pe_port *x, const kir_param *src, ki
         m->offset = src->offset;
         return true;
     case PE_OP_transpose: /* axis d is the source's axis param[d] */
-        for (int d = 0; d < v->rank; d++) {
-            int from = (int)v->param[d];
-            m->stride[d] = src->stride[from], m->wrap[d] = src->wrap[from], m->shift[d] = src->shift[from];
-            m->lo[d] = src->lo[from], m->hi[d] = src->hi[from];
-        }
+        for (int d = 0; d < v->rank; d++) take_axis(m, d, src, (int)v->param[d]);
         return true;
     case PE_OP_slice: /* element start + c * step */
         for (int d = 0; d < v->rank; d++) {
@@ -82,9 +85,7 @@ static bool compose(const pe_port *v, const pe_port *x, const kir_param *src, ki
                 if (v->param[1] == 0) k++;
                 continue;
             }
-            m->stride[d] = src->stride[k], m->wrap[d] = src->wrap[k], m->shift[d] = src->shift[k];
-            m->lo[d] = src->lo[k], m->hi[d] = src->hi[k];
-            k++;
+            take_axis(m, d, src, k++);
         }
         return true;
     }
@@ -126,7 +127,6 @@ void pe_map_broadcast(const kir_param *m, int m_rank, const int64_t *m_shape, in
     for (int d = off; d < rank; d++) {
         int k = d - off;
         if (m_shape[k] == 1 && shape[d] != 1) continue; /* stretched: the same element along d */
-        out->stride[d] = m->stride[k], out->wrap[d] = m->wrap[k], out->shift[d] = m->shift[k];
-        out->lo[d] = m->lo[k], out->hi[d] = m->hi[k];
+        take_axis(out, d, m, k);
     }
 }

@@ -81,6 +81,8 @@ static bool check_interp(checker *c, const pe_program *prog)
     return true;
 }
 
+static int64_t clamp(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
 static bool check_param(checker *c, const pe_program *prog, const kir_param *param, uint32_t q_idx)
 {
     const kir_kernel *k = prog->kir;
@@ -98,10 +100,7 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
         if (iterations == 0) break; /* no element is read */
         for (int d = 0; d < k->rank; d++) {
             int64_t n = k->shape[d], x0 = 0, x1 = n - 1;
-            if (param->hi[d] > 0) {
-                x0 = x0 < param->lo[d] ? param->lo[d] : x0 > param->hi[d] - 1 ? param->hi[d] - 1 : x0;
-                x1 = x1 < param->lo[d] ? param->lo[d] : x1 > param->hi[d] - 1 ? param->hi[d] - 1 : x1;
-            }
+            if (param->hi[d] > 0) x0 = clamp(x0, param->lo[d], param->hi[d] - 1), x1 = clamp(x1, param->lo[d], param->hi[d] - 1);
             if (param->wrap[d] > 0) x0 = 0, x1 = param->wrap[d] - 1;
             int64_t a, b;
             if (__builtin_mul_overflow(param->stride[d], x0, &a) || __builtin_mul_overflow(param->stride[d], x1, &b))
@@ -123,9 +122,6 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
             q->numel != (k->axis_reduction && pe_op_table[q->op].kind == PE_KIND_REDUCE ? prog->numel : iterations))
             return refuse(c, "an output does not fit the kernel");
         return true;
-    case KIR_IN_GATHERED:
-    case KIR_OUT_FLAG:
-        return refuse(c, "a gather's parameter in a kernel this build does not make");
     case KIR_OUT_PARTIAL:
         if (!is_member(prog, q_idx) || pe_op_table[q->op].kind != PE_KIND_REDUCE)
             return refuse(c, "a partial output is not one of the kernel's reductions");
