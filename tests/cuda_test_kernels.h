@@ -188,4 +188,48 @@ static inline kir_kernel cdf_pair_kernel(void)
     return k;
 }
 
+/* Views read through index maps (STRIDED parameters, kir.h): the map, the
+ * iteration shape and the size of the buffer read. */
+typedef struct {
+    const char *what;
+    int rank;
+    int64_t shape[PE_MAX_RANK];
+    kir_param map;
+    int64_t source; /* elements in the buffer */
+} view_case;
+
+static const view_case view_cases[] = {
+    /* transpose(s[1:10, 2:8]) of a 10 x 8 s: (r, c) -> s[1 + c][2 + r] */
+    {"transposed slice", 2, {6, 9}, {.kind = KIR_IN_STRIDED, .dtype = PE_F32, .offset = 10, .stride = {1, 8}}, 80},
+    /* a 4 x 120 s reversed along both axes, every third column: (r, c) -> s[3 - r][119 - 3c] */
+    {"reversed slice", 2, {4, 37}, {.kind = KIR_IN_STRIDED, .dtype = PE_F32, .offset = 479, .stride = {-120, -3}}, 480},
+    /* a 4 x 7 s tiled periodically, shifted by (1, 3): (r, c) -> s[(r + 1) % 4][(c + 3) % 7] */
+    {"periodic read", 2, {6, 25},
+     {.kind = KIR_IN_STRIDED, .dtype = PE_F32, .stride = {7, 1}, .wrap = {4, 7}, .shift = {1, 3}}, 28},
+    /* concatenation's part from column 10 of a 9 x 12 s, clamped: (r, c) -> s[r][min(max(c, 10), 21) - 10] */
+    {"concat-like clamped read", 2, {9, 30},
+     {.kind = KIR_IN_STRIDED, .dtype = PE_F32, .offset = -10, .stride = {12, 1}, .lo = {0, 10}, .hi = {0, 22}}, 108},
+    /* rank 4 over a 3 x 7 x 11 s, each axis its own map (a spread, a clamp then a shifted wrap, a
+     * reversal, a plain stride): (i, j, k, l) -> s[(min(max(j, 1), 3) + 2) % 3][6 - k][l] */
+    {"rank 4, every kind of axis", 4, {3, 5, 7, 11},
+     {.kind = KIR_IN_STRIDED, .dtype = PE_F32, .offset = 6 * 11, .stride = {0, 7 * 11, -11, 1},
+      .wrap = {0, 3, 0, 0}, .shift = {0, 2, 0, 0}, .lo = {0, 1, 0, 0}, .hi = {0, 4, 0, 0}}, 3 * 7 * 11},
+};
+
+/* x + v for view case c: x CONTIG f32 (p0), v the view (p1), the sum p2. */
+static inline kir_kernel view_kernel(const view_case *c)
+{
+    kir_kernel k = {0};
+    k.rank = c->rank;
+    memcpy(k.shape, c->shape, sizeof k.shape);
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_F32};
+    k.params[k.n_params++] = c->map;
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {2, 2}};
+    return k;
+}
+
 #endif

@@ -1,7 +1,8 @@
 /* test_cuda_codegen.c — the CUDA emitter's code compiles with NVRTC for
  * sm_80 and sm_90 (no GPU needed): every element-wise op the code generators
  * take, in every compute type they take it in, plus casts, generators,
- * broadcast and scalar parameters and every reduction; and a source NVRTC
+ * broadcast and scalar parameters, views read through index maps (offsets,
+ * negative strides, wraps with shifts, clamps) and every reduction; and a source NVRTC
  * rejects gives its log, not a crash.  (test_cuda_on_host.c runs the
  * kernels.) */
 #include "cuda_test_kernels.h"
@@ -67,7 +68,13 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
             if (t == PE_I32) break;
         }
     }
-    compile_all(&l, "reductions, broadcast, scalars, literals, generators");
+    /* views through index maps (cuda_test_kernels.h), and a sum over the reversed one */
+    for (size_t v = 0; v < sizeof view_cases / sizeof *view_cases; v++) add(&l, view_kernel(&view_cases[v]));
+    kir_kernel vs = view_kernel(&view_cases[1]);
+    vs.params[2] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    vs.body[3] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = PE_F64, .ctype = PE_F32, .n = 2, .a = {2, 2}};
+    add(&l, vs);
+    compile_all(&l, "reductions, broadcast, views, scalars, literals, generators");
     free(l.k);
 }
 

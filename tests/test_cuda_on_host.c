@@ -315,6 +315,83 @@ static void test_vector_loop_at_rank_4(void **state)
     dlclose(lib);
 }
 
+/* Where view case `which` (cuda_test_kernels.h) reads element c, written
+ * out by hand from what the view is, not from the map's fields. */
+static int64_t view_source_index(size_t which, const int64_t *c)
+{
+    switch (which) {
+    case 0: return (1 + c[1]) * 8 + (2 + c[0]);
+    case 1: return (3 - c[0]) * 120 + (119 - 3 * c[1]);
+    case 2: return (c[0] + 1) % 4 * 7 + (c[1] + 3) % 7;
+    case 3: return c[0] * 12 + (c[1] < 10 ? 10 : c[1] > 21 ? 21 : c[1]) - 10;
+    default: {
+        int64_t j = c[1] < 1 ? 1 : c[1] > 3 ? 3 : c[1];
+        return (j + 2) % 3 * 77 + (6 - c[2]) * 11 + c[3];
+    }
+    }
+}
+
+/* Views read through index maps: offsets, negative strides, a wrap with a
+ * shift, a clamp, in the vector loop and the scalar loop, every element
+ * against a C loop over the coordinates; aligned and misaligned. */
+static void test_views_read_through_index_maps(void **state)
+{
+    (void)state;
+    size_t n_cases = sizeof view_cases / sizeof *view_cases;
+    for (size_t v = 0; v < n_cases; v++) {
+        const view_case *vc = &view_cases[v];
+        kir_kernel k = view_kernel(vc);
+        void *lib = host_build_vectorised(&k);
+        int64_t n = 1;
+        for (int d = 0; d < vc->rank; d++) n *= vc->shape[d];
+        for (int m = 0; m < 2; m++) { /* m = 1: x and the sum one element off alignment */
+            float *x = malloc((size_t)(n + 1) * sizeof *x), *o = malloc((size_t)(n + 1) * sizeof *o);
+            float *src = malloc((size_t)vc->source * sizeof *src);
+            for (int64_t e = 0; e < n; e++) x[m + e] = (float)operand_value(PE_F32, 0, e);
+            for (int64_t e = 0; e < vc->source; e++) src[e] = (float)e; /* the value names the element */
+            pe_cuda_args args = {0};
+            void *ptrs[3] = {x + m, src, o + m};
+            for (int p = 0; p < 3; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+            host_launch(lib, &k, n, &args, 2, 16);
+            for (int64_t e = 0; e < n; e++) {
+                int64_t c[PE_MAX_RANK] = {0}, rest = e;
+                for (int d = vc->rank - 1; d >= 0; d--) c[d] = rest % vc->shape[d], rest /= vc->shape[d];
+                int64_t at = view_source_index(v, c);
+                assert_true(at >= 0 && at < vc->source);
+                if (o[m + e] != x[m + e] + src[at]) fprintf(stderr, "%s: element %lld\n", vc->what, (long long)e);
+                assert_true(o[m + e] == x[m + e] + src[at]);
+            }
+            free(x), free(o), free(src);
+        }
+        dlclose(lib);
+    }
+    printf("views through index maps: %zu maps, every element as a C loop reads it\n", n_cases);
+}
+
+/* An offset past 2^32 elements: the index is 64-bit.  The buffer's pointer
+ * is handed over that many elements before the data (the kernel adds them
+ * back), so no such buffer is needed; one row, so that the row stride (as
+ * far) is compiled in but never taken. */
+static void test_view_index_is_64_bit(void **state)
+{
+    (void)state;
+    const int64_t far = (int64_t)3 << 31; /* 6 Gi elements */
+    enum { N = 100 };
+    view_case vc = {"far", 2, {1, N}, {.kind = KIR_IN_STRIDED, .dtype = PE_F32, .offset = far + N - 1, .stride = {far, -1}}, 0};
+    kir_kernel k = view_kernel(&vc);
+    void *lib = host_build_vectorised(&k);
+    float *x = malloc(N * sizeof *x), *o = malloc(N * sizeof *o), *src = malloc(N * sizeof *src);
+    for (int e = 0; e < N; e++) x[e] = (float)operand_value(PE_F32, 0, e), src[e] = (float)e;
+    pe_cuda_args args = {0};
+    args.p[0].ptr = (unsigned long long)(uintptr_t)x;
+    args.p[1].ptr = (unsigned long long)(uintptr_t)src - (unsigned long long)far * sizeof *src;
+    args.p[2].ptr = (unsigned long long)(uintptr_t)o;
+    host_launch(lib, &k, N, &args, 1, 8);
+    for (int c = 0; c < N; c++) assert_true(o[c] == x[c] + src[N - 1 - c]); /* reversed */
+    dlclose(lib);
+    free(x), free(o), free(src);
+}
+
 typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned grid, unsigned block);
 
 /* The combiner of lib (emitted with its reduction kernels) over the
@@ -552,6 +629,8 @@ int main(void)
         cmocka_unit_test(test_vector_loop_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_with_broadcast_operands),
         cmocka_unit_test(test_vector_loop_at_rank_4),
+        cmocka_unit_test(test_views_read_through_index_maps),
+        cmocka_unit_test(test_view_index_is_64_bit),
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
         cmocka_unit_test(test_combiner_runs_on_the_host),

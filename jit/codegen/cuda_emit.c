@@ -7,7 +7,11 @@
  * (cuda_cdf_norm.cuh).  Which ops, dtypes and reductions it emits, libm
  * names and how reductions accumulate are columns of
  * irformat/ops_codegen.def (codegen.h), as for the CPU generator; composed
- * ops reach it as primitives (kir_lower.c). */
+ * ops reach it as primitives (kir_lower.c).  Element i of a STRIDED
+ * parameter (broadcasts and views) is read through its index map, in
+ * 64-bit arithmetic from i's coordinates: offset, strides (negative too),
+ * clamps and wraps with shifts (element_index), so views run in kernels on
+ * the GPU; axis reductions and gathers do not (pe_cuda_emit refuses them). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +88,9 @@ static const char prelude[] =
     "  if (b == -1) return pe_wrap(0u - (unsigned)a);\n"
     "  return a / b; }\n"
     "static __device__ __forceinline__ int pe_imod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+    /* a STRIDED parameter's clamped coordinate (element_index) */
+    "static __device__ __forceinline__ long long pe_clamp(long long x, long long lo, long long hi) {\n"
+    "  return x < lo ? lo : x > hi ? hi : x; }\n"
     /* reductions: NaN sticks; sums of f64 keep their low part (Neumaier) */
     "static __device__ __forceinline__ bool pe_takes(double acc, double x, bool is_min) {\n"
     "  return acc == acc && (x != x || (is_min ? x < acc : x > acc)); }\n"
@@ -284,22 +291,35 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     put(t, rt == PE_BOOL ? ") != 0);\n" : ");\n");
 }
 
-/* Offset of element i in a broadcast operand (strides per iteration axis). */
+/* Where a parameter's element of iteration element i lies in its buffer:
+ * i itself, or a STRIDED parameter's index map (kir.h) in 64-bit
+ * arithmetic: offset + sum over axes d of stride[d] * m_d(c[d]), c[d] the
+ * coordinate of i, m_d clamping it into [lo, hi - 1] (hi > 0), then
+ * taking (x + shift) mod wrap (wrap > 0), as the CPU generator does. */
 static void element_index(emitter *e, const kir_param *p, char *out, size_t n)
 {
     if (p->kind != KIR_IN_STRIDED) {
         snprintf(out, n, "i");
         return;
     }
-    size_t len = (size_t)snprintf(out, n, "(0LL");
+    size_t len = (size_t)snprintf(out, n, "(%lldLL", (long long)p->offset);
     long long inner = 1;
     for (int d = e->k->rank - 1; d >= 0; d--) {
         if (p->stride[d] != 0 && len < n) {
-            if (d > 0)
-                len += (size_t)snprintf(out + len, n - len, " + (i / %lldLL) %% %lldLL * %lldLL", inner,
-                                        (long long)e->k->shape[d], (long long)p->stride[d]);
-            else
-                len += (size_t)snprintf(out + len, n - len, " + (i / %lldLL) * %lldLL", inner, (long long)p->stride[d]);
+            char x[64], clamped[128], wrapped[192]; /* each long enough for any int64 literals */
+            const char *m = x;
+            /* the outermost coordinate is below its extent already (i < n) */
+            if (d > 0) snprintf(x, sizeof x, "(i / %lldLL) %% %lldLL", inner, (long long)e->k->shape[d]);
+            else snprintf(x, sizeof x, "i / %lldLL", inner);
+            if (p->hi[d] > 0) { /* clamped: never outside the array, whatever the other operand of a select */
+                snprintf(clamped, sizeof clamped, "pe_clamp(%s, %lldLL, %lldLL)", m, (long long)p->lo[d], (long long)p->hi[d] - 1);
+                m = clamped;
+            }
+            if (p->wrap[d] > 0) {
+                snprintf(wrapped, sizeof wrapped, "((%s) + %lldLL) %% %lldLL", m, (long long)p->shift[d], (long long)p->wrap[d]);
+                m = wrapped;
+            }
+            len += (size_t)snprintf(out + len, n - len, " + (%s) * (%lldLL)", m, (long long)p->stride[d]);
         }
         inner *= e->k->shape[d];
     }
@@ -313,7 +333,9 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, false, NULL};
+/* Views are read through their index maps (element_index); axis
+ * reductions stay on the interpreter (no axis_reduction_emittable). */
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, NULL};
 
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }
@@ -367,7 +389,7 @@ static void emit_body(emitter *e)
             } else if (e->lanes && q->kind == KIR_IN_CONTIG) {
                 put(e->t, "    %s v%d = (%s)in%d[L];\n", T, v, T, in->a[0]);
             } else {
-                char idx[512];
+                char idx[1024];
                 element_index(e, q, idx, sizeof idx);
                 put(e->t, "    %s v%d = (%s)((const %s *)a.p[%d].ptr)[%s];\n", T, v, T, ctype_name((pe_dtype)q->dtype),
                     in->a[0], idx);
@@ -385,8 +407,8 @@ static void emit_body(emitter *e)
 }
 
 /* Whether an element-wise kernel gets the vector loop (its contiguous
- * arrays 4 elements at a time; broadcast operands are read lane by lane at
- * their strided index): little arithmetic per element, where memory instructions
+ * arrays 4 elements at a time; STRIDED operands are read lane by lane at
+ * their mapped index): little arithmetic per element, where memory instructions
  * and index arithmetic are a large part of the work (a kernel with
  * transcendental ops is bound by them, and four lanes of it would only
  * raise register pressure). */
@@ -397,7 +419,7 @@ static bool vectorised(const kir_kernel *k)
     int cost = 0, arrays = 0;
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
-        if (!is_array(q)) continue; /* broadcast operands: loaded lane by lane */
+        if (!is_array(q)) continue; /* STRIDED operands: loaded lane by lane */
         if (q->dtype != PE_F32 && q->dtype != PE_F64 && q->dtype != PE_I32 && q->dtype != PE_BOOL) return false;
         arrays++;
     }
@@ -590,10 +612,21 @@ static void emit_combiner(text *t)
            "  else *(double *)a.p[1].ptr = v;\n}\n");
 }
 
+/* Whether k is a kernel over flat indices, as emitted here: no axis
+ * reduction (pe_cuda_fusion_rules has no axis_reduction_emittable) and no
+ * gather (the program generator leaves gathers to the interpreter). */
+static bool flat(const kir_kernel *k)
+{
+    if (k->axis_reduction) return false;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_GATHER) return false;
+    return true;
+}
+
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit)) return NULL;
+        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit) || !flat(kernels[i])) return NULL;
     text t = {.s = malloc(16384), .cap = 16384};
     if (!t.s) return NULL;
     t.s[0] = 0;

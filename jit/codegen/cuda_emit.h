@@ -6,7 +6,9 @@
  * Launch convention of every kernel:
  *     extern "C" __global__ void pe_k_<hash>(long long n, pe_cuda_args a)
  * a.p[k] is parameter k: a device pointer, or for a scalar parameter its
- * value as a double.  Element-wise kernels: any grid, a grid-stride loop over
+ * value as a double; a STRIDED parameter's pointer is its whole buffer,
+ * read through the parameter's index map (kir.h: offset, strides, clamps,
+ * wraps), compiled in.  Element-wise kernels: any grid, a grid-stride loop over
  * [0, n) (over groups of 4 elements first, where vectorised).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
  * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
  * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
@@ -37,8 +39,8 @@
 #define PE_CUDA_COMBINER "pe_combine"
 /* Element-wise kernels whose ops cost at most this much per element (the op
  * catalog's cost: add 1, div 4, exp 20) read and write their contiguous
- * arrays 4 elements at a time where those are 16-byte aligned (broadcast
- * operands are read element by element). */
+ * arrays 4 elements at a time where those are 16-byte aligned (STRIDED
+ * operands, broadcasts and views, are read element by element). */
 #define PE_CUDA_VECTOR_MAX_COST 64
 #define PE_CUDA_VECTOR_MAX_ARRAYS 12 /* inputs and outputs */
 
