@@ -612,21 +612,11 @@ static void emit_combiner(text *t)
            "  else *(double *)a.p[1].ptr = v;\n}\n");
 }
 
-/* Whether k is a kernel over flat indices, as emitted here: no axis
- * reduction (pe_cuda_fusion_rules has no axis_reduction_emittable) and no
- * gather (the program generator leaves gathers to the interpreter). */
-static bool flat(const kir_kernel *k)
-{
-    if (k->axis_reduction) return false;
-    for (int v = 0; v < k->n_body; v++)
-        if (k->body[v].kind == KIR_GATHER) return false;
-    return true;
-}
-
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit) || !flat(kernels[i])) return NULL;
+        /* over flat indices only: no axis reduction (pe_cuda_fusion_rules has no axis_reduction_emittable) */
+        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit) || kernels[i]->axis_reduction) return NULL;
     text t = {.s = malloc(16384), .cap = 16384};
     if (!t.s) return NULL;
     t.s[0] = 0;
