@@ -189,10 +189,12 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     int64_t n_chunks = (p->numel + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
     double *partials = NULL;
     int reduce_param = -1;
+    uint32_t gather_out_of_range = 0; /* a KIR_OUT_FLAG */
     for (int i = 0; i < k->n_params; i++) { /* an invalid input makes every member invalid */
         pe_port *q = pe_port_at(p->bind[i]);
-        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_READY) pe_port_host(q); /* a GPU result */
-        if (k->params[i].kind != KIR_OUT && q->state == PE_PORT_INVALID) {
+        bool input = k->params[i].kind != KIR_OUT && k->params[i].kind != KIR_OUT_FLAG;
+        if (input && q->state == PE_PORT_READY) pe_port_host(q); /* a GPU result */
+        if (input && q->state == PE_PORT_INVALID) {
             for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(pe_port_at(p->members[m]), q);
             finish_members(p);
             return 0;
@@ -203,6 +205,8 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         if (k->params[i].kind == KIR_IN_SCALAR) {
             scalars[i] = q->value;
             args[i] = &scalars[i];
+        } else if (k->params[i].kind == KIR_OUT_FLAG) {
+            args[i] = &gather_out_of_range;
         } else if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) {
             pe_port_result_buffer(q); /* NULL buf: out of memory, below */
             if (k->params[i].kind == KIR_OUT_PARTIAL) {
@@ -238,6 +242,12 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         pe_rt.stats.kernels_launched++;
         for (int i = 0; i < k->n_params; i++) pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;
         if (pe_prof_on) profile_kernel(p, t0, pe_prof_now());
+    }
+    if (gather_out_of_range) { /* the interpreter finds the index and reports it, as the contract says */
+        size_t computed = 0;
+        free(partials);
+        for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
+        return computed;
     }
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);

@@ -61,6 +61,8 @@ bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype
 {
     for (int v = 0; v < k->n_body; v++) {
         const kir_inst *in = &k->body[v];
+        if (in->kind == KIR_GATHER && !can_emit(PE_OP_gather, (pe_dtype)in->dtype, (pe_dtype)in->dtype, (pe_dtype)in->dtype))
+            return false;
         if (in->kind != KIR_OP) continue;
         pe_op op = (pe_op)in->op;
         if (op >= PE_OP__COUNT || pe_op_composed(op) || !can_emit(op, (pe_dtype)in->ctype, (pe_dtype)in->dtype, (pe_dtype)in->ctype))

@@ -46,8 +46,13 @@ typedef struct {
     bool rows;
     gcc_jit_rvalue *coord[PE_MAX_RANK], *c_last;
     gcc_jit_rvalue *base[KIR_MAX_PARAMS];
+    gcc_jit_lvalue *bad;   /* kernels that gather: nonzero once an index was out of range */
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
+    /* Row passes (emit_row_passes): which instructions the pass emits, and
+     * each reduction's accumulators in the lane being emitted */
+    const bool *emits;
+    gcc_jit_lvalue *acc_of[KIR_MAX_BODY], *comp_of[KIR_MAX_BODY];
     pe_prims *prims;       /* vectorisable routines of this context */
     bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
     int n_locals;
@@ -72,7 +77,7 @@ static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
 }
 
 const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible, true, true,
-                                                axis_reduction_emittable};
+                                                axis_reduction_emittable, axis_reduction_emittable};
 
 /* ------------------------------------------------------------- helpers */
 
@@ -388,6 +393,8 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
         }
         return cast(e, v[0], from, rt);
     }
+    case PE_OP_concat: /* the first part below its extent along the axis, else the second */
+        return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, coordinate_long(e, in->a[2]), lng(e, in->imm)), v[0], v[1], T);
     case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
     case PE_OP_identity: /* row == column */
         return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
@@ -478,11 +485,30 @@ static gcc_jit_rvalue *combine_lanes(emitter *e, pe_op op, gcc_jit_rvalue *a, gc
     return choose(e, take, b, a, e->t_double);
 }
 
+/* A gather's element: the array at the index when it lies in [0, extent),
+ * else element 0 (never outside the array) with e->bad set, so that the
+ * executor has the interpreter report the index. */
+static gcc_jit_rvalue *emit_gather(emitter *e, const kir_inst *in)
+{
+    const kir_param *array = &e->k->params[in->a[0]];
+    gcc_jit_type *ulong = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG);
+    gcc_jit_rvalue *j = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, e->val[in->a[1]], e->t_long), e->t_long);
+    gcc_jit_rvalue *inside = cmp(e, GCC_JIT_COMPARISON_LT, gcc_jit_context_new_cast(e->ctx, NULL, j, ulong),
+                                 gcc_jit_context_new_rvalue_from_long(e->ctx, ulong, array->extent));
+    gcc_jit_rvalue *outside = gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, inside);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, e->bad, GCC_JIT_BINARY_OP_BITWISE_OR,
+                                    gcc_jit_context_new_cast(e->ctx, NULL, outside, e->t_u32));
+    gcc_jit_rvalue *at = lselect(e, inside, j, lng(e, 0));
+    return gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], at));
+}
+
 /* The kernel body for element e->index, accumulating into e->acc. */
 static void emit_body(emitter *e, const kir_kernel *k)
 {
     for (int v = 0; v < k->n_body; v++) {
         const kir_inst *in = &k->body[v];
+        if (e->emits && !e->emits[v]) continue; /* another pass's, or a row's result already */
+        if (e->emits && in->kind == KIR_REDUCE) e->acc = e->acc_of[v], e->comp = e->comp_of[v];
         if (in->kind == KIR_LOAD) {
             const kir_param *q = &k->params[in->a[0]];
             gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
@@ -492,6 +518,8 @@ static void emit_body(emitter *e, const kir_kernel *k)
             e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_REDUCE) {
             emit_reduce(e, in);
+        } else if (in->kind == KIR_GATHER) {
+            e->val[v] = to_local(e, emit_gather(e, in), type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_STORE) {
             gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], e->index);
             gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
@@ -796,6 +824,133 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     return done;
 }
 
+/* The pass over each row in which instruction v is computed (row passes):
+ * a reduction's result exists from the pass after the one accumulating it,
+ * so a value is computed in the pass after the last reduction it reads. */
+static int pass_of(const kir_kernel *k, int v, const int *phase)
+{
+    int first, n = kir_value_operands(&k->body[v], &first), p = 0; /* a reduction: the pass accumulating it */
+    for (int j = first; j < first + n; j++) p = phase[k->body[v].a[j]] > p ? phase[k->body[v].a[j]] : p;
+    return p;
+}
+
+/* Whether k needs row passes: more than one reduction, or one whose result
+ * its body reads. */
+static bool needs_row_passes(const kir_kernel *k)
+{
+    int reductions = 0;
+    bool reads_result = false;
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        reductions += in->kind == KIR_REDUCE;
+        int first, n = kir_value_operands(in, &first);
+        for (int j = first; j < first + n; j++) reads_result |= k->body[in->a[j]].kind == KIR_REDUCE;
+    }
+    return k->axis_reduction && k->reduce_axis == k->rank - 1 && (reductions > 1 || reads_result);
+}
+
+/* Reductions along the last axis whose results later members read broadcast
+ * back (x - mean_axis(x, 1), softmax): per row (one launch index), pass p
+ * accumulates the reductions of values computed from the results of passes
+ * before it (in REDUCE_LANES lanes, as emit_axis_last) and stores the
+ * values of its own; each pass loads the row again (from cache) and
+ * recomputes what it needs, so nothing between the reductions is stored.
+ * Each result has one fixed order whatever the launch. */
+static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    int64_t len = k->shape[k->rank - 1];
+    int phase[KIR_MAX_BODY], pass[KIR_MAX_BODY], n_passes = 1;
+    for (int v = 0; v < k->n_body; v++) {
+        pass[v] = pass_of(k, v, phase);
+        phase[v] = pass[v] + (k->body[v].kind == KIR_REDUCE); /* the pass its value exists from */
+        if (pass[v] + 1 > n_passes) n_passes = pass[v] + 1;
+    }
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    row_coordinates(e, rv(o), -1);
+    row_bases(e);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
+    for (int p = 0; p < n_passes; p++) {
+        /* what pass p emits: its stores and reductions and, back from them,
+         * what they read (a result of an earlier pass is a local already) */
+        bool emits[KIR_MAX_BODY] = {0};
+        int reductions[KIR_MAX_BODY], n_red = 0;
+        for (int v = k->n_body - 1; v >= 0; v--) {
+            const kir_inst *in = &k->body[v];
+            bool root = (in->kind == KIR_STORE || in->kind == KIR_REDUCE) && pass[v] == p;
+            if (!root && !emits[v]) continue;
+            if (!root && in->kind == KIR_REDUCE) { emits[v] = false; continue; } /* a result: no recompute */
+            emits[v] = true;
+            if (in->kind == KIR_REDUCE) reductions[n_red++] = v;
+            int first, n = kir_value_operands(in, &first);
+            for (int j = first; j < first + n; j++) emits[in->a[j]] = emits[in->a[j]] || k->body[in->a[j]].kind != KIR_REDUCE;
+        }
+        e->emits = emits;
+        if (n_red == 0) { /* stores only: one linear loop along the row */
+            gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
+            gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *next = block(e, "pass_next");
+            gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+            gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, len)), body, next);
+            e->cur = body;
+            e->c_last = rv(j);
+            e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(j)), e->t_long);
+            emit_body(e, k);
+            gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+            gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+            e->cur = next;
+            continue;
+        }
+        gcc_jit_lvalue *acc[KIR_MAX_BODY][REDUCE_LANES], *comp[KIR_MAX_BODY][REDUCE_LANES];
+        for (int r = 0; r < n_red; r++) {
+            const kir_inst *red = &k->body[reductions[r]];
+            for (int l = 0; l < REDUCE_LANES; l++) {
+                acc[r][l] = double_local(e, "acc", pe_reduction_of((pe_op)red->op)->identity);
+                comp[r][l] = compensated(red) ? double_local(e, "comp", 0.0) : NULL;
+            }
+        }
+        gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
+        gcc_jit_block *lanes_cond = block(e, "lanes_cond"), *lanes_body = block(e, "lanes_body");
+        gcc_jit_block *rem_cond = block(e, "rem_cond"), *rem_body = block(e, "rem_body"), *finish = block(e, "finish");
+        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+        gcc_jit_block_end_with_conditional(lanes_cond, NULL,
+                                           cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, REDUCE_LANES)), lng(e, len)),
+                                           lanes_body, rem_cond);
+        e->cur = lanes_body;
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
+            e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
+            for (int r = 0; r < n_red; r++) e->acc_of[reductions[r]] = acc[r][l], e->comp_of[reductions[r]] = comp[r][l];
+            emit_body(e, k);
+        }
+        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
+        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+        gcc_jit_block_end_with_conditional(rem_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), rem_body, finish);
+        e->cur = rem_body;
+        e->c_last = rv(kk);
+        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
+        for (int r = 0; r < n_red; r++) e->acc_of[reductions[r]] = acc[r][0], e->comp_of[reductions[r]] = comp[r][0];
+        emit_body(e, k);
+        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+        gcc_jit_block_end_with_jump(e->cur, NULL, rem_cond);
+        e->cur = finish;
+        for (int r = 0; r < n_red; r++) { /* the row's result: stored, and a local for the passes after */
+            const kir_inst *red = &k->body[reductions[r]];
+            gcc_jit_rvalue *hi, *lo;
+            combine_all_lanes(e, red, acc[r], comp[r], compensated(red), &hi, &lo);
+            gcc_jit_rvalue *result = to_local(e, finish_axis_result(e, red, hi, lo, len), type_of(e, (pe_dtype)red->dtype));
+            gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], rv(o)), result);
+            e->val[reductions[r]] = result;
+        }
+    }
+    e->emits = NULL;
+    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    return done;
+}
+
 /* A kernel without a shape, or ending in a full reduction: one flat loop
  * over [begin, end) (views' indices from the flat index), a reduction's
  * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
@@ -893,13 +1048,27 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
         }
     }
     e->cur = entry;
+    int flag = -1;
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_OUT_FLAG) flag = p;
+    e->bad = flag >= 0 ? init_local(e, e->t_u32, "bad", gcc_jit_context_zero(e->ctx, e->t_u32)) : NULL;
     gcc_jit_rvalue *begin = gcc_jit_param_as_rvalue(params[0]), *end = gcc_jit_param_as_rvalue(params[1]);
     const kir_inst *reduce = reduction_of(k);
     e->rows = k->rank > 0 && (!reduce || k->axis_reduction);
     gcc_jit_block *done;
-    if (k->axis_reduction) done = k->reduce_axis == k->rank - 1 ? emit_axis_last(e, k, begin, end) : emit_axis_outer(e, k, begin, end);
+    if (needs_row_passes(k)) done = emit_row_passes(e, k, begin, end);
+    else if (k->axis_reduction) done = k->reduce_axis == k->rank - 1 ? emit_axis_last(e, k, begin, end) : emit_axis_outer(e, k, begin, end);
     else if (e->rows) done = emit_rows(e, k, begin, end);
     else done = emit_flat(e, k, begin, end);
+    if (flag >= 0) { /* other launches may set it too: one atomic OR per launch */
+        gcc_jit_type *vp = gcc_jit_type_get_pointer(gcc_jit_type_get_volatile(e->t_void));
+        gcc_jit_type *t_int = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_INT);
+        gcc_jit_rvalue *args[3] = {gcc_jit_context_new_cast(e->ctx, NULL, e->ptr[flag], vp),
+                                   gcc_jit_context_new_cast(e->ctx, NULL, rv(e->bad), t_int),
+                                   gcc_jit_context_new_rvalue_from_int(e->ctx, t_int, __ATOMIC_RELAXED)};
+        gcc_jit_block_add_eval(done, NULL, gcc_jit_context_new_call(e->ctx, NULL,
+                                                                  gcc_jit_context_get_builtin_function(e->ctx, "__atomic_fetch_or_4"), 3, args));
+    }
     gcc_jit_block_end_with_void_return(done, NULL);
 }
 

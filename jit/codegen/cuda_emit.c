@@ -276,6 +276,12 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         put(t, "%s", c);
         break;
     }
+    case PE_OP_concat: { /* the first part below its extent along the axis, else the second */
+        char c[96];
+        coordinate(e, in->a[2], c, sizeof c);
+        put(t, "%s < %lldLL ? %s : %s", c, (long long)in->imm, a[0], a[1]);
+        break;
+    }
     case PE_OP_identity: {
         char r[96], c[96];
         coordinate(e, 0, r, sizeof r);
@@ -335,7 +341,7 @@ static const kir_inst *reduction_of(const kir_kernel *k)
 
 /* Views are read through their index maps (element_index); axis
  * reductions stay on the interpreter (no axis_reduction_emittable). */
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, NULL};
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, NULL, NULL};
 
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }

@@ -55,6 +55,7 @@ bool kir_lower(kir_kernel *k)
         case KIR_REDUCE:
             for (int j = 1; j < in.n; j++) in.a[j] = moved[in.a[j]];
             break;
+        case KIR_GATHER: in.a[1] = moved[in.a[1]]; break;
         case KIR_OP:
             if (pe_op_table[in.op].kind == PE_KIND_GENERATOR) break; /* a[] holds an axis, not values */
             for (int j = 0; j < in.n; j++) in.a[j] = moved[in.a[j]];

@@ -33,6 +33,7 @@ uint64_t kir_hash(const kir_kernel *k)
             }
         }
         if (q->kind == KIR_IN_LITERAL) fnv_bytes(&f, &q->value, sizeof q->value);
+        if (q->kind == KIR_IN_GATHERED) fnv_u64(&f, (uint64_t)q->extent);
     }
     fnv_u64(&f, (uint64_t)k->n_body);
     for (int i = 0; i < k->n_body; i++) {
@@ -40,6 +41,7 @@ uint64_t kir_hash(const kir_kernel *k)
         uint8_t head[5] = {b->kind, b->op, b->dtype, b->ctype, b->n};
         fnv_bytes(&f, head, 5);
         fnv_bytes(&f, b->a, sizeof b->a); /* unused entries are 0; generators keep their axis in a[0] */
+        fnv_u64(&f, (uint64_t)b->imm);
     }
     return f.h;
 }
@@ -60,10 +62,12 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
                     x->lo[d] != y->lo[d] || x->hi[d] != y->hi[d])
                     return false;
         if (x->kind == KIR_IN_LITERAL && memcmp(&x->value, &y->value, sizeof x->value) != 0) return false;
+        if (x->kind == KIR_IN_GATHERED && x->extent != y->extent) return false;
     }
     for (int i = 0; i < a->n_body; i++) {
         const kir_inst *x = &a->body[i], *y = &b->body[i];
-        if (x->kind != y->kind || x->op != y->op || x->dtype != y->dtype || x->ctype != y->ctype || x->n != y->n)
+        if (x->kind != y->kind || x->op != y->op || x->dtype != y->dtype || x->ctype != y->ctype || x->n != y->n ||
+            x->imm != y->imm)
             return false;
         for (int j = 0; j < 3; j++)
             if (x->a[j] != y->a[j]) return false;
@@ -73,7 +77,7 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 
 void kir_print(const kir_kernel *k, char *out, size_t n)
 {
-    static const char *const kinds[] = {"in", "strided", "scalar", "out", "partials", "literal"};
+    static const char *const kinds[] = {"in", "strided", "scalar", "out", "partials", "literal", "gathered", "flag"};
     size_t used = 0;
 #define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
     PUT("kernel rank %d params %d body %d", k->rank, k->n_params, k->n_body);
@@ -83,6 +87,7 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
         const kir_param *q = &k->params[p];
         PUT("  p%d %s %s", p, kinds[q->kind], pe_dtype_name((pe_dtype)q->dtype));
         if (q->kind == KIR_IN_LITERAL) PUT(" = %.17g", q->value);
+        if (q->kind == KIR_IN_GATHERED) PUT(" of %lld", (long long)q->extent);
         if (q->kind == KIR_IN_STRIDED) {
             PUT(" at %lld", (long long)q->offset);
             for (int d = 0; d < k->rank; d++) {
@@ -100,6 +105,11 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
         else if (b->kind == KIR_STORE) PUT("  store p%d = v%d\n", b->a[0], b->a[1]);
         else if (b->kind == KIR_REDUCE)
             PUT("  reduce %s p%d <- v%d%s\n", pe_op_table[b->op].name, b->a[0], b->a[1], b->n > 2 ? " * v2" : "");
+        else if (b->kind == KIR_GATHER)
+            PUT("  v%d = gather p%d[v%d] : %s, flag p%d\n", i, b->a[0], b->a[1], pe_dtype_name((pe_dtype)b->dtype), b->a[2]);
+        else if (b->op == PE_OP_concat)
+            PUT("  v%d = c%d < %lld ? v%d : v%d : %s\n", i, b->a[2], (long long)b->imm, b->a[0], b->a[1],
+                pe_dtype_name((pe_dtype)b->dtype));
         else {
             PUT("  v%d = %s(", i, pe_op_table[b->op].name);
             for (int j = 0; j < b->n; j++) PUT(j ? ", v%d" : "v%d", b->a[j]);
@@ -118,7 +128,8 @@ bool kir_valid(const kir_kernel *k)
         if (k->shape[d] < 0) return false;
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
-        if (q->kind > KIR_IN_LITERAL || q->dtype > PE_C128) return false;
+        if (q->kind > KIR_OUT_FLAG || q->dtype > PE_C128) return false;
+        if ((q->kind == KIR_IN_GATHERED && q->extent < 0) || (q->kind == KIR_OUT_FLAG && q->dtype != PE_I32)) return false;
         for (int d = 0; q->kind == KIR_IN_STRIDED && d < k->rank; d++)
             if (q->wrap[d] < 0 || q->shift[d] < 0 || (q->wrap[d] > 0 && q->shift[d] >= q->wrap[d]) || q->hi[d] < 0 ||
                 (q->hi[d] > 0 && (q->lo[d] < 0 || q->lo[d] >= q->hi[d])))
@@ -144,6 +155,13 @@ bool kir_valid(const kir_kernel *k)
             if (pe_op_table[b->op].kind != PE_KIND_GENERATOR)
                 for (int j = 0; j < b->n; j++)
                     if (b->a[j] >= i) return false;
+            if (b->op == PE_OP_concat && (b->n != 2 || b->a[2] >= k->rank || b->imm < 0)) return false;
+            break;
+        case KIR_GATHER:
+            if (b->a[0] >= k->n_params || k->params[b->a[0]].kind != KIR_IN_GATHERED || b->a[1] >= i ||
+                k->body[b->a[1]].dtype != PE_I32 || b->a[2] >= k->n_params || k->params[b->a[2]].kind != KIR_OUT_FLAG ||
+                b->dtype != k->params[b->a[0]].dtype)
+                return false;
             break;
         default: return false;
         }
@@ -154,4 +172,18 @@ bool kir_valid(const kir_kernel *k)
 void kir_kernel_name(const kir_kernel *k, char *out, size_t n)
 {
     snprintf(out, n, "pe_k_%016llx", (unsigned long long)kir_hash(k));
+}
+
+/* The value operands of instruction in: their positions in a[]. */
+int kir_value_operands(const kir_inst *in, int *first)
+{
+    switch ((kir_inst_kind)in->kind) {
+    case KIR_LOAD: *first = 0; return 0;              /* a[0]: a parameter */
+    case KIR_OP: *first = 0; return in->n;            /* generators (n = 0): a[0] is an axis; concat: a[2] */
+    case KIR_STORE: *first = 1; return 1;             /* a[0]: the parameter */
+    case KIR_REDUCE: *first = 1; return in->n - 1;    /* a[0]: the partials */
+    case KIR_GATHER: *first = 1; return 1;            /* a[0]: the array, a[2]: the flag */
+    }
+    *first = 0;
+    return 0;
 }

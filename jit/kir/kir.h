@@ -10,7 +10,9 @@
  * Parameters are arrays read or written at i (CONTIG), arrays read through
  * an index map of the iteration coordinates (STRIDED: broadcasts and views —
  * slices with steps, permutations, spreads, periodic tiling, concat's
- * operands; the iteration shape is then part of the kernel), uniform scalars passed at
+ * operands; the iteration shape is then part of the kernel), arrays read at
+ * positions the kernel computes (GATHERED, with an out-of-range flag
+ * OUT_FLAG), uniform scalars passed at
  * launch (SCALAR: the value is not part of the kernel), or uniform scalars
  * compiled in (LITERAL: the value is part of the kernel).  An axis
  * reduction's kernel iterates over its operand's shape and launches over its
@@ -31,8 +33,16 @@
 #define KIR_MAX_BODY 256
 
 /* KIR_IN_LITERAL: a uniform scalar whose value is part of the kernel (a
- * source literal, per the static IR): compiled in as a constant. */
-typedef enum { KIR_IN_CONTIG, KIR_IN_STRIDED, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL } kir_param_kind;
+ * source literal, per the static IR): compiled in as a constant.
+ * KIR_IN_GATHERED: an array of `extent` elements read at flat positions
+ * the body computes (KIR_GATHER).  KIR_OUT_FLAG: one u32 the kernel sets
+ * nonzero when a gather's index was out of range (it then read element 0
+ * instead); the executor recomputes the kernel's members on the
+ * interpreter, which reports the index and its position as the contract
+ * says. */
+typedef enum {
+    KIR_IN_CONTIG, KIR_IN_STRIDED, KIR_IN_SCALAR, KIR_OUT, KIR_OUT_PARTIAL, KIR_IN_LITERAL, KIR_IN_GATHERED, KIR_OUT_FLAG
+} kir_param_kind;
 
 /* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
  * iterations in double and writes the chunk's partial as (high, low) to
@@ -57,17 +67,22 @@ typedef struct {
     int64_t stride[PE_MAX_RANK]; /* STRIDED, by iteration axis */
     int64_t wrap[PE_MAX_RANK], shift[PE_MAX_RANK];
     int64_t lo[PE_MAX_RANK], hi[PE_MAX_RANK];
+    int64_t extent;              /* GATHERED: the array's element count (positions at or past it are out of range) */
     double value;                /* KIR_IN_LITERAL only (already rounded to dtype) */
 } kir_param;
 
 typedef enum {
     KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
     KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
-                 generators (n = 0): pe_index's axis in a[0] */
+                 generators (n = 0): pe_index's axis in a[0];
+                 concat (n = 2): a[0] where coordinate a[2] < imm, else a[1] */
     KIR_STORE, /* param a[0] at i = value a[1] */
-    KIR_REDUCE /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
+    KIR_REDUCE, /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
                   into partial parameter a[0] (an axis reduction: its result, KIR_OUT);
                   n counts a[] entries in use */
+    KIR_GATHER /* value = GATHERED param a[0] at flat position value a[1] (i32);
+                  a position outside [0, extent) reads element 0 and sets
+                  OUT_FLAG param a[2] */
 } kir_inst_kind;
 
 typedef struct {
@@ -77,6 +92,7 @@ typedef struct {
     uint8_t ctype; /* KIR_OP: type operands are converted to; KIR_REDUCE: the operands' type */
     uint8_t n;     /* number of operands */
     uint16_t a[3];
+    int64_t imm; /* concat: the first operand's extent along the axis (0 otherwise) */
 } kir_inst;
 
 /* An axis reduction (axis_reduction set): the iteration shape is the
@@ -105,6 +121,9 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b);
  * range): kernels read back from disk are checked before any generator
  * sees them. */
 bool kir_valid(const kir_kernel *k);
+/* The value operands of instruction in: n entries of a[] from *first (the
+ * others are parameters, an axis). */
+int kir_value_operands(const kir_inst *in, int *first);
 /* A readable listing, for PE_LOG=debug and tests. */
 void kir_print(const kir_kernel *k, char *out, size_t n);
 /* Reorders k's body canonically: depth first from its stores and reduction,

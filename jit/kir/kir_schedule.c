@@ -17,19 +17,6 @@
 
 #include "kir.h"
 
-/* The value operands of instruction in: their positions in a[]. */
-static int value_operands(const kir_inst *in, int *first)
-{
-    switch ((kir_inst_kind)in->kind) {
-    case KIR_LOAD: *first = 0; return 0;              /* a[0]: a parameter */
-    case KIR_OP: *first = 0; return in->n;            /* generators (n = 0): a[0] is an axis */
-    case KIR_STORE: *first = 1; return 1;             /* a[0]: the parameter */
-    case KIR_REDUCE: *first = 1; return in->n - 1;    /* a[0]: the partials */
-    }
-    *first = 0;
-    return 0;
-}
-
 typedef struct {
     const kir_kernel *k;
     uint16_t new_index[KIR_MAX_BODY]; /* UINT16_MAX: not placed yet */
@@ -43,7 +30,7 @@ static uint16_t place(scheduler *s, int v)
 {
     if (s->new_index[v] != UINT16_MAX) return s->new_index[v];
     kir_inst in = s->k->body[v];
-    int first, n = value_operands(&in, &first);
+    int first, n = kir_value_operands(&in, &first);
     for (int j = first; j < first + n; j++) in.a[j] = place(s, in.a[j]);
     s->out[s->n_out] = in;
     return s->new_index[v] = (uint16_t)s->n_out++;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "program.h"
+#include "../../exec/base/shape.h"
 
 void pe_program_seq_free(pe_program_seq *seq)
 {
@@ -24,6 +25,8 @@ void pe_program_traffic(const pe_program *p, int64_t *read, int64_t *written)
         int64_t bytes = (int64_t)pe_port_bytes(q);
         kir_param_kind kind = p->kir->params[i].kind;
         if (kind == KIR_IN_CONTIG || kind == KIR_IN_STRIDED) *read += bytes;
+        else if (kind == KIR_IN_GATHERED) /* one element per iteration, wherever it lies */
+            *read += (int64_t)pe_dtype_table[q->dtype].size * (p->kir->axis_reduction ? pe_shape_numel(p->kir->rank, p->kir->shape) : p->numel);
         else if (kind == KIR_OUT) *written += bytes;
     }
 }

@@ -12,7 +12,9 @@
  *     (and, where the fusion rules say, stored once: members of equal value share the buffer);
  *     operands of other shapes are read through broadcast strides, views
  *     through their index maps (viewmap.c: a view nothing demands is never
- *     computed, PE_PROG_VIEW), and uniform constants are passed as scalar
+ *     computed, PE_PROG_VIEW), a concat's parts through theirs, clamped, and
+ *     selected by coordinate, a gather's array at the positions the kernel
+ *     computes (out of range: a flag, see kir.h), and uniform constants are passed as scalar
  *     parameters.  A reduction along an axis ends its kernel as a full one
  *     does (launched over its results).  A port the code generator cannot
  *     emit closes the kernel and runs on the interpreter.
@@ -49,6 +51,7 @@ typedef struct {
     bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
     bool shares_stores; /* the fusion rules': members of equal value share one store */
     int lowering_growth; /* instructions kir_lower will add to the body when the kernel is closed */
+    int n_row_reductions; /* axis reductions the kernel holds (row_reduction_emittable) */
 } group;
 
 static bool seq_push(pe_program_seq *seq, pe_program p)
@@ -82,14 +85,47 @@ static uint16_t append(group *g, kir_inst inst)
     return (uint16_t)g->k->n_body++;
 }
 
+/* Whether map m (over the group's shape) reads the results of an axis
+ * reduction of the group broadcast back along its axis: result r of the
+ * row at coordinates c (row-major over the other axes), whatever c[axis]. */
+static bool is_row_broadcast(const group *g, const kir_param *m)
+{
+    if (!g->k->axis_reduction || m->offset != 0) return false;
+    int64_t s = 1;
+    for (int d = g->rank - 1; d >= 0; d--) {
+        bool along = d == g->k->reduce_axis;
+        if (g->shape[d] != 1 && (m->stride[d] != (along ? 0 : s) || m->wrap[d] || m->hi[d])) return false;
+        if (!along) s *= g->shape[d];
+    }
+    return true;
+}
+
+/* The member whose value operand q is in the open kernel, where q reads a
+ * row reduction of it broadcast back (directly or through lazy views);
+ * NULL otherwise. */
+static binding *row_result(group *g, uint32_t qi)
+{
+    if (!g->open || !g->k->axis_reduction) return NULL;
+    const pe_port *q = pe_port_at(qi);
+    kir_param m, placed;
+    uint32_t root;
+    if (!pe_view_map(qi, g->epoch, &m, &root)) return NULL;
+    binding *b = lookup(g, root);
+    if (!b || !b->member || pe_op_table[pe_port_at(root)->op].kind != PE_KIND_REDUCE) return NULL;
+    pe_map_broadcast(&m, q->rank, q->shape, g->rank, g->shape, &placed);
+    return is_row_broadcast(g, &placed) ? b : NULL;
+}
+
 /* The value of operand q inside the kernel: a member's, or a new load. */
 static uint16_t operand_value(group *g, uint32_t qi)
 {
     binding *b = lookup(g, qi);
-    if (b) {
+    if (b && !(b->member && pe_op_table[pe_port_at(qi)->op].kind == PE_KIND_REDUCE)) {
         if (b->member) b->internal_uses++;
         return b->value;
     }
+    b = row_result(g, qi); /* the pre-check (reads_member_unfused) let only these through */
+    if (b) return b->value;
     pe_port *q = pe_port_at(qi);
     if (is_uniform_constant(q) && !q->literal && q->key_epoch == g->epoch && q->key_same_as != q->key_external)
         for (int i = 0; i < g->n_map; i++) { /* the key says an earlier scalar has its value: share its load */
@@ -127,20 +163,96 @@ static uint16_t operand_value(group *g, uint32_t qi)
     return v;
 }
 
+/* A load of the array `root` through map `m` (its dtype set here); not
+ * shared with other loads of it, whose maps differ. */
+static uint16_t load_through(group *g, const kir_param *m, uint32_t root, pe_dtype dtype)
+{
+    kir_param *param = &g->k->params[g->k->n_params];
+    *param = *m;
+    param->dtype = dtype;
+    g->shaped = true;
+    g->bind[g->k->n_params] = root;
+    return append(g, (kir_inst){.kind = KIR_LOAD, .dtype = dtype, .n = 1, .a = {(uint16_t)g->k->n_params++}});
+}
+
+static void bind_member(group *g, uint32_t pi, uint16_t v)
+{
+    g->map[g->n_map++] = (binding){pi, v, true, 0};
+    g->members[g->n_members++] = pi;
+}
+
 /* A view computed by the kernel (read or mapped, or read by a program the
  * interpreter runs): its elements loaded through its map. */
 static void add_view_member(group *g, uint32_t pi)
 {
-    pe_port *p = pe_port_at(pi);
-    kir_param *param = &g->k->params[g->k->n_params];
+    kir_param m;
     uint32_t root;
-    pe_view_map_through(pi, g->epoch, param, &root); /* the pre-pass checked that it composes */
-    param->dtype = p->dtype;
-    g->shaped = true;
-    g->bind[g->k->n_params] = root;
-    uint16_t v = append(g, (kir_inst){.kind = KIR_LOAD, .dtype = p->dtype, .n = 1, .a = {(uint16_t)g->k->n_params++}});
-    g->map[g->n_map++] = (binding){pi, v, true, 0};
-    g->members[g->n_members++] = pi;
+    pe_view_map_through(pi, g->epoch, &m, &root); /* the pre-pass checked that it composes */
+    bind_member(g, pi, load_through(g, &m, root, (pe_dtype)pe_port_at(pi)->dtype));
+}
+
+/* Instruction op's value: an equal one the body has (a common
+ * subexpression), else op appended. */
+static uint16_t value_of(group *g, kir_inst op)
+{
+    for (int i = 0; i < g->k->n_body; i++) {
+        const kir_inst *b = &g->k->body[i];
+        if (b->kind == op.kind && b->op == op.op && b->dtype == op.dtype && b->ctype == op.ctype && b->n == op.n &&
+            b->imm == op.imm && memcmp(b->a, op.a, sizeof op.a) == 0) /* all of a[]: a generator keeps its axis there */
+            return (uint16_t)i;
+    }
+    g->lowering_growth += op.kind == KIR_OP ? kir_lower_growth((pe_op)op.op) : 0;
+    return append(g, op);
+}
+
+/* concat: each operand loaded through its map placed along the axis
+ * (clamped into its own part, so both loads stay inside their arrays),
+ * then the select by coordinate. */
+static void add_concat_member(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi);
+    int axis = (int)p->param[0];
+    kir_inst op = {.kind = KIR_OP, .op = PE_OP_concat, .dtype = p->dtype, .ctype = p->ctype, .n = 2, .a = {0, 0, (uint16_t)axis}};
+    uint16_t part[2] = {NO_VALUE, NO_VALUE};
+    int64_t start = 0;
+    for (int k = 0; k < 2; k++) {
+        const pe_port *q = pe_port_at(p->in[k]);
+        int64_t count = q->shape[axis];
+        kir_param m, placed;
+        uint32_t root;
+        pe_view_map(p->in[k], g->epoch, &m, &root);
+        if (pe_map_concat_part(&m, axis, start, count, &placed)) part[k] = load_through(g, &placed, root, (pe_dtype)q->dtype);
+        else if (p->numel == 0) part[k] = load_through(g, &m, root, (pe_dtype)q->dtype); /* never read: no iterations */
+        if (k == 0) op.imm = count;
+        start += count;
+    }
+    op.a[0] = part[0] != NO_VALUE ? part[0] : part[1]; /* an empty part is never selected */
+    op.a[1] = part[1] != NO_VALUE ? part[1] : part[0];
+    bind_member(g, pi, value_of(g, op));
+}
+
+/* The kernel's out-of-range flag for gathers (one per kernel, bound to its
+ * first gather). */
+static uint16_t gather_flag(group *g, uint32_t pi)
+{
+    for (int i = 0; i < g->k->n_params; i++)
+        if (g->k->params[i].kind == KIR_OUT_FLAG) return (uint16_t)i;
+    g->k->params[g->k->n_params] = (kir_param){.kind = KIR_OUT_FLAG, .dtype = PE_I32};
+    g->bind[g->k->n_params] = pi;
+    return (uint16_t)g->k->n_params++;
+}
+
+/* gather: the index computed in the kernel, the array read at it (stored
+ * before the kernel runs: never lazy, never a member). */
+static void add_gather_member(group *g, uint32_t pi)
+{
+    pe_port *p = pe_port_at(pi), *x = pe_port_at(p->in[0]);
+    uint16_t index = operand_value(g, p->in[1]);
+    g->k->params[g->k->n_params] = (kir_param){.kind = KIR_IN_GATHERED, .dtype = x->dtype, .extent = x->numel};
+    g->bind[g->k->n_params] = p->in[0];
+    uint16_t array = (uint16_t)g->k->n_params++;
+    uint16_t flag = gather_flag(g, pi);
+    bind_member(g, pi, append(g, (kir_inst){.kind = KIR_GATHER, .dtype = x->dtype, .n = 3, .a = {array, index, flag}}));
 }
 
 /* The port a kernel reading q binds: q, or the array a lazy view q reads. */
@@ -152,20 +264,37 @@ static uint32_t root_of(uint32_t qi, uint32_t epoch)
     return root;
 }
 
-/* Whether p reads, through a view, an array the open kernel computes (a
- * kernel reads only what is stored before it runs). */
-static bool reads_member_through_view(group *g, const pe_port *p, uint32_t pi)
+/* The composable views: index maps of their source (viewmap.c). */
+static bool is_map_view(pe_op op)
+{
+    return op == PE_OP_reshape || op == PE_OP_transpose || op == PE_OP_slice || op == PE_OP_periodic || op == PE_OP_spread;
+}
+
+/* Whether p reads an array the open kernel computes other than in
+ * registers (a kernel reads only what is stored before it runs): through a
+ * view (a view's source, a concat's parts, a gather's array, a lazy view's
+ * root), or a reduction's results other than broadcast back along its
+ * axis. */
+static bool reads_member_unfused(group *g, const pe_port *p, uint32_t pi)
 {
     if (!g->open) return false;
-    uint32_t roots[PE_PORT_MAX_INPUTS + 1];
+    uint32_t roots[2 * PE_PORT_MAX_INPUTS];
     int n = 0;
-    if (pe_op_table[p->op].kind == PE_KIND_VIEW) {
+    if (p->op == PE_OP_concat) {
+        roots[n++] = root_of(p->in[0], g->epoch);
+        roots[n++] = root_of(p->in[1], g->epoch);
+    } else if (p->op == PE_OP_gather) {
+        roots[n++] = p->in[0];
+    } else if (pe_op_table[p->op].kind == PE_KIND_VIEW) {
         kir_param m;
         pe_view_map_through(pi, g->epoch, &m, &roots[n]);
         n++;
     }
-    for (int k = 0; k < p->n_in; k++)
-        if (pe_is_lazy_view(pe_port_at(p->in[k]), g->epoch)) roots[n++] = root_of(p->in[k], g->epoch);
+    for (int k = 0; k < p->n_in; k++) {
+        const pe_port *q = pe_port_at(p->in[k]);
+        if (row_result(g, p->in[k])) continue; /* each row's, in a register */
+        if (pe_is_lazy_view(q, g->epoch) || pe_op_table[q->op].kind == PE_KIND_REDUCE) roots[n++] = root_of(p->in[k], g->epoch);
+    }
     for (int i = 0; i < n; i++) {
         const binding *b = lookup(g, roots[i]);
         if (b && b->member) return true;
@@ -182,19 +311,7 @@ static void add_member(group *g, uint32_t pi)
         if (p->op == PE_OP_index) op.a[0] = (uint16_t)p->param[0];
         g->shaped = true;
     }
-    uint16_t v = NO_VALUE;
-    for (int i = 0; i < g->k->n_body && v == NO_VALUE; i++) { /* common subexpression */
-        const kir_inst *b = &g->k->body[i];
-        if (b->kind == KIR_OP && b->op == op.op && b->dtype == op.dtype && b->ctype == op.ctype && b->n == op.n &&
-            memcmp(b->a, op.a, sizeof op.a) == 0) /* all of a[]: a generator keeps its axis there */
-            v = (uint16_t)i;
-    }
-    if (v == NO_VALUE) {
-        v = append(g, op);
-        g->lowering_growth += kir_lower_growth((pe_op)op.op);
-    }
-    g->map[g->n_map++] = (binding){pi, v, true, 0};
-    g->members[g->n_members++] = pi;
+    bind_member(g, pi, value_of(g, op));
 }
 
 /* Whether member binding b gets a store when its kernel closes: something
@@ -221,7 +338,8 @@ static bool has_room(const group *g, const pe_port *p)
     if (g->n_map + p->n_in + 1 >= KIR_MAX_BODY) return false;
     int stores = g->n_members;
     for (int pass = 0; pass < 2; pass++) {
-        if (g->k->n_params + p->n_in + stores + 1 < KIR_MAX_PARAMS && body + p->n_in + 1 + stores + 1 < KIR_MAX_BODY)
+        /* + 1: a gather's flag */
+        if (g->k->n_params + p->n_in + 1 + stores + 1 < KIR_MAX_PARAMS && body + p->n_in + 1 + stores + 1 < KIR_MAX_BODY)
             return true;
         stores = 0;
         for (int i = 0; i < g->n_map; i++) stores += gets_store(&g->map[i]);
@@ -266,12 +384,13 @@ static void add_axis_reduction(group *g, uint32_t pi)
     g->k->params[g->k->n_params] = (kir_param){.kind = KIR_OUT, .dtype = p->dtype};
     g->bind[g->k->n_params] = pi;
     red.a[0] = (uint16_t)g->k->n_params++;
-    append(g, red);
     g->k->axis_reduction = true;
     g->k->reduce_axis = (uint8_t)p->param[0];
     g->shaped = true;
-    g->members[g->n_members++] = pi;
+    g->n_row_reductions++;
+    bind_member(g, pi, append(g, red)); /* later members read its value broadcast back (row_broadcast) */
 }
+
 
 static int member_index(const group *g, uint32_t port)
 {
@@ -332,7 +451,11 @@ static bool close_group(group *g, pe_program_seq *seq)
     k->rank = g->shaped ? g->rank : 0;
     if (g->shaped) memcpy(k->shape, g->shape, sizeof k->shape);
     uint32_t last = g->members[g->n_members - 1];
-    int64_t numel = k->axis_reduction ? pe_port_at(last)->numel : pe_shape_numel(g->rank, g->shape); /* launched over results */
+    int64_t numel = pe_shape_numel(g->rank, g->shape);
+    if (k->axis_reduction) { /* launched over results: one per row along the axis */
+        numel = 1;
+        for (int d = 0; d < g->rank; d++) numel *= d == k->reduce_axis ? 1 : g->shape[d];
+    }
     pe_program prog = {.kind = PE_PROG_KERNEL, .port = last, .numel = numel, .kir = k, .n_members = g->n_members};
     prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
     prog.members = malloc(sizeof *prog.members * (size_t)g->n_members);
@@ -351,19 +474,19 @@ static bool close_group(group *g, pe_program_seq *seq)
     return true;
 }
 
-/* The composable views: index maps of their source (viewmap.c). */
-static bool is_map_view(pe_op op)
-{
-    return op == PE_OP_reshape || op == PE_OP_transpose || op == PE_OP_slice || op == PE_OP_periodic || op == PE_OP_spread;
-}
-
 /* Whether p goes into a kernel (else the interpreter computes it). */
 static bool goes_to_kernel(const pe_port *p, const pe_fusion_rules *rules)
 {
     pe_op_kind kind = pe_op_table[p->op].kind;
     pe_dtype operand0 = p->n_in > 0 ? (pe_dtype)pe_port_at(p->in[0])->dtype : (pe_dtype)p->dtype;
     if (!pe_op_table[p->op].fusible) return false;
-    if (kind == PE_KIND_VIEW) return rules->views && is_map_view((pe_op)p->op) && pe_dtype_table[p->dtype].generated;
+    if (kind == PE_KIND_VIEW) {
+        if (!rules->views || !pe_dtype_table[p->dtype].generated) return false;
+        if (is_map_view((pe_op)p->op)) return true;
+        for (int k = 0; k < p->n_in; k++) /* concat, gather: the generator's column */
+            if (!pe_dtype_table[pe_port_at(p->in[k])->dtype].generated) return false;
+        return rules->emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype, operand0);
+    }
     if (kind == PE_KIND_REDUCE && p->param[0] >= 0)
         return rules->views && rules->axis_reduction_emittable &&
                rules->axis_reduction_emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype) &&
@@ -383,7 +506,7 @@ static void choose_lazy_views(const pe_entry *entries, size_t n, uint32_t epoch,
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         pe_port *p = pe_port_at(entries[i].port);
         if (p->state != PE_PORT_PENDING) continue;
-        p->lazy_view = pe_op_table[p->op].kind == PE_KIND_VIEW && goes_to_kernel(p, rules) && !p->demanded_in_batch &&
+        p->lazy_view = is_map_view((pe_op)p->op) && goes_to_kernel(p, rules) && !p->demanded_in_batch &&
                        (p->released_in_batch || p->live_consumers > 0);
     }
     for (size_t i = 0; i < n; i++) {
@@ -397,8 +520,9 @@ static void choose_lazy_views(const pe_entry *entries, size_t n, uint32_t epoch,
         }
         kir_param m;
         uint32_t root;
-        if (takes && pe_op_table[p->op].kind == PE_KIND_VIEW && !pe_view_map_through(entries[i].port, epoch, &m, &root))
+        if (takes && is_map_view((pe_op)p->op) && !pe_view_map_through(entries[i].port, epoch, &m, &root))
             pe_port_at(p->in[0])->lazy_view = false; /* computed: p reads it as it is */
+        if (p->op == PE_OP_gather) pe_port_at(p->in[0])->lazy_view = false; /* read at computed positions: stored */
     }
 }
 
@@ -431,17 +555,23 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             int rank;
             int64_t shape[PE_MAX_RANK];
             pe_broadcast_shapes(in, p->n_in, &rank, shape);
-            if (g.open && !(g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
-                            has_room(&g, p) && !reads_member_through_view(&g, p, pi) &&
-                            (!reduction_fusible || reduction_fusible(g.k))))
-                if (!close_group(&g, out)) goto oom;
+            /* a reduction along the last axis the generator holds in row
+             * passes keeps its kernel open; a kernel holding one takes
+             * another only along the same axis */
+            bool row = p->param[0] >= 0 && p->param[0] == rank - 1 && rules->row_reduction_emittable &&
+                       rules->row_reduction_emittable((pe_op)p->op, (pe_dtype)p->ctype, (pe_dtype)p->dtype);
+            bool joins = g.open && g.rank == rank && memcmp(g.shape, shape, sizeof shape[0] * (size_t)rank) == 0 &&
+                         has_room(&g, p) && !reads_member_unfused(&g, p, pi) && (!reduction_fusible || reduction_fusible(g.k));
+            if (g.open && g.k->axis_reduction)
+                joins = joins && row && g.k->reduce_axis == p->param[0] && g.n_row_reductions < PE_MAX_ROW_REDUCTIONS;
+            if (g.open && !joins && !close_group(&g, out)) goto oom;
             if (!g.open && !open_group(&g, rank, shape, epoch, rules->shares_stores)) goto oom;
             if (p->param[0] >= 0) add_axis_reduction(&g, pi);
             else add_reduction(&g, pi);
-            if (!close_group(&g, out)) goto oom;
+            if (!row && !close_group(&g, out)) goto oom;
             continue;
         }
-        if (in_kernel && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p) && !reads_member_through_view(&g, p, pi)))
+        if (in_kernel && g.open && !(same_shape(p, g.rank, g.shape) && has_room(&g, p) && !reads_member_unfused(&g, p, pi)))
             if (!close_group(&g, out)) goto oom;
         if (!in_kernel) {
             if (!close_group(&g, out)) goto oom;
@@ -449,7 +579,9 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             continue;
         }
         if (!g.open && !open_group(&g, p->rank, p->shape, epoch, rules->shares_stores)) goto oom;
-        if (kind == PE_KIND_VIEW) add_view_member(&g, pi);
+        if (p->op == PE_OP_concat) add_concat_member(&g, pi);
+        else if (p->op == PE_OP_gather) add_gather_member(&g, pi);
+        else if (kind == PE_KIND_VIEW) add_view_member(&g, pi);
         else add_member(&g, pi);
     }
     if (close_group(&g, out)) return true;

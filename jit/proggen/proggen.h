@@ -33,7 +33,15 @@ typedef struct {
     /* Which reductions along an axis it emits in kernels (op, compute type
      * of the operand, result dtype); NULL: none */
     bool (*axis_reduction_emittable)(pe_op op, pe_dtype ctype, pe_dtype dtype);
+    /* Which reductions along the last axis leave their kernel open (NULL:
+     * none): later members of the kernel's shape read the results broadcast
+     * back along the axis (x - mean_axis(x, 1), softmax) in further passes
+     * over each row, so the values between them are never stored. */
+    bool (*row_reduction_emittable)(pe_op op, pe_dtype ctype, pe_dtype dtype);
 } pe_fusion_rules;
+
+/* Reductions one kernel's rows may hold (passes over a row: one more). */
+#define PE_MAX_ROW_REDUCTIONS 3
 
 /* Builds the sequence for a batch; false when out of memory (nothing is
  * then changed: the caller runs the batch on the interpreter). */
@@ -56,4 +64,10 @@ void pe_map_broadcast(const kir_param *m, int m_rank, const int64_t *m_shape, in
                       kir_param *out);
 /* Whether m reads a buffer of `shape` in row-major order from its start. */
 bool pe_map_is_contiguous(const kir_param *m, int rank, const int64_t *shape);
+/* The map of a concat's part (map m over the part's own axes) over the
+ * concat's axes: the part covers coordinates [start, start + count) along
+ * `axis`, and a coordinate outside is clamped into them (the kernel
+ * selects the other part there).  False where m is clamped along axis or
+ * the part is empty. */
+bool pe_map_concat_part(const kir_param *m, int axis, int64_t start, int64_t count, kir_param *out);
 #endif

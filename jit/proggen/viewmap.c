@@ -130,3 +130,22 @@ void pe_map_broadcast(const kir_param *m, int m_rank, const int64_t *m_shape, in
         take_axis(out, d, m, k);
     }
 }
+
+bool pe_map_concat_part(const kir_param *m, int axis, int64_t start, int64_t count, kir_param *out)
+{
+    *out = *m;
+    out->kind = KIR_IN_STRIDED;
+    if (m->hi[axis] > 0 || count <= 0) return false; /* clamped already: concat's operands are never lazy concats */
+    /* coordinate y of the concat reads the part's x = y - start, with y
+     * clamped into [start, start + count) so that the load stays inside
+     * the part whichever operand the select keeps */
+    out->lo[axis] = start;
+    out->hi[axis] = start + count;
+    if (m->wrap[axis] > 0) { /* (x + shift) mod wrap == (y + shift - start) mod wrap */
+        int64_t w = m->wrap[axis];
+        out->shift[axis] = ((m->shift[axis] - start) % w + w) % w;
+    } else {
+        out->offset -= start * m->stride[axis];
+    }
+    return true;
+}

@@ -88,7 +88,9 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
     const kir_kernel *k = prog->kir;
     const pe_port *q = pe_port_at(q_idx);
     int64_t iterations = k->axis_reduction ? pe_shape_numel(k->rank, k->shape) : prog->numel;
-    if (param->kind == KIR_OUT_PARTIAL ? param->dtype != PE_F64 : param->dtype != q->dtype) /* partials: (high, low) doubles */
+    if (param->kind == KIR_OUT_PARTIAL ? param->dtype != PE_F64 /* partials: (high, low) doubles */
+        : param->kind == KIR_OUT_FLAG  ? param->dtype != PE_I32
+                                        : param->dtype != q->dtype)
         return refuse(c, "a parameter's dtype differs from its port's");
     switch ((kir_param_kind)param->kind) {
     case KIR_IN_CONTIG:
@@ -111,6 +113,13 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
         if (low < 0 || high >= q->numel) return refuse(c, "a strided input's map reads outside its array");
         break;
     }
+    case KIR_IN_GATHERED: /* the kernel checks each position against the extent */
+        if (q->numel != param->extent) return refuse(c, "a gathered input has %lld elements, the kernel %lld",
+                                                     (long long)q->numel, (long long)param->extent);
+        break;
+    case KIR_OUT_FLAG:
+        if (!is_member(prog, q_idx) || q->op != PE_OP_gather) return refuse(c, "a gather's flag is not bound to one of its gathers");
+        return true;
     case KIR_IN_SCALAR:
     case KIR_IN_LITERAL:
         if (q->op != PE_OP_constant || q->state != PE_PORT_READY) return refuse(c, "a scalar parameter is not a constant");
@@ -138,12 +147,17 @@ static bool check_kernel(checker *c, const pe_program *prog)
     if (prog->n_members <= 0 || prog->port != prog->members[prog->n_members - 1])
         return refuse(c, "a kernel's port is not its last member");
     int64_t iterations = prog->numel; /* an axis reduction launches over its results */
-    if (k->axis_reduction) {
-        const pe_port *r = pe_port_at(prog->port);
+    if (k->axis_reduction) { /* its reductions all along its axis, later members over its shape */
         int64_t results = 1;
+        int reductions = 0;
         for (int d = 0; d < k->rank; d++) results *= d == k->reduce_axis ? 1 : k->shape[d];
-        if (pe_op_table[r->op].kind != PE_KIND_REDUCE || r->param[0] != k->reduce_axis || results != prog->numel)
-            return refuse(c, "an axis reduction's kernel does not fit its result");
+        for (int m = 0; m < prog->n_members; m++) {
+            const pe_port *r = pe_port_at(prog->members[m]);
+            if (pe_op_table[r->op].kind != PE_KIND_REDUCE) continue;
+            if (r->param[0] != k->reduce_axis) return refuse(c, "an axis reduction's kernel does not fit its result");
+            reductions++;
+        }
+        if (reductions == 0 || results != prog->numel) return refuse(c, "an axis reduction's kernel does not fit its result");
         iterations = pe_shape_numel(k->rank, k->shape);
     }
     if (k->rank > 0 && pe_shape_numel(k->rank, k->shape) != iterations)
