@@ -523,11 +523,11 @@ static void emit_reduce(emitter *e, const kir_inst *in)
         return;
     }
     if (kind == PE_ACC_ARGMAX || kind == PE_ACC_ARGMIN) {
-        /* a lane's first element, a NaN, or a strictly better one; a NaN
-         * held sticks (the lane's first NaN) */
+        /* a NaN, or a strictly better value; a NaN held sticks (the lane's
+         * first NaN).  A lane starts at the identity with the index of its
+         * first element, which an element equal to the identity keeps. */
         gcc_jit_rvalue *better = cmp(e, kind == PE_ACC_ARGMIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
-        gcc_jit_rvalue *first = cmp(e, GCC_JIT_COMPARISON_EQ, gcc_jit_lvalue_as_rvalue(e->at), lng(e, INT64_MAX));
-        gcc_jit_rvalue *take = to_local(e, bool_to_u8(e, or_(e, first, and_(e, not_(e, is_nan(e, acc)), or_(e, is_nan(e, x), better)))),
+        gcc_jit_rvalue *take = to_local(e, bool_to_u8(e, and_(e, not_(e, is_nan(e, acc)), or_(e, is_nan(e, x), better))),
                                         e->t_of[PE_BOOL]);
         gcc_jit_rvalue *taken = cmp(e, GCC_JIT_COMPARISON_NE, take, gcc_jit_context_zero(e->ctx, e->t_of[PE_BOOL]));
         gcc_jit_block_add_assignment(e->cur, NULL, e->at, lselect(e, taken, e->pos, gcc_jit_lvalue_as_rvalue(e->at)));
@@ -797,14 +797,16 @@ static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
 }
 
 /* REDUCE_LANES lanes' accumulators at their identity, compensations (or
- * NULL), argmax's and argmin's indices (else NULL; INT64_MAX: none yet). */
-static void lane_locals(emitter *e, const kir_inst *reduce, bool with_comp, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
-                        gcc_jit_lvalue **at)
+ * NULL), argmax's and argmin's indices (else NULL): lane l's first element,
+ * first + l (past the elements for a lane that gets none, which then loses
+ * every tie). */
+static void lane_locals(emitter *e, const kir_inst *reduce, bool with_comp, gcc_jit_rvalue *first, gcc_jit_lvalue **acc,
+                        gcc_jit_lvalue **comp, gcc_jit_lvalue **at)
 {
     for (int l = 0; l < REDUCE_LANES; l++) {
         acc[l] = init_local(e, acc_type(e, reduce), "acc", acc_identity(e, reduce));
         comp[l] = with_comp ? double_local(e, "comp", 0.0) : NULL;
-        at[l] = is_arg_extreme(reduce) ? long_local(e, "at", lng(e, INT64_MAX)) : NULL;
+        at[l] = is_arg_extreme(reduce) ? long_local(e, "at", bin_long(e, GCC_JIT_BINARY_OP_PLUS, first, l)) : NULL;
     }
 }
 
@@ -827,7 +829,7 @@ static gcc_jit_block *emit_axis_last(emitter *e, const kir_kernel *k, gcc_jit_rv
     row_bases(e);
     gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
     gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES], *at[REDUCE_LANES];
-    lane_locals(e, reduce, with_comp, acc, comp, at);
+    lane_locals(e, reduce, with_comp, lng(e, 0), acc, comp, at);
     gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
     gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
     gcc_jit_block_end_with_conditional(lanes_cond, NULL,
@@ -903,7 +905,7 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     gcc_jit_block_end_with_conditional(init_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, AXIS_BLOCK)), init_body, k_init);
     gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), acc_identity(e, reduce));
     if (at)
-        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, INT64_MAX));
+        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
     if (comp)
         gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
     gcc_jit_block_add_assignment_op(init_body, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
@@ -976,7 +978,7 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     if (reduce) {
         /* REDUCE_LANES accumulators over consecutive elements: independent
          * chains the vectoriser packs, combined in a fixed tree at the end */
-        lane_locals(e, reduce, with_comp, acc, comp, at);
+        lane_locals(e, reduce, with_comp, begin, acc, comp, at);
         gcc_jit_block *lanes_cond = block(e, "lanes_cond");
         gcc_jit_block *lanes_body = block(e, "lanes_body");
         gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
