@@ -61,6 +61,16 @@ static double first_extreme(pe_op op, const double *partials, int64_t n_chunks)
  * each chunk's own plus n_c (mean_c - mean)^2, all scaled by 2^-2E for the
  * largest exponent E met, so that neither overflows where the result does
  * not (stddev([1e200, -1e200]) = 1e200, as the reference). */
+/* A chunk's mean minus the mean, from its sum (high, low) without rounding
+ * the chunk's mean first: values far from 0 (an offset) would lose to that
+ * rounding what their deviations keep. */
+static double chunk_deviation(const double *at, int64_t n_c, double mean)
+{
+    if (!isfinite(at[0]) || !isfinite(mean)) return at[0] / (double)n_c - mean;
+    double p = (double)n_c * mean, p_err = fma((double)n_c, mean, -p); /* n_c * mean = p + p_err exactly */
+    return ((at[0] - p) - p_err + at[1]) / (double)n_c;
+}
+
 static double variance(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
 {
     double mean = sum_pairs(partials, n_chunks, KIR_PARTIAL_WIDE) / (double)numel;
@@ -68,7 +78,7 @@ static double variance(pe_op op, const double *partials, int64_t n_chunks, int64
     for (int64_t c = 0; c < n_chunks; c++) {
         const double *at = partials + c * KIR_PARTIAL_WIDE;
         int64_t n_c = numel - c * KIR_REDUCE_CHUNK < KIR_REDUCE_CHUNK ? numel - c * KIR_REDUCE_CHUNK : KIR_REDUCE_CHUNK;
-        double chunk_sum = isfinite(at[0]) ? at[0] + at[1] : at[0], d = fabs(chunk_sum / (double)n_c - mean);
+        double d = fabs(chunk_deviation(at, n_c, mean));
         int e = (int)at[2];
         if (d > 0 && isfinite(d) && ilogb(d) > e) e = ilogb(d);
         if (c == 0 || e > big) big = e;
@@ -77,7 +87,7 @@ static double variance(pe_op op, const double *partials, int64_t n_chunks, int64
     for (int64_t c = 0; c < n_chunks; c++) {
         const double *at = partials + c * KIR_PARTIAL_WIDE;
         int64_t n_c = numel - c * KIR_REDUCE_CHUNK < KIR_REDUCE_CHUNK ? numel - c * KIR_REDUCE_CHUNK : KIR_REDUCE_CHUNK;
-        double chunk_sum = isfinite(at[0]) ? at[0] + at[1] : at[0], d = ldexp(chunk_sum / (double)n_c - mean, -big);
+        double d = ldexp(chunk_deviation(at, n_c, mean), -big);
         double terms[2] = {ldexp(at[3], 2 * ((int)at[2] - big)), (double)n_c * d * d};
         for (int j = 0; j < 2; j++) {
             double x = terms[j], t = sum + x;
