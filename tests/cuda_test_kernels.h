@@ -158,13 +158,15 @@ static inline kir_kernel reduction_kernel(pe_op op, pe_dtype ct)
     return k;
 }
 
-/* Every reduction in every compute type the generators take it in. */
+/* Every reduction in every compute type both generators take it in (the
+ * CPU's alone, f64 norm2 in two passes, leaves partials of its own kind). */
 static inline kernel_list reduction_kernels(void)
 {
     kernel_list l = {0};
     for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
         for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
-            if (pe_cpu_can_emit(reductions[r], ct, PE_F64, ct)) add(&l, reduction_kernel(reductions[r], ct));
+            if (pe_cpu_can_emit(reductions[r], ct, PE_F64, ct) && pe_cuda_can_emit(reductions[r], ct, PE_F64, ct))
+                add(&l, reduction_kernel(reductions[r], ct));
     return l;
 }
 

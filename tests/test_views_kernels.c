@@ -28,6 +28,7 @@
  * between the executors and the ports the JIT path left to the interpreter. */
 #include "test_util.h"
 
+#include <math.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -620,6 +621,35 @@ static void build_nan(outputs *o, int t, int unused)
     out(o, pe_argmin(v)), out(o, pe_any_axis(pe_isnan(v), 1));
 }
 
+/* edges of the reductions kernels now compute: overflow kept out of var and
+ * stddev, extremes at either end, the first NaN, i32 wrapping, -inf only,
+ * empty and size-1 extents along negative axes */
+static void build_reduction_edges(outputs *o, int unused1, int unused2)
+{
+    (void)unused1, (void)unused2;
+    int64_t two = 2, s22[2] = {2, 2}, s30[2] = {3, 0}, s13[2] = {1, 3};
+    double big[2] = {1e200, -1e200}, huge[4] = {1e200, -1e200, 1e300, 1e300}, minf[2] = {-INFINITY, -INFINITY};
+    pe_array b = pe_from_host(PE_F64, 1, &two, big), h = pe_from_host(PE_F64, 2, s22, huge);
+    out(o, pe_stddev(b)), out(o, pe_var(b)), out(o, pe_stddev_axis(b, -1)), out(o, pe_norm2(b)), out(o, pe_norm2_axis(b, 0));
+    out(o, pe_stddev_axis(h, 0)), out(o, pe_stddev_axis(h, -1)), out(o, pe_norm2(h)), out(o, pe_stddev(h));
+    pe_array m = pe_from_host(PE_F64, 1, &two, minf);
+    out(o, pe_argmax(m)), out(o, pe_argmin(m)), out(o, pe_argmax_axis(m, -1));
+    int64_t n = 40000; /* past two chunks */
+    pe_array i = pe_index(PE_I32, 1, &n, 0);
+    pe_array at_end = pe_eq(i, (int32_t)(n - 1)), at_start = pe_eq(i, 0), at_mid = pe_eq(i, 20000);
+    pe_array ramp = pe_cast(i, PE_F64), nan = pe_div(pe_sub(ramp, ramp), 0.0);
+    out(o, pe_argmax(ramp)), out(o, pe_argmin(pe_neg(ramp))), out(o, pe_argmin(ramp)), out(o, pe_argmax(pe_cond(at_start, 1e9, ramp)));
+    out(o, pe_argmax(pe_cond(at_mid, nan, ramp))), out(o, pe_argmin(pe_cond(pe_or(at_mid, at_end), nan, ramp)));
+    out(o, pe_argmax(pe_cond(at_end, nan, ramp))), out(o, pe_argmax(pe_cond(pe_ge(i, 30000), 7.0, 7.0)));
+    out(o, pe_sum(pe_mul(i, 100000))), out(o, pe_prod(pe_add(pe_mod(i, 3), 1))), out(o, pe_sum(pe_gt(i, 123)));
+    out(o, pe_dot(i, i)), out(o, pe_any(at_end)), out(o, pe_all(pe_not(at_mid))), out(o, pe_all(pe_ge(i, 0)));
+    out(o, pe_var(ramp)), out(o, pe_stddev(pe_mul(ramp, 1e150))), out(o, pe_norm2(pe_mul(ramp, 1e300)));
+    pe_array e = pe_fill(PE_F64, 2, s30, 1.0), one = pe_add(pe_fill(PE_F64, 2, s13, 2.0), pe_index(PE_F64, 2, s13, 1));
+    out(o, pe_sum_axis(pe_cast(e, PE_I32), -1)), out(o, pe_prod_axis(e, -1)), out(o, pe_any_axis(e, -1));
+    out(o, pe_all_axis(e, -1)), out(o, pe_var_axis(e, -1)), out(o, pe_norm2_axis(e, -1)), out(o, pe_var(e));
+    out(o, pe_var_axis(one, -2)), out(o, pe_argmax_axis(one, -2)), out(o, pe_stddev(one)), out(o, pe_argmin_axis(one, -1));
+}
+
 /* --- sizes past one chunk of 16384 iterations (launches split over threads) */
 
 static void build_large_views(outputs *o, int t, int unused)
@@ -729,6 +759,7 @@ static const program programs[] = {
     T1("large_reduce i32", build_large_reduce, PE_I32, EXACT),
     TF("large_prod", build_large_prod, .f32_rel = 1e-5, .f64_rel = 1e-13),
     TF("nan_extremes", build_nan, EXACT),
+    {.name = "reduction_edges", .build = build_reduction_edges, .f64_ulps = 8},
 };
 enum { N_PROGRAMS = COUNT(programs) };
 
@@ -983,51 +1014,23 @@ static void test_jit_agrees_with_interpreter(void **state)
     assert_true(ran == 0 || outputs_seen > 0);
 }
 
-/* What issue 18 has not moved into kernels yet: programs whose names begin
- * so may still run ports on the interpreter (the test lists them); every
- * other program of the suite must run none.  Shrink this list as kernels
- * take them over: gathers and concat, the integer-result and multi-pass
- * reductions (i32/bool sums and extremes, prod, var, stddev, any, all,
- * argmax, argmin, f64 norm2), and the programs built from them. */
-static const char *const still_interpreted[] = {
-    "sum_axis i32", "sum_axis bool", "sum full", "prod", "max_axis i32",
-    "max_axis bool", "max full", "min_axis i32", "min_axis bool", "min full", "var", "stddev", "any", "all",
-    "argmax", "argmin", "norm2_axis f64", "norm2 full", "reduce_chain", "broadcast_back", "int_reductions",
-    "large_views", "large_reduce", "large_prod", "nan_extremes",
-};
-
-static bool may_interpret(const program *p)
-{
-    for (size_t i = 0; i < sizeof still_interpreted / sizeof *still_interpreted; i++)
-        if (strncmp(p->name, still_interpreted[i], strlen(still_interpreted[i])) == 0) return true;
-    return false;
-}
-
-/* On the JIT nothing of the suite runs on the interpreter, but for the
- * programs still_interpreted names: those are listed. */
+/* On the JIT nothing of the suite runs on the interpreter (issue 18): every
+ * view, gather, concat and reduction of every program is a kernel. */
 static void test_jit_interprets_nothing(void **state)
 {
     (void)state;
     result *got = run_suite("jit", 0);
-    int still = 0, ran = 0, wrong = 0;
+    int ran = 0, wrong = 0;
     for (int i = 0; i < N_PROGRAMS; i++) {
         if (!selected(&programs[i])) continue;
         ran++;
         if (got[i].error[0]) fprintf(stderr, "  %s: %s\n", programs[i].name, got[i].error);
         if (!got[i].interpreted) continue;
-        if (may_interpret(&programs[i])) {
-            still++;
-            if (getenv("PE_TEST_VERBOSE"))
-                fprintf(stderr, "  still interpreted: %-22s %llu ports\n", programs[i].name,
-                        (unsigned long long)got[i].interpreted);
-            continue;
-        }
         wrong++;
         fprintf(stderr, "  %-22s %llu ports on the interpreter\n", programs[i].name, (unsigned long long)got[i].interpreted);
     }
-    fprintf(stderr, "%d of %d programs still run ports on the interpreter (still_interpreted)\n", still, ran);
     free_suite(got);
-    if (wrong) fail_msg("%d programs kernels should compute ran ports on the interpreter (above)", wrong);
+    if (wrong) fail_msg("%d of %d programs ran ports on the interpreter (above)", wrong, ran);
 }
 
 /* --- determinism over thread counts */
@@ -1048,18 +1051,51 @@ static void build_long_sums(outputs *o, int unused1, int unused2)
     out(o, pe_sum_axis(pe_transpose(b), 1));
 }
 
-static void test_axis_sums_same_bits_for_any_thread_count(void **state)
+/* The reductions kernels took over from the interpreter, past a chunk and
+ * along every kind of axis: i32 sums that wrap, products, extremes of
+ * integers, any/all, argmax/argmin with NaNs, var, stddev, f64 norm2. */
+static void build_long_reductions(outputs *o, int unused1, int unused2)
 {
-    (void)state;
-    result r[3];
-    for (int k = 0; k < 3; k++) {
-        pe_config cfg = {.executor = "jit", .cache_dir = cache_dir, .threads = k + 1};
+    (void)unused1, (void)unused2;
+    int64_t s3n[2] = {3, 50001}, sn3[2] = {50001, 3}, n = 150003;
+    pe_array i = input(PE_I32, 2, s3n, -2000000000, 2000000000), j = input(PE_I32, 2, sn3, -5, 5);
+    pe_array f = pe_mul(input(PE_F64, 2, s3n, -1, 1), pe_exp2(input(PE_I32, 2, s3n, -30, 30)));
+    pe_array g = input(PE_F32, 2, sn3, -1, 1), b = pe_gt(j, 3);
+    pe_array nan_at = pe_eq(pe_mod(pe_index(PE_I32, 2, s3n, 1), 9973), 17);
+    pe_array fn = pe_cond(nan_at, pe_div(pe_sub(f, f), 0.0), f);
+    out(o, pe_sum(i)), out(o, pe_sum_axis(i, 1)), out(o, pe_sum_axis(j, 0)), out(o, pe_sum(b)), out(o, pe_sum_axis(b, -2));
+    out(o, pe_prod(pe_add(pe_mod(j, 3), 2))), out(o, pe_prod_axis(pe_add(pe_mod(i, 3), 2), 1));
+    out(o, pe_prod(pe_add(pe_mul(g, 0.001f), 1.0f))), out(o, pe_prod_axis(pe_add(pe_mul(f, 1e-12), 1.0), -1));
+    out(o, pe_max(i)), out(o, pe_min_axis(i, 1)), out(o, pe_max_axis(j, 0)), out(o, pe_min(b));
+    out(o, pe_any(pe_gt(i, 1999990000))), out(o, pe_all_axis(pe_gt(j, -5), 0)), out(o, pe_any_axis(b, 0));
+    out(o, pe_argmax(f)), out(o, pe_argmin_axis(f, 1)), out(o, pe_argmax_axis(j, 0)), out(o, pe_argmin(j));
+    out(o, pe_argmax(fn)), out(o, pe_argmin_axis(fn, 1)), out(o, pe_argmax_axis(pe_transpose(fn), 0));
+    out(o, pe_var(f)), out(o, pe_stddev(g)), out(o, pe_var_axis(f, 1)), out(o, pe_stddev_axis(g, 0));
+    out(o, pe_var(pe_reshape(i, 1, &n))), out(o, pe_norm2(f)), out(o, pe_norm2_axis(f, 1)), out(o, pe_norm2_axis(pe_transpose(f), 0));
+    out(o, pe_dot(i, i)), out(o, pe_mean(i)), out(o, pe_mean_axis(b, 0));
+}
+
+/* Program p on the JIT with 1, 2 and 3 threads: the same bits every time;
+ * its integer and bool results also bitwise the interpreter's. */
+static void same_bits_for_any_thread_count(const program *p)
+{
+    result r[4];
+    for (int k = 0; k < 4; k++) {
+        pe_config cfg = {.executor = k < 3 ? "jit" : "interp", .cache_dir = cache_dir, .threads = k < 3 ? k + 1 : 1};
         assert_int_equal(pe_init(&cfg), PE_OK);
-        static const program long_sums = {.name = "long_sums", .build = build_long_sums};
-        run_program(&long_sums, 12345, &r[k]);
+        run_program(p, 12345, &r[k]);
         pe_shutdown();
-        if (r[k].error[0]) fail_msg("%d threads: %s", k + 1, r[k].error);
+        if (r[k].error[0]) fail_msg("%s, %d threads: %s", p->name, k + 1, r[k].error);
     }
+    for (int j = 0; j < r[0].n; j++) {
+        assert_int_equal(r[3].v[j].n, r[0].v[j].n);
+        if (r[0].v[j].t != PE_I32 && r[0].v[j].t != PE_BOOL) continue;
+        for (int64_t i = 0; i < r[0].v[j].n; i++)
+            if (element(&r[0].v[j], i) != element(&r[3].v[j], i))
+                fail_msg("%s output %d [%lld]: JIT %.17g, interpreter %.17g", p->name, j, (long long)i, element(&r[0].v[j], i),
+                         element(&r[3].v[j], i));
+    }
+    free_result(&r[3]);
     for (int k = 1; k < 3; k++) {
         assert_int_equal(r[k].n, r[0].n);
         for (int j = 0; j < r[0].n; j++) {
@@ -1075,6 +1111,44 @@ static void test_axis_sums_same_bits_for_any_thread_count(void **state)
         }
     }
     for (int k = 0; k < 3; k++) free_result(&r[k]);
+}
+
+static void test_axis_sums_same_bits_for_any_thread_count(void **state)
+{
+    (void)state;
+    static const program long_sums = {.name = "long_sums", .build = build_long_sums};
+    same_bits_for_any_thread_count(&long_sums);
+}
+
+static void test_reductions_same_bits_for_any_thread_count(void **state)
+{
+    (void)state;
+    static const program long_reductions = {.name = "long_reductions", .build = build_long_reductions};
+    same_bits_for_any_thread_count(&long_reductions);
+}
+
+/* var and stddev keep the reference's range in kernels: the deviations of
+ * [1e200, -1e200] square past f64, their scaled squares do not. */
+static void test_stddev_does_not_overflow_in_kernels(void **state)
+{
+    (void)state;
+    pe_config cfg = {.executor = "jit", .cache_dir = cache_dir, .threads = 2};
+    assert_int_equal(pe_init(&cfg), PE_OK);
+    pe_stats before, after;
+    pe_get_stats(&before);
+    int64_t two = 2, s12[2] = {1, 2};
+    double big[2] = {1e200, -1e200}, got[4];
+    pe_array x = pe_from_host(PE_F64, 1, &two, big), y = pe_reshape(x, 2, s12);
+    assert_int_equal(pe_read(pe_stddev(x), &got[0], 8), PE_OK);
+    assert_int_equal(pe_read(pe_stddev_axis(y, 1), &got[1], 8), PE_OK);
+    assert_int_equal(pe_read(pe_norm2(x), &got[2], 8), PE_OK);
+    assert_int_equal(pe_read(pe_var(pe_mul(x, 1e-100)), &got[3], 8), PE_OK);
+    pe_get_stats(&after);
+    assert_true(got[0] == 1e200 && got[1] == 1e200);
+    assert_true(fabs(got[2] / (1e200 * sqrt(2.0)) - 1) < 1e-15);
+    assert_true(fabs(got[3] / 1e200 - 1) < 1e-15);
+    assert_int_equal(after.ops_interpreted, before.ops_interpreted); /* all of them kernels */
+    pe_shutdown();
 }
 
 /* --- errors */
@@ -1232,6 +1306,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest agreement[] = {
         cmocka_unit_test_setup_teardown(test_jit_agrees_with_interpreter, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_axis_sums_same_bits_for_any_thread_count, push_handler, pop_handler),
+        cmocka_unit_test_setup_teardown(test_reductions_same_bits_for_any_thread_count, push_handler, pop_handler),
+        cmocka_unit_test_setup_teardown(test_stddev_does_not_overflow_in_kernels, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_errors_at_the_callers_line, push_handler, pop_handler),
     };
     const struct CMUnitTest zero_interpreted[] = {

@@ -2,7 +2,7 @@
  * the code it holds is progcache.c's), and runs a batch's program sequence
  * (jit/sched/batch.c provisioned it): fused kernels launched in chunks on the
  * thread pool, the interpreter for what has no kernel, partials of
- * reductions combined in chunk order. */
+ * reductions combined in chunk order (partials.c). */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <dlfcn.h>
@@ -135,39 +135,14 @@ static void finish_members(const pe_program *p)
     for (int m = 0; m < p->n_members; m++) pe_port_drop_inputs(pe_port_at(p->members[m]));
 }
 
-/* Combines the per-chunk partials of a reduction kernel, in chunk order:
- * each chunk leaves (high, low) parts, the low part nonzero for compensated
- * f64 sums. */
-double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel)
-{
-    if (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf) {
-        double best = op == PE_OP_min_reduce ? __builtin_inf() : op == PE_OP_norminf ? 0.0 : -__builtin_inf();
-        for (int64_t c = 0; c < n_chunks; c++) {
-            double v = partials[2 * c];
-            if (v != v) return v;
-            if (op == PE_OP_min_reduce ? v < best : v > best) best = v;
-        }
-        return best;
-    }
-    /* Neumaier.  A low part means nothing once its high part is not finite
-     * (it is inf - inf), and neither does the compensation once the sum is
-     * not: an infinity or an overflow makes the sum the IEEE result alone. */
-    double sum = 0, comp = 0;
-    for (int64_t c = 0; c < 2 * n_chunks; c++) {
-        double x = c % 2 && !__builtin_isfinite(partials[c - 1]) ? 0.0 : partials[c], t = sum + x;
-        comp += __builtin_fabs(sum) >= __builtin_fabs(x) ? (sum - t) + x : (x - t) + sum;
-        sum = t;
-    }
-    if (__builtin_isfinite(sum)) sum += comp;
-    if (op == PE_OP_mean) return sum / (double)numel;
-    if (op == PE_OP_norm2) return __builtin_sqrt(sum);
-    return sum;
-}
-
 void pe_store_scalar(pe_port *p, double v)
 {
-    if (p->dtype == PE_F32) *(float *)p->buf = (float)v;
-    else *(double *)p->buf = v;
+    switch ((pe_dtype)p->dtype) {
+    case PE_F32: *(float *)p->buf = (float)v; break;
+    case PE_I32: *(int32_t *)p->buf = (int32_t)v; break; /* a wrapped sum, an extreme or an index: exact */
+    case PE_BOOL: *(uint8_t *)p->buf = v != 0; break;
+    default: *(double *)p->buf = v; break;
+    }
 }
 
 /* The profile's record of one launch: bytes each array parameter moves. */
@@ -211,7 +186,8 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             pe_port_result_buffer(q); /* NULL buf: out of memory, below */
             if (k->params[i].kind == KIR_OUT_PARTIAL) {
                 reduce_param = i;
-                partials = malloc(sizeof *partials * (size_t)(n_chunks ? 2 * n_chunks : 1));
+                int64_t width = kir_partial_width((pe_op)q->op, (pe_dtype)q->ctype); /* doubles per chunk */
+                partials = malloc(sizeof *partials * (size_t)(n_chunks ? width * n_chunks : 1));
             }
             if (!q->buf || (k->params[i].kind == KIR_OUT_PARTIAL && !partials)) {
                 /* out of memory: the interpreter reports it port by port */
@@ -251,7 +227,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     }
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);
-        pe_store_scalar(r, pe_combine_partials((pe_op)r->op, partials, n_chunks, p->numel));
+        pe_store_scalar(r, pe_combine_reduction((pe_op)r->op, (pe_dtype)r->ctype, partials, n_chunks, p->numel));
         free(partials);
     }
     pe_kernel_settle(p); /* values, or expressions again (deferred.c) */

@@ -14,9 +14,13 @@ void pe_cpu_executor_stop(void);
 const char *pe_cpu_isa(void);
 
 /* Combines a reduction kernel's per-chunk (high, low) partials in chunk
- * order (kir.h): the host's reference for the GPU's combiner, which must
+ * order (kir.h; partials.c): sums, means, norms, extremes; the host's reference for the GPU's combiner, which must
  * agree with it bit for bit. */
 double pe_combine_partials(pe_op op, const double *partials, int64_t n_chunks, int64_t numel);
+/* Any full reduction's value from its kernel's partials (partials.c): op
+ * computed in ctype, numel elements, kir_partial_width(op, ctype) doubles a
+ * chunk; the float sums, means, norms and extremes as pe_combine_partials. */
+double pe_combine_reduction(pe_op op, pe_dtype ctype, const double *partials, int64_t n_chunks, int64_t numel);
 /* Writes a reduction's value into its (host, one-element) buffer. */
 void pe_store_scalar(pe_port *p, double v);
 

@@ -17,6 +17,12 @@
 #define PE_REDUCTION_MAX {PE_ACC_MAX, PE_ELEM_VALUE, -__builtin_inf()}
 #define PE_REDUCTION_MIN {PE_ACC_MIN, PE_ELEM_VALUE, __builtin_inf()}
 #define PE_REDUCTION_MAX_ABS {PE_ACC_MAX, PE_ELEM_ABS, 0.0} /* |x| >= 0: 0 is its identity */
+#define PE_REDUCTION_PROD {PE_ACC_PROD, PE_ELEM_VALUE, 1.0}
+#define PE_REDUCTION_ANY {PE_ACC_MAX, PE_ELEM_NONZERO, 0.0}
+#define PE_REDUCTION_ALL {PE_ACC_MIN, PE_ELEM_NONZERO, 1.0}
+#define PE_REDUCTION_ARGMAX {PE_ACC_ARGMAX, PE_ELEM_VALUE, -__builtin_inf()}
+#define PE_REDUCTION_ARGMIN {PE_ACC_ARGMIN, PE_ELEM_VALUE, __builtin_inf()}
+#define PE_REDUCTION_VAR {PE_ACC_VAR, PE_ELEM_VALUE, 0.0}
 
 const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT] = {
 #define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \

@@ -36,9 +36,15 @@ typedef struct {
     pe_lower_step step[3];
 } pe_lowering;
 
-/* How a fused full reduction accumulates, in double (the reduction column). */
-typedef enum { PE_ACC_NONE, PE_ACC_SUM, PE_ACC_MAX, PE_ACC_MIN } pe_acc_kind;  /* MAX, MIN: NaN sticks */
-typedef enum { PE_ELEM_VALUE, PE_ELEM_PRODUCT, PE_ELEM_ABS, PE_ELEM_SQUARE } pe_elem_kind; /* PRODUCT: x * y */
+/* How a fused reduction accumulates, in double (the reduction column); sums
+ * and products of i32 in i32, wrapping (pe_reduction_wraps). */
+typedef enum {
+    PE_ACC_NONE, PE_ACC_SUM, PE_ACC_MAX, PE_ACC_MIN, /* MAX, MIN: NaN sticks */
+    PE_ACC_PROD,
+    PE_ACC_ARGMAX, PE_ACC_ARGMIN, /* the extreme and its first index; the first NaN wins */
+    PE_ACC_VAR                    /* var, stddev: the mean, the largest deviation, the scaled squares */
+} pe_acc_kind;
+typedef enum { PE_ELEM_VALUE, PE_ELEM_PRODUCT, PE_ELEM_ABS, PE_ELEM_SQUARE, PE_ELEM_NONZERO } pe_elem_kind; /* PRODUCT: x * y */
 typedef struct {
     uint8_t acc;     /* pe_acc_kind */
     uint8_t element; /* pe_elem_kind: what is accumulated of the operand(s) */
@@ -72,6 +78,13 @@ static inline const pe_reduction *pe_reduction_of(pe_op op) { return &pe_op_code
 static inline bool pe_reduction_is_extreme(pe_op op)
 {
     return pe_op_codegen_table[op].reduction.acc == PE_ACC_MAX || pe_op_codegen_table[op].reduction.acc == PE_ACC_MIN;
+}
+/* Whether a reduction in compute type ctype accumulates in i32, wrapping as
+ * the reference does (sums, products and dot of i32; bool sums are i32). */
+static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
+{
+    pe_acc_kind acc = (pe_acc_kind)pe_op_codegen_table[op].reduction.acc;
+    return ctype == PE_I32 && (acc == PE_ACC_SUM || acc == PE_ACC_PROD); /* norm1, norm2, mean of i32 compute in f32 */
 }
 
 /* asec and acsc, computed in double by both generators as by the reference

@@ -47,12 +47,18 @@ typedef struct {
     gcc_jit_rvalue *coord[PE_MAX_RANK], *c_last;
     gcc_jit_rvalue *base[KIR_MAX_PARAMS];
     gcc_jit_lvalue *bad;   /* kernels that gather: nonzero once an index was out of range */
-    gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted */
+    gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted (u32 where i32 wraps) */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), or NULL */
+    gcc_jit_lvalue *at;    /* argmax, argmin: the index of the lane's extreme */
+    gcc_jit_rvalue *pos;   /* argmax, argmin: the element's index along the reduction */
+    /* Multi-pass reductions (var, stddev, f64 norm2): the pass being emitted
+     * and what the passes before it found */
+    int pass;
+    gcc_jit_rvalue *mean, *shift, *divisor;
     /* Row passes (emit_row_passes): which instructions the pass emits, and
      * each reduction's accumulators in the lane being emitted */
     const bool *emits;
-    gcc_jit_lvalue *acc_of[KIR_MAX_BODY], *comp_of[KIR_MAX_BODY];
+    gcc_jit_lvalue *acc_of[KIR_MAX_BODY], *comp_of[KIR_MAX_BODY], *at_of[KIR_MAX_BODY];
     pe_prims *prims;       /* vectorisable routines of this context */
     bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
     int n_locals;
@@ -69,15 +75,26 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body)
     return true;
 }
 
-/* Reductions along an axis: the sums, extremes and norms, of float operands. */
+/* Reductions along an axis: every reduction of the catalog but dot (one
+ * operand along an axis), in the types the reduction column's cpu_emits
+ * takes (as the full reductions). */
 static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
 {
-    return op != PE_OP_dot && pe_reduction_of(op)->acc != PE_ACC_NONE && ((pe_codegen_of(op)->cpu_emits >> ctype) & 1u) &&
-           (dtype == PE_F32 || dtype == PE_F64); /* as the full reductions' column: norm2 of f64 squares would overflow */
+    return op != PE_OP_dot && pe_reduction_of(op)->acc != PE_ACC_NONE && pe_cpu_can_emit(op, ctype, dtype, ctype);
+}
+
+/* Reductions along the last axis that leave their kernel open for members
+ * reading their results broadcast back: those emit_row_passes accumulates
+ * in one pass over a row (not var, stddev, f64 norm2). */
+static int passes_of(const kir_inst *reduce);
+static bool row_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
+{
+    kir_inst reduce = {.kind = KIR_REDUCE, .op = (uint8_t)op, .dtype = (uint8_t)dtype, .ctype = (uint8_t)ctype};
+    return axis_reduction_emittable(op, ctype, dtype) && passes_of(&reduce) == 1;
 }
 
 const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible, true, true,
-                                                axis_reduction_emittable, axis_reduction_emittable};
+                                                axis_reduction_emittable, row_reduction_emittable};
 
 /* ------------------------------------------------------------- helpers */
 
@@ -425,10 +442,66 @@ static gcc_jit_rvalue *element_index(emitter *e, int param)
     return off;
 }
 
+/* Neumaier: x into (e->acc, e->comp), the low part the sum loses to comp. */
+static void neumaier_add(emitter *e, gcc_jit_rvalue *x)
+{
+    gcc_jit_rvalue *acc = gcc_jit_lvalue_as_rvalue(e->acc);
+    gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, acc, x), e->t_double);
+    gcc_jit_rvalue *acc_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, acc), math1(e, "fabs", PE_F64, x));
+    gcc_jit_rvalue *lost_x = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, acc, t), x);
+    gcc_jit_rvalue *lost_acc = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, x, t), acc);
+    gcc_jit_rvalue *lost = choose(e, acc_big, to_local(e, lost_x, e->t_double), to_local(e, lost_acc, e->t_double), e->t_double);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, e->comp, GCC_JIT_BINARY_OP_PLUS, lost);
+    gcc_jit_block_add_assignment(e->cur, NULL, e->acc, t);
+}
+
+static gcc_jit_rvalue *and_(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_AND, e->t_bool, a, b);
+}
+
+static gcc_jit_rvalue *or_(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool, a, b);
+}
+
+static gcc_jit_rvalue *not_(emitter *e, gcc_jit_rvalue *a)
+{
+    return gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, a);
+}
+
+static gcc_jit_rvalue *is_nan(emitter *e, gcc_jit_rvalue *x) { return cmp(e, GCC_JIT_COMPARISON_NE, x, x); }
+
+/* f64 norm2 in two passes, as the reference: the squares of values divided
+ * by the largest magnitude neither overflow nor underflow. */
+static bool scaled_norm2(const kir_inst *reduce)
+{
+    return reduce->op == PE_OP_norm2 && reduce->ctype == PE_F64;
+}
+
+/* The passes over its elements a reduction takes: var and stddev three (the
+ * mean, the largest deviation from it, the scaled squared deviations), f64
+ * norm2 two (the largest magnitude, the scaled squares), the others one. */
+static int passes_of(const kir_inst *reduce)
+{
+    if (pe_reduction_of((pe_op)reduce->op)->acc == PE_ACC_VAR) return 3;
+    return scaled_norm2(reduce) ? 2 : 1;
+}
+
+/* The accumulation of one element (for wrapping i32: in u32). */
 static void emit_reduce(emitter *e, const kir_inst *in)
 {
     const pe_reduction *r = pe_reduction_of((pe_op)in->op);
     pe_dtype ct = (pe_dtype)in->ctype;
+    if (pe_reduction_wraps((pe_op)in->op, ct)) { /* sums, products, dot of i32: mod 2^32, in any order */
+        gcc_jit_rvalue *v[2];
+        for (int j = 0; j + 1 < in->n; j++) v[j] = cast(e, e->val[in->a[j + 1]], (pe_dtype)e->k->body[in->a[j + 1]].dtype, PE_I32);
+        gcc_jit_rvalue *x = r->element == PE_ELEM_PRODUCT ? wrap(e, GCC_JIT_BINARY_OP_MULT, v[0], v[1]) : v[0];
+        x = gcc_jit_context_new_cast(e->ctx, NULL, x, e->t_u32);
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc,
+                                        r->acc == PE_ACC_PROD ? GCC_JIT_BINARY_OP_MULT : GCC_JIT_BINARY_OP_PLUS, x);
+        return;
+    }
     gcc_jit_rvalue *v[2];
     for (int j = 0; j + 1 < in->n; j++) { /* operands meet in ctype, then widen exactly */
         gcc_jit_rvalue *x = e->val[in->a[j + 1]];
@@ -439,22 +512,51 @@ static void emit_reduce(emitter *e, const kir_inst *in)
     gcc_jit_rvalue *x = v[0], *acc = gcc_jit_lvalue_as_rvalue(e->acc);
     if (r->element == PE_ELEM_PRODUCT) x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, v[0], v[1]);
     if (r->element == PE_ELEM_ABS) x = math1(e, "fabs", PE_F64, x);
-    if (r->element == PE_ELEM_SQUARE) x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, x);
+    if (r->element == PE_ELEM_SQUARE && !scaled_norm2(in)) x = bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, x);
+    if (r->element == PE_ELEM_NONZERO) /* NaN is nonzero */
+        x = choose(e, cmp(e, GCC_JIT_COMPARISON_NE, x, num(e, PE_F64, 0.0)), num(e, PE_F64, 1.0), num(e, PE_F64, 0.0), e->t_double);
     x = to_local(e, x, e->t_double);
-    if (r->acc == PE_ACC_MAX || r->acc == PE_ACC_MIN) {
+    pe_acc_kind kind = (pe_acc_kind)r->acc;
+    if (kind == PE_ACC_VAR && e->pass == 1) { /* the largest deviation, as the reference: !(d <= largest) */
+        gcc_jit_rvalue *d = to_local(e, math1(e, "fabs", PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, x, e->mean)), e->t_double);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, not_(e, cmp(e, GCC_JIT_COMPARISON_LE, d, acc)), d, acc, e->t_double));
+        return;
+    }
+    if (kind == PE_ACC_VAR && e->pass == 2) { /* deviations scaled by 2^-shift, squared */
+        gcc_jit_rvalue *args[2] = {bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, x, e->mean), e->shift};
+        gcc_jit_rvalue *d = to_local(e, math(e, "ldexp", PE_F64, 2, args), e->t_double);
+        neumaier_add(e, to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, d, d), e->t_double));
+        return;
+    }
+    if (scaled_norm2(in)) {
+        if (e->pass == 0) { /* the largest magnitude, NaN sticking */
+            gcc_jit_rvalue *m = to_local(e, math1(e, "fabs", PE_F64, x), e->t_double);
+            gcc_jit_rvalue *take = and_(e, not_(e, is_nan(e, acc)), or_(e, is_nan(e, m), cmp(e, GCC_JIT_COMPARISON_GT, m, acc)));
+            gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, m, acc, e->t_double));
+        } else {
+            gcc_jit_rvalue *q = to_local(e, bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, x, e->divisor), e->t_double);
+            neumaier_add(e, to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, q, q), e->t_double));
+        }
+        return;
+    }
+    if (kind == PE_ACC_ARGMAX || kind == PE_ACC_ARGMIN) {
+        /* a NaN, or a strictly better value; a NaN held sticks (the lane's
+         * first NaN).  A lane starts at the identity with the index of its
+         * first element, which an element equal to the identity keeps. */
+        gcc_jit_rvalue *better = cmp(e, kind == PE_ACC_ARGMIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
+        gcc_jit_rvalue *take = to_local(e, bool_to_u8(e, and_(e, not_(e, is_nan(e, acc)), or_(e, is_nan(e, x), better))),
+                                        e->t_of[PE_BOOL]);
+        gcc_jit_rvalue *taken = cmp(e, GCC_JIT_COMPARISON_NE, take, gcc_jit_context_zero(e->ctx, e->t_of[PE_BOOL]));
+        gcc_jit_block_add_assignment(e->cur, NULL, e->at, lselect(e, taken, e->pos, gcc_jit_lvalue_as_rvalue(e->at)));
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, taken, x, acc, e->t_double));
+    } else if (kind == PE_ACC_MAX || kind == PE_ACC_MIN) {
         /* a NaN sticks: once acc is NaN no comparison replaces it */
-        gcc_jit_rvalue *better = cmp(e, r->acc == PE_ACC_MIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
-        gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
-                                                             cmp(e, GCC_JIT_COMPARISON_NE, x, x), better);
-        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, take, x, acc, e->t_double));
-    } else if (e->comp) { /* Neumaier: the low part the sum loses goes to comp */
-        gcc_jit_rvalue *t = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, acc, x), e->t_double);
-        gcc_jit_rvalue *acc_big = cmp(e, GCC_JIT_COMPARISON_GE, math1(e, "fabs", PE_F64, acc), math1(e, "fabs", PE_F64, x));
-        gcc_jit_rvalue *lost_x = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, acc, t), x);
-        gcc_jit_rvalue *lost_acc = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, x, t), acc);
-        gcc_jit_rvalue *lost = choose(e, acc_big, to_local(e, lost_x, e->t_double), to_local(e, lost_acc, e->t_double), e->t_double);
-        gcc_jit_block_add_assignment_op(e->cur, NULL, e->comp, GCC_JIT_BINARY_OP_PLUS, lost);
-        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, t);
+        gcc_jit_rvalue *better = cmp(e, kind == PE_ACC_MIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, x, acc);
+        gcc_jit_block_add_assignment(e->cur, NULL, e->acc, choose(e, or_(e, is_nan(e, x), better), x, acc, e->t_double));
+    } else if (kind == PE_ACC_PROD) {
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_MULT, x);
+    } else if (e->comp) {
+        neumaier_add(e, x);
     } else {
         gcc_jit_block_add_assignment_op(e->cur, NULL, e->acc, GCC_JIT_BINARY_OP_PLUS, x);
     }
@@ -464,7 +566,7 @@ static void emit_reduce(emitter *e, const kir_inst *in)
  * reference keeps.  (f32 operands summed in double need no compensation.) */
 static bool compensated(const kir_inst *reduce)
 {
-    return reduce->ctype == PE_F64 && !pe_reduction_is_extreme((pe_op)reduce->op);
+    return reduce->ctype == PE_F64 && pe_reduction_of((pe_op)reduce->op)->acc == PE_ACC_SUM;
 }
 
 static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, long b)
@@ -472,16 +574,37 @@ static gcc_jit_rvalue *bin_long(emitter *e, enum gcc_jit_binary_op op, gcc_jit_r
     return gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_long, a, gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_long, b));
 }
 
-/* Two lanes' accumulators combined: a sum, or the extreme with NaN sticking. */
-static gcc_jit_rvalue *combine_lanes(emitter *e, pe_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+static bool is_arg_extreme(const kir_inst *reduce)
 {
-    if (!pe_reduction_is_extreme(op)) return to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, a, b), e->t_double);
-    gcc_jit_rvalue *better = cmp(e, pe_reduction_of(op)->acc == PE_ACC_MIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a);
-    gcc_jit_rvalue *take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, e->t_bool,
-                                                         cmp(e, GCC_JIT_COMPARISON_NE, b, b), better);
-    gcc_jit_rvalue *a_nan = cmp(e, GCC_JIT_COMPARISON_NE, a, a);
-    take = gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_AND, e->t_bool,
-                                         gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_LOGICAL_NEGATE, e->t_bool, a_nan), take);
+    pe_acc_kind kind = (pe_acc_kind)pe_reduction_of((pe_op)reduce->op)->acc;
+    return kind == PE_ACC_ARGMAX || kind == PE_ACC_ARGMIN;
+}
+
+/* The type of a reduction's accumulator: u32 where i32 wraps, else double. */
+static gcc_jit_type *acc_type(emitter *e, const kir_inst *reduce)
+{
+    return pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype) ? e->t_u32 : e->t_double;
+}
+
+static gcc_jit_rvalue *acc_identity(emitter *e, const kir_inst *reduce)
+{
+    const pe_reduction *r = pe_reduction_of((pe_op)reduce->op);
+    if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype))
+        return gcc_jit_context_new_rvalue_from_int(e->ctx, e->t_u32, r->acc == PE_ACC_PROD);
+    return num(e, PE_F64, r->identity);
+}
+
+/* Two lanes' accumulators combined: a sum or product (wrapping in u32 for
+ * i32), or the extreme with NaN sticking. */
+static gcc_jit_rvalue *combine_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    pe_op op = (pe_op)reduce->op;
+    pe_acc_kind kind = (pe_acc_kind)pe_reduction_of(op)->acc;
+    gcc_jit_type *T = acc_type(e, reduce);
+    enum gcc_jit_binary_op how = kind == PE_ACC_PROD ? GCC_JIT_BINARY_OP_MULT : GCC_JIT_BINARY_OP_PLUS;
+    if (!pe_reduction_is_extreme(op)) return to_local(e, gcc_jit_context_new_binary_op(e->ctx, NULL, how, T, a, b), T);
+    gcc_jit_rvalue *better = cmp(e, kind == PE_ACC_MIN ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, a);
+    gcc_jit_rvalue *take = and_(e, not_(e, is_nan(e, a)), or_(e, is_nan(e, b), better));
     return choose(e, take, b, a, e->t_double);
 }
 
@@ -502,13 +625,30 @@ static gcc_jit_rvalue *emit_gather(emitter *e, const kir_inst *in)
     return gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], at));
 }
 
+/* Two lanes' (extreme, index) of argmax, argmin combined: a NaN over a
+ * number, the better value, and of two equal ones (or two NaNs) the first
+ * index. */
+static void combine_arg_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue **a, gcc_jit_rvalue **ia, gcc_jit_rvalue *b,
+                              gcc_jit_rvalue *ib)
+{
+    bool is_min = pe_reduction_of((pe_op)reduce->op)->acc == PE_ACC_ARGMIN;
+    gcc_jit_rvalue *a_nan = is_nan(e, *a), *b_nan = is_nan(e, b);
+    gcc_jit_rvalue *better = cmp(e, is_min ? GCC_JIT_COMPARISON_LT : GCC_JIT_COMPARISON_GT, b, *a);
+    gcc_jit_rvalue *tie = or_(e, cmp(e, GCC_JIT_COMPARISON_EQ, b, *a), and_(e, a_nan, b_nan));
+    gcc_jit_rvalue *take = or_(e, and_(e, not_(e, a_nan), or_(e, b_nan, better)), and_(e, tie, cmp(e, GCC_JIT_COMPARISON_LT, ib, *ia)));
+    take = to_local(e, bool_to_u8(e, take), e->t_of[PE_BOOL]);
+    gcc_jit_rvalue *taken = cmp(e, GCC_JIT_COMPARISON_NE, take, gcc_jit_context_zero(e->ctx, e->t_of[PE_BOOL]));
+    *a = to_local(e, choose(e, taken, b, *a, e->t_double), e->t_double);
+    *ia = to_local(e, lselect(e, taken, ib, *ia), e->t_long);
+}
+
 /* The kernel body for element e->index, accumulating into e->acc. */
 static void emit_body(emitter *e, const kir_kernel *k)
 {
     for (int v = 0; v < k->n_body; v++) {
         const kir_inst *in = &k->body[v];
         if (e->emits && !e->emits[v]) continue; /* another pass's, or a row's result already */
-        if (e->emits && in->kind == KIR_REDUCE) e->acc = e->acc_of[v], e->comp = e->comp_of[v];
+        if (e->emits && in->kind == KIR_REDUCE) e->acc = e->acc_of[v], e->comp = e->comp_of[v], e->at = e->at_of[v];
         if (in->kind == KIR_LOAD) {
             const kir_param *q = &k->params[in->a[0]];
             gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
@@ -549,14 +689,16 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
 }
 
 /* The accumulators of REDUCE_LANES lanes combined pairwise in a fixed
- * order into (hi, lo): lo the compensation of f64 sums, else 0. */
+ * order into (hi, lo): lo the compensation of f64 sums, argmax's and
+ * argmin's index (a long), else 0. */
 static void combine_all_lanes(emitter *e, const kir_inst *reduce, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
-                              bool with_comp, gcc_jit_rvalue **hi_out, gcc_jit_rvalue **lo_out)
+                              gcc_jit_lvalue **at, gcc_jit_rvalue **hi_out, gcc_jit_rvalue **lo_out)
 {
     gcc_jit_rvalue *hi[REDUCE_LANES], *lo[REDUCE_LANES];
+    bool with_comp = comp[0] != NULL, arg = is_arg_extreme(reduce);
     for (int l = 0; l < REDUCE_LANES; l++) {
         hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
-        lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : num(e, PE_F64, 0.0);
+        lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : arg ? gcc_jit_lvalue_as_rvalue(at[l]) : num(e, PE_F64, 0.0);
     }
     for (int width = REDUCE_LANES; width > 1; width /= 2)
         for (int l = 0; l < width / 2; l++) {
@@ -572,8 +714,12 @@ static void combine_all_lanes(emitter *e, const kir_inst *reduce, gcc_jit_lvalue
                 lo[l] = to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lost,
                                         bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, lo[2 * l], lo[2 * l + 1])), e->t_double);
                 hi[l] = t;
+            } else if (arg) {
+                gcc_jit_rvalue *v = hi[2 * l], *i = lo[2 * l];
+                combine_arg_lanes(e, reduce, &v, &i, hi[2 * l + 1], lo[2 * l + 1]);
+                hi[l] = v, lo[l] = i;
             } else {
-                hi[l] = combine_lanes(e, (pe_op)reduce->op, hi[2 * l], hi[2 * l + 1]);
+                hi[l] = combine_lanes(e, reduce, hi[2 * l], hi[2 * l + 1]);
             }
         }
     *hi_out = hi[0];
@@ -582,18 +728,22 @@ static void combine_all_lanes(emitter *e, const kir_inst *reduce, gcc_jit_lvalue
 
 /* An axis reduction's result from its accumulated (hi, lo) over `len`
  * elements, as the reference finishes it: the compensation added where the
- * sum is finite, mean divided, norm2's root; converted to the result type. */
+ * sum is finite, mean divided, norm2's root, argmax's index, a wrapped i32;
+ * converted to the result type. */
 static gcc_jit_rvalue *finish_axis_result(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo, int64_t len)
 {
     pe_op op = (pe_op)reduce->op;
+    gcc_jit_type *T = type_of(e, (pe_dtype)reduce->dtype);
+    if (is_arg_extreme(reduce)) return gcc_jit_context_new_cast(e->ctx, NULL, lo, T);
+    if (pe_reduction_wraps(op, (pe_dtype)reduce->ctype)) return gcc_jit_context_new_cast(e->ctx, NULL, hi, T);
     gcc_jit_rvalue *v = hi;
-    if (!pe_reduction_is_extreme(op)) {
+    if (pe_reduction_of(op)->acc == PE_ACC_SUM) {
         gcc_jit_rvalue *finite = cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", PE_F64, hi), num(e, PE_F64, __builtin_inf()));
         v = choose(e, finite, to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, hi, lo), e->t_double), hi, e->t_double);
     }
     if (op == PE_OP_mean) v = bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, v, num(e, PE_F64, (double)len));
     if (op == PE_OP_norm2) v = math1(e, "sqrt", PE_F64, v);
-    return gcc_jit_context_new_cast(e->ctx, NULL, to_local(e, v, e->t_double), type_of(e, (pe_dtype)reduce->dtype));
+    return gcc_jit_context_new_cast(e->ctx, NULL, to_local(e, v, e->t_double), T);
 }
 
 /* A new block, made current. */
@@ -684,62 +834,18 @@ static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
     return init_local(e, e->t_double, name, num(e, PE_F64, init));
 }
 
-/* A reduction along the last axis: one result per launch index, its row
- * accumulated in REDUCE_LANES lanes (element k in lane k mod REDUCE_LANES,
- * combined in a fixed order: the same result for any launch). */
-static gcc_jit_block *emit_axis_last(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+/* REDUCE_LANES lanes' accumulators at their identity, compensations (or
+ * NULL), argmax's and argmin's indices (else NULL): lane l's first element,
+ * first + l (past the elements for a lane that gets none, which then loses
+ * every tie). */
+static void lane_locals(emitter *e, const kir_inst *reduce, bool with_comp, gcc_jit_rvalue *first, gcc_jit_lvalue **acc,
+                        gcc_jit_lvalue **comp, gcc_jit_lvalue **at)
 {
-    const kir_inst *reduce = reduction_of(k);
-    int64_t len = k->shape[k->rank - 1];
-    bool with_comp = compensated(reduce);
-    double identity = pe_reduction_of((pe_op)reduce->op)->identity;
-    gcc_jit_lvalue *o = long_local(e, "o", begin);
-    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *lanes_cond = block(e, "lanes_cond");
-    gcc_jit_block *lanes_body = block(e, "lanes_body"), *rem_cond = block(e, "rem_cond"), *rem_body = block(e, "rem_body");
-    gcc_jit_block *o_tail = block(e, "o_tail"), *done = block(e, "done");
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
-    e->cur = o_head;
-    row_coordinates(e, rv(o), -1);
-    row_bases(e);
-    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
-    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
     for (int l = 0; l < REDUCE_LANES; l++) {
-        acc[l] = double_local(e, "acc", identity);
+        acc[l] = init_local(e, acc_type(e, reduce), "acc", acc_identity(e, reduce));
         comp[l] = with_comp ? double_local(e, "comp", 0.0) : NULL;
+        at[l] = is_arg_extreme(reduce) ? long_local(e, "at", bin_long(e, GCC_JIT_BINARY_OP_PLUS, first, l)) : NULL;
     }
-    gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
-    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
-    gcc_jit_block_end_with_conditional(lanes_cond, NULL,
-                                       cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, REDUCE_LANES)), lng(e, len)),
-                                       lanes_body, rem_cond);
-    e->cur = lanes_body;
-    for (int l = 0; l < REDUCE_LANES; l++) {
-        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
-        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
-        e->acc = acc[l];
-        e->comp = comp[l];
-        emit_body(e, k);
-    }
-    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
-    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
-    gcc_jit_block_end_with_conditional(rem_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), rem_body, o_tail);
-    e->cur = rem_body;
-    e->c_last = rv(kk);
-    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
-    e->acc = acc[0];
-    e->comp = comp[0];
-    emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, rem_cond);
-    e->cur = o_tail;
-    gcc_jit_rvalue *hi, *lo;
-    combine_all_lanes(e, reduce, acc, comp, with_comp, &hi, &lo);
-    gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], rv(o)),
-                                 finish_axis_result(e, reduce, hi, lo, len));
-    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    return done;
 }
 
 /* Results accumulated side by side by a reduction along an outer axis. */
@@ -755,10 +861,13 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     int a = k->reduce_axis, last = k->rank - 1;
     int64_t len = k->shape[a], n_last = k->shape[last];
     bool with_comp = compensated(reduce);
-    double identity = pe_reduction_of((pe_op)reduce->op)->identity;
     gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, e->t_double, AXIS_BLOCK);
-    gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, arr, "acc_block");
+    gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, acc_type(e, reduce), AXIS_BLOCK),
+                                                     "acc_block");
     gcc_jit_lvalue *comp = with_comp ? gcc_jit_function_new_local(e->fn, NULL, arr, "comp_block") : NULL;
+    gcc_jit_lvalue *at = is_arg_extreme(reduce)
+                             ? gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, e->t_long, AXIS_BLOCK), "at_block")
+                             : NULL;
     gcc_jit_lvalue *o = long_local(e, "o", begin);
     gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *init_cond = block(e, "init_cond");
     gcc_jit_block *init_body = block(e, "init_body"), *k_cond = block(e, "k_cond"), *k_head = block(e, "k_head");
@@ -780,7 +889,9 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     gcc_jit_block_end_with_jump(e->cur, NULL, init_cond);
     gcc_jit_block *k_init = block(e, "k_init");
     gcc_jit_block_end_with_conditional(init_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, AXIS_BLOCK)), init_body, k_init);
-    gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), num(e, PE_F64, identity));
+    gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), acc_identity(e, reduce));
+    if (at)
+        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
     if (comp)
         gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
     gcc_jit_block_add_assignment_op(init_body, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
@@ -801,6 +912,8 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
     e->acc = gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j));
     e->comp = comp ? gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)) : NULL;
+    e->at = at ? gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)) : NULL;
+    e->pos = rv(kk);
     emit_body(e, k);
     gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
     gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
@@ -811,8 +924,9 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     gcc_jit_block_end_with_jump(fin_cond, NULL, fin_loop);
     gcc_jit_block_end_with_conditional(fin_loop, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), fin_body, o_next);
     e->cur = fin_body;
-    gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), e->t_double);
+    gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), acc_type(e, reduce));
     gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), e->t_double)
+                         : at ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j))), e->t_long)
                               : num(e, PE_F64, 0.0);
     gcc_jit_block_add_assignment(e->cur, NULL,
                                  gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), rv(j))),
@@ -834,28 +948,31 @@ static int pass_of(const kir_kernel *k, int v, const int *phase)
     return p;
 }
 
-/* Whether k needs row passes: more than one reduction, or one whose result
- * its body reads. */
-static bool needs_row_passes(const kir_kernel *k)
+/* Whether k's reductions run along the last axis each in one pass over the
+ * elements (emit_row_passes; var, stddev and f64 norm2 take several:
+ * emit_axis_passes). */
+static bool row_kernel(const kir_kernel *k)
 {
-    int reductions = 0;
-    bool reads_result = false;
-    for (int v = 0; v < k->n_body; v++) {
-        const kir_inst *in = &k->body[v];
-        reductions += in->kind == KIR_REDUCE;
-        int first, n = kir_value_operands(in, &first);
-        for (int j = first; j < first + n; j++) reads_result |= k->body[in->a[j]].kind == KIR_REDUCE;
-    }
-    return k->axis_reduction && k->reduce_axis == k->rank - 1 && (reductions > 1 || reads_result);
+    if (!k->axis_reduction || k->reduce_axis != k->rank - 1) return false;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE && passes_of(&k->body[v]) > 1) return false;
+    return true;
 }
 
-/* Reductions along the last axis whose results later members read broadcast
- * back (x - mean_axis(x, 1), softmax): per row (one launch index), pass p
- * accumulates the reductions of values computed from the results of passes
- * before it (in REDUCE_LANES lanes, as emit_axis_last) and stores the
- * values of its own; each pass loads the row again (from cache) and
- * recomputes what it needs, so nothing between the reductions is stored.
- * Each result has one fixed order whatever the launch. */
+/* Reduction v accumulates into these lane locals in the body emitted next. */
+static void set_lane(emitter *e, int v, gcc_jit_lvalue *acc, gcc_jit_lvalue *comp, gcc_jit_lvalue *at)
+{
+    e->acc_of[v] = acc, e->comp_of[v] = comp, e->at_of[v] = at;
+}
+
+/* Reductions along the last axis, one result per launch index (a row):
+ * pass 0 accumulates the reductions of values the row's elements give,
+ * pass p those of values computed from the results of the passes before it
+ * (x - mean_axis(x, 1), softmax: the results broadcast back), each in
+ * REDUCE_LANES lanes (element k in lane k mod REDUCE_LANES, combined in a
+ * fixed order: the same result for any launch); a pass also stores the
+ * members it computes.  Each pass loads the row again (from cache) and
+ * recomputes what it needs, so nothing between the reductions is stored. */
 static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     int64_t len = k->shape[k->rank - 1];
@@ -903,13 +1020,10 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
             e->cur = next;
             continue;
         }
-        gcc_jit_lvalue *acc[KIR_MAX_BODY][REDUCE_LANES], *comp[KIR_MAX_BODY][REDUCE_LANES];
+        gcc_jit_lvalue *acc[KIR_MAX_BODY][REDUCE_LANES], *comp[KIR_MAX_BODY][REDUCE_LANES], *at[KIR_MAX_BODY][REDUCE_LANES];
         for (int r = 0; r < n_red; r++) {
             const kir_inst *red = &k->body[reductions[r]];
-            for (int l = 0; l < REDUCE_LANES; l++) {
-                acc[r][l] = double_local(e, "acc", pe_reduction_of((pe_op)red->op)->identity);
-                comp[r][l] = compensated(red) ? double_local(e, "comp", 0.0) : NULL;
-            }
+            lane_locals(e, red, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
         }
         gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
         gcc_jit_block *lanes_cond = block(e, "lanes_cond"), *lanes_body = block(e, "lanes_body");
@@ -922,7 +1036,8 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         for (int l = 0; l < REDUCE_LANES; l++) {
             e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
             e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
-            for (int r = 0; r < n_red; r++) e->acc_of[reductions[r]] = acc[r][l], e->comp_of[reductions[r]] = comp[r][l];
+            e->pos = e->c_last;
+            for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][l], comp[r][l], at[r][l]);
             emit_body(e, k);
         }
         gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
@@ -931,7 +1046,8 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         e->cur = rem_body;
         e->c_last = rv(kk);
         e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
-        for (int r = 0; r < n_red; r++) e->acc_of[reductions[r]] = acc[r][0], e->comp_of[reductions[r]] = comp[r][0];
+        e->pos = rv(kk);
+        for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][0], comp[r][0], at[r][0]);
         emit_body(e, k);
         gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
         gcc_jit_block_end_with_jump(e->cur, NULL, rem_cond);
@@ -939,7 +1055,7 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         for (int r = 0; r < n_red; r++) { /* the row's result: stored, and a local for the passes after */
             const kir_inst *red = &k->body[reductions[r]];
             gcc_jit_rvalue *hi, *lo;
-            combine_all_lanes(e, red, acc[r], comp[r], compensated(red), &hi, &lo);
+            combine_all_lanes(e, red, acc[r], comp[r], at[r], &hi, &lo);
             gcc_jit_rvalue *result = to_local(e, finish_axis_result(e, red, hi, lo, len), type_of(e, (pe_dtype)red->dtype));
             gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], rv(o)), result);
             e->val[reductions[r]] = result;
@@ -949,6 +1065,16 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
     gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
     gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
     return done;
+}
+
+/* A chunk's partial: n doubles at partials[kir_partial_width * (begin / chunk)]. */
+static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begin, gcc_jit_rvalue *const *parts, int n)
+{
+    int width = kir_partial_width((pe_op)reduce->op, (pe_dtype)reduce->ctype);
+    gcc_jit_rvalue *slot = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, KIR_REDUCE_CHUNK)), lng(e, width)), e->t_long);
+    for (int j = 0; j < n; j++)
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, j)),
+                                     parts[j]);
 }
 
 /* A kernel without a shape, or ending in a full reduction: one flat loop
@@ -962,15 +1088,12 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
     gcc_jit_block_add_assignment(entry, NULL, e->i, begin);
     gcc_jit_rvalue *i = rv(e->i);
-    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES];
+    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES], *at[REDUCE_LANES];
     bool with_comp = reduce && compensated(reduce);
     if (reduce) {
         /* REDUCE_LANES accumulators over consecutive elements: independent
          * chains the vectoriser packs, combined in a fixed tree at the end */
-        for (int l = 0; l < REDUCE_LANES; l++) {
-            acc[l] = double_local(e, "acc", pe_reduction_of((pe_op)reduce->op)->identity);
-            comp[l] = with_comp ? double_local(e, "comp", 0.0) : NULL;
-        }
+        lane_locals(e, reduce, with_comp, begin, acc, comp, at);
         gcc_jit_block *lanes_cond = block(e, "lanes_cond");
         gcc_jit_block *lanes_body = block(e, "lanes_body");
         gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
@@ -979,8 +1102,7 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
         e->cur = lanes_body;
         for (int l = 0; l < REDUCE_LANES; l++) {
             e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
-            e->acc = acc[l];
-            e->comp = comp[l];
+            e->acc = acc[l], e->comp = comp[l], e->at = at[l], e->pos = e->index;
             emit_body(e, k);
         }
         gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
@@ -994,20 +1116,171 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     e->index = i;
     e->acc = reduce ? acc[0] : NULL;
     e->comp = with_comp ? comp[0] : NULL;
+    e->at = reduce ? at[0] : NULL, e->pos = i;
     emit_body(e, k);
     gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
     gcc_jit_block_end_with_jump(e->cur, NULL, cond);
     if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
         e->cur = done;
         gcc_jit_rvalue *hi, *lo;
-        combine_all_lanes(e, reduce, acc, comp, with_comp, &hi, &lo);
-        gcc_jit_rvalue *slot = lbin(e, GCC_JIT_BINARY_OP_MULT, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, KIR_REDUCE_CHUNK)), lng(e, 2));
-        gcc_jit_rvalue *slot_lo = bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, 1);
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot), hi);
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], slot_lo), lo);
+        combine_all_lanes(e, reduce, acc, comp, at, &hi, &lo);
+        if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
+            hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
+        gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
+        store_partial(e, reduce, begin, parts, 2);
         done = e->cur;
     }
     return done;
+}
+
+/* ------------------------------------------- multi-pass reductions */
+
+/* Where element kk of a multi-pass reduction's walk is: sets e->index, the
+ * coordinates (row mode) and e->pos. */
+typedef struct {
+    int axis;                /* the reduced axis, or -1: a chunk of a full reduction */
+    gcc_jit_rvalue *start;   /* the flat index of element 0 (the last axis reduced, or a chunk) */
+    gcc_jit_rvalue *c_last;  /* an outer axis reduced: the result's coordinate along the last axis */
+} walk;
+
+static void place(emitter *e, const walk *w, gcc_jit_rvalue *kk)
+{
+    e->pos = kk;
+    if (w->axis < 0 || w->axis == e->k->rank - 1) { /* contiguous: row bases hoisted by the caller */
+        e->c_last = kk;
+        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, w->start, kk), e->t_long);
+        return;
+    }
+    e->coord[w->axis] = kk;
+    e->c_last = w->c_last;
+    row_bases(e);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, row_start(e), w->c_last), e->t_long);
+}
+
+/* What the passes of var, stddev (the sum, the exponent of the largest
+ * deviation from the mean, the scaled squared deviations) and f64 norm2
+ * (the largest magnitude, the squares divided by it) found. */
+typedef struct {
+    gcc_jit_rvalue *sum_hi, *sum_lo, *exponent, *squares, *squares_hi, *squares_lo, *scale, *scaled;
+} pass_stats;
+
+static gcc_jit_rvalue *neumaier_total(emitter *e, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo)
+{
+    gcc_jit_rvalue *finite = cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", PE_F64, hi), num(e, PE_F64, __builtin_inf()));
+    return choose(e, finite, to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, hi, lo), e->t_double), hi, e->t_double);
+}
+
+/* The passes of a multi-pass reduction over n elements (n_real: as a
+ * double), each walking them in order, one accumulator, Neumaier sums: the
+ * reference's algorithm (interp.c, reduce_one) step by step. */
+static pass_stats emit_passes(emitter *e, const kir_kernel *k, const kir_inst *reduce, const walk *w, gcc_jit_rvalue *n,
+                              gcc_jit_rvalue *n_real)
+{
+    pass_stats st = {0};
+    bool var = passes_of(reduce) == 3;
+    gcc_jit_type *I = e->t_of[PE_I32];
+    for (int pass = 0; pass < passes_of(reduce); pass++) {
+        gcc_jit_lvalue *acc = double_local(e, "acc", 0.0), *comp = double_local(e, "comp", 0.0);
+        gcc_jit_lvalue *kk = long_local(e, "kk", lng(e, 0));
+        gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *after = block(e, "pass_done");
+        gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+        gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), n), body, after);
+        e->cur = body;
+        place(e, w, rv(kk));
+        e->acc = acc, e->comp = comp, e->at = NULL, e->pass = pass;
+        emit_body(e, k);
+        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+        gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+        e->cur = after;
+        gcc_jit_rvalue *hi = to_local(e, rv(acc), e->t_double), *lo = to_local(e, rv(comp), e->t_double);
+        if (var && pass == 0) {
+            st.sum_hi = hi, st.sum_lo = lo;
+            e->mean = to_local(e, bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, neumaier_total(e, hi, lo), n_real), e->t_double);
+        } else if (var && pass == 1) { /* as the reference: 0 unless the largest deviation is finite and not 0 */
+            gcc_jit_rvalue *usable = and_(e, cmp(e, GCC_JIT_COMPARISON_GT, hi, num(e, PE_F64, 0.0)),
+                                          cmp(e, GCC_JIT_COMPARISON_LT, hi, num(e, PE_F64, __builtin_inf())));
+            gcc_jit_rvalue *lg = gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, "__builtin_ilogb"), 1, &hi);
+            st.exponent = choose(e, usable, to_local(e, lg, I), gcc_jit_context_zero(e->ctx, I), I);
+            e->shift = to_local(e, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, I, st.exponent), I);
+        } else if (!var && pass == 0) { /* norm2: squares divided by the scale where it is finite and not 0 */
+            st.scale = hi;
+            st.scaled = and_(e, cmp(e, GCC_JIT_COMPARISON_GT, hi, num(e, PE_F64, 0.0)),
+                             cmp(e, GCC_JIT_COMPARISON_LT, hi, num(e, PE_F64, __builtin_inf())));
+            e->divisor = choose(e, st.scaled, hi, num(e, PE_F64, 1.0), e->t_double);
+        } else {
+            st.squares_hi = hi, st.squares_lo = lo;
+            st.squares = to_local(e, neumaier_total(e, hi, lo), e->t_double);
+        }
+    }
+    return st;
+}
+
+static gcc_jit_rvalue *ldexp_(emitter *e, gcc_jit_rvalue *x, gcc_jit_rvalue *exponent)
+{
+    gcc_jit_rvalue *args[2] = {x, exponent};
+    return math(e, "ldexp", PE_F64, 2, args);
+}
+
+/* A multi-pass reduction along any axis: per result, its elements walked
+ * in order by each pass, re-evaluating the fused body (bitwise the
+ * reference's value for f64). */
+static gcc_jit_block *emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = reduction_of(k);
+    int a = k->reduce_axis, last = k->rank - 1;
+    int64_t len = k->shape[a], n_last = k->shape[last];
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    walk w = {.axis = a};
+    if (a == last) {
+        row_coordinates(e, rv(o), -1);
+        row_bases(e);
+        w.start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
+    } else {
+        gcc_jit_rvalue *orow = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(o), lng(e, n_last)), e->t_long);
+        w.c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), lbin(e, GCC_JIT_BINARY_OP_MULT, orow, lng(e, n_last))), e->t_long);
+        row_coordinates(e, orow, a);
+    }
+    pass_stats st = emit_passes(e, k, reduce, &w, lng(e, len), num(e, PE_F64, (double)len));
+    gcc_jit_rvalue *v;
+    if (passes_of(reduce) == 3) {
+        gcc_jit_type *I = e->t_of[PE_I32];
+        gcc_jit_rvalue *scaled_var = to_local(e, bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, st.squares, num(e, PE_F64, (double)len)), e->t_double);
+        v = reduce->op == PE_OP_var
+                ? ldexp_(e, scaled_var, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, I,
+                                                                      gcc_jit_context_new_rvalue_from_int(e->ctx, I, 2), st.exponent))
+                : ldexp_(e, math1(e, "sqrt", PE_F64, scaled_var), st.exponent);
+    } else {
+        v = choose(e, st.scaled, to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, st.scale, math1(e, "sqrt", PE_F64, st.squares)), e->t_double),
+                   st.scale, e->t_double);
+    }
+    gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], rv(o)),
+                                 gcc_jit_context_new_cast(e->ctx, NULL, to_local(e, v, e->t_double), type_of(e, (pe_dtype)reduce->dtype)));
+    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    return done;
+}
+
+/* A chunk of a multi-pass full reduction: its passes over [begin, end) and
+ * its statistics as the chunk's partial (kir.h; combined by Chan's formula
+ * or rescaled, partials.c). */
+static gcc_jit_block *emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = reduction_of(k);
+    walk w = {.axis = -1, .start = begin};
+    gcc_jit_rvalue *n = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, end, begin), e->t_long);
+    pass_stats st = emit_passes(e, k, reduce, &w, n, to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, n, e->t_double), e->t_double));
+    if (passes_of(reduce) == 3) {
+        gcc_jit_rvalue *parts[4] = {st.sum_hi, st.sum_lo, gcc_jit_context_new_cast(e->ctx, NULL, st.exponent, e->t_double), st.squares};
+        store_partial(e, reduce, begin, parts, 4);
+    } else {
+        gcc_jit_rvalue *parts[4] = {st.scale, st.squares_hi, st.squares_lo, num(e, PE_F64, 0.0)};
+        store_partial(e, reduce, begin, parts, 4);
+    }
+    return e->cur;
 }
 
 static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
@@ -1056,8 +1329,10 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     const kir_inst *reduce = reduction_of(k);
     e->rows = k->rank > 0 && (!reduce || k->axis_reduction);
     gcc_jit_block *done;
-    if (needs_row_passes(k)) done = emit_row_passes(e, k, begin, end);
-    else if (k->axis_reduction) done = k->reduce_axis == k->rank - 1 ? emit_axis_last(e, k, begin, end) : emit_axis_outer(e, k, begin, end);
+    if (row_kernel(k)) done = emit_row_passes(e, k, begin, end);
+    else if (k->axis_reduction && passes_of(reduce) > 1) done = emit_axis_passes(e, k, begin, end);
+    else if (k->axis_reduction) done = emit_axis_outer(e, k, begin, end);
+    else if (reduce && passes_of(reduce) > 1) done = emit_flat_passes(e, k, begin, end);
     else if (e->rows) done = emit_rows(e, k, begin, end);
     else done = emit_flat(e, k, begin, end);
     if (flag >= 0) { /* other launches may set it too: one atomic OR per launch */

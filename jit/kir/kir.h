@@ -47,10 +47,23 @@ typedef enum {
 /* A reduction kernel accumulates each fixed chunk of KIR_REDUCE_CHUNK
  * iterations in double and writes the chunk's partial as (high, low) to
  * partials[2 * (begin / KIR_REDUCE_CHUNK)] and the slot after it (low is the
- * compensation of f64 sums, else 0); the executor combines the partials in
- * chunk order.  Launches are cut at chunk boundaries whatever the thread
- * count, so results are bitwise the same for any number of threads. */
+ * compensation of f64 sums, else 0; argmax, argmin: the extreme and its
+ * flat index; a wrapped i32 sum or product: its value, 0); the executor
+ * combines the partials in chunk order.  The multi-pass reductions leave
+ * KIR_PARTIAL_WIDE doubles a chunk (kir_partial_width): var and stddev the
+ * chunk's sum (high, low), the exponent e of its largest deviation from its
+ * mean and its squared deviations scaled by 2^-2e; f64 norm2 its largest
+ * magnitude and its squares divided by it (sum, compensation).  Launches are
+ * cut at chunk boundaries whatever the thread count, so results are bitwise
+ * the same for any number of threads. */
 #define KIR_REDUCE_CHUNK 16384
+#define KIR_PARTIAL_WIDE 4
+/* The doubles per chunk of a full reduction `op` computed in `ctype`: what
+ * the code generator writes and the executor allocates and combines. */
+static inline int kir_partial_width(pe_op op, pe_dtype ctype)
+{
+    return op == PE_OP_var || op == PE_OP_stddev || (op == PE_OP_norm2 && ctype == PE_F64) ? KIR_PARTIAL_WIDE : 2;
+}
 
 /* A STRIDED parameter's element at iteration coordinates c:
  *     offset + sum over axes d of  stride[d] * m_d(c[d])

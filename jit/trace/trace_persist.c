@@ -13,11 +13,13 @@
  * re-framed with a valid checksum by someone else is refused unread:
  * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
  * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
- * kir_kernel of this very build), shares [member positions, or empty]].  Whatever fails a check — frame,
+ * kir_kernel of this very build, its parameters and body cut to their
+ * counts), shares [member positions, or empty]].  Whatever fails a check — frame,
  * checksum, counts, kernel validity — is dropped with a warning; a code that
  * does not fit a batch is caught again at instantiation. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,10 @@
 #include "../../irformat/msgblob.h"
 #define MAGIC PE_TRACE_FILE_MAGIC
 #define VERSION PE_TRACE_FILE_VERSION
+/* A kernel's bytes before its parameters (its shape, counts, axis): the
+ * file holds those, then only the parameters and instructions in use. */
+#define KERNEL_HEAD offsetof(kir_kernel, params)
+_Static_assert(offsetof(kir_kernel, params) < offsetof(kir_kernel, body), "a kernel's parameters precede its body");
 #define MAX_FILE ((size_t)64 << 20)
 
 static bool file_name(uint64_t ir_fingerprint, char *out, size_t n)
@@ -74,9 +80,12 @@ static void pack_entry(const pe_trace_record *r, void *ctx)
         bool kernel = p->kind == PE_PROG_KERNEL;
         pack_codes(pk, kernel ? p->members : NULL, kernel ? p->n_members : 0);
         pack_codes(pk, kernel ? p->bind : NULL, kernel ? p->kir->n_params : 0);
-        if (kernel) {
-            msgpack_pack_bin(pk, sizeof *p->kir);
-            msgpack_pack_bin_body(pk, p->kir, sizeof *p->kir);
+        if (kernel) { /* the kernel's fields, then the parameters and instructions in use */
+            size_t params = sizeof p->kir->params[0] * (size_t)p->kir->n_params, body = sizeof p->kir->body[0] * (size_t)p->kir->n_body;
+            msgpack_pack_bin(pk, KERNEL_HEAD + params + body);
+            msgpack_pack_bin_body(pk, p->kir, KERNEL_HEAD);
+            msgpack_pack_bin_body(pk, p->kir->params, params);
+            msgpack_pack_bin_body(pk, p->kir->body, body);
         } else {
             msgpack_pack_nil(pk);
         }
@@ -148,10 +157,16 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     *p = (pe_program){.kind = (pe_prog_kind)kind, .port = (uint32_t)pe_mp_uint(r, &f[1], "port"),
                       .numel = pe_mp_int(r, &f[2], "numel")};
     if (p->kind != PE_PROG_KERNEL) return r->ok;
-    if (f[5].type != MSGPACK_OBJECT_BIN || f[5].via.bin.size != sizeof *p->kir)
-        return pe_mp_fail(r, "a kernel of another build"), false;
-    if (!(p->kir = malloc(sizeof *p->kir))) return pe_mp_fail(r, "out of memory"), false;
-    memcpy(p->kir, f[5].via.bin.ptr, sizeof *p->kir);
+    if (f[5].type != MSGPACK_OBJECT_BIN || f[5].via.bin.size < KERNEL_HEAD) return pe_mp_fail(r, "a kernel of another build"), false;
+    if (!(p->kir = calloc(1, sizeof *p->kir))) return pe_mp_fail(r, "out of memory"), false;
+    const char *bytes = f[5].via.bin.ptr;
+    memcpy(p->kir, bytes, KERNEL_HEAD);
+    if (p->kir->n_params < 0 || p->kir->n_params > KIR_MAX_PARAMS || p->kir->n_body < 0 || p->kir->n_body > KIR_MAX_BODY)
+        return pe_mp_fail(r, "a malformed kernel"), false;
+    size_t params = sizeof p->kir->params[0] * (size_t)p->kir->n_params, body = sizeof p->kir->body[0] * (size_t)p->kir->n_body;
+    if (f[5].via.bin.size != KERNEL_HEAD + params + body) return pe_mp_fail(r, "a kernel of another build"), false;
+    memcpy(p->kir->params, bytes + KERNEL_HEAD, params);
+    memcpy(p->kir->body, bytes + KERNEL_HEAD + params, body);
     if (!kir_valid(p->kir)) return pe_mp_fail(r, "a malformed kernel"), false;
     uint32_t n_members;
     pe_mp_array(r, &f[3], "members", &n_members);
