@@ -11,7 +11,8 @@
  * parameter (broadcasts and views) is read through its index map, in
  * 64-bit arithmetic from i's coordinates: offset, strides (negative too),
  * clamps and wraps with shifts (element_index), so views run in kernels on
- * the GPU; axis reductions and gathers do not (pe_cuda_emit refuses them). */
+ * the GPU.  Reductions along an axis are kernels too (emit_axis_kernel:
+ * those axis_reduction_emittable lists; pe_cuda_emit refuses others). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,11 +334,19 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-/* Views are read through their index maps (element_index); axis
- * reductions stay on the interpreter (no axis_reduction_emittable). */
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, NULL};
-
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
+
+/* Reductions along an axis it emits (emit_axis_kernel): the sums, extremes
+ * and norms of float operands, with a float result (as the full
+ * reductions' column: norm2 of f64 squares would overflow). */
+static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
+{
+    return op != PE_OP_dot && pe_reduction_of(op)->acc != PE_ACC_NONE && ((pe_codegen_of(op)->cuda_emits >> ctype) & 1u) &&
+           (dtype == PE_F32 || dtype == PE_F64);
+}
+
+/* Views are read through their index maps (element_index). */
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, axis_reduction_emittable};
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }
 static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
 
@@ -512,12 +521,95 @@ static void emit_shuffle_tree(text *t, const kir_inst *r, int from)
     put(t, "  }\n");
 }
 
+int pe_cuda_threads_per_result(const kir_kernel *k)
+{
+    bool warp = k->axis_reduction && k->reduce_axis == k->rank - 1 && k->shape[k->reduce_axis] >= PE_CUDA_AXIS_WARP_MIN;
+    return warp ? 32 : 1;
+}
+
+/* Result o's value from its accumulator (acc, comp) over `len` elements,
+ * stored, as the reference and the CPU generator finish it: the
+ * compensation added where the sum is finite, the mean divided, norm2's
+ * root, converted to the result type once. */
+static void emit_axis_store(text *t, const kir_kernel *k, const kir_inst *r, const char *indent)
+{
+    pe_op op = (pe_op)r->op;
+    long long len = (long long)k->shape[k->reduce_axis];
+    put(t, "%sdouble v = acc;\n", indent);
+    if (!is_extreme(op)) put(t, "%sif (pe_finite(acc)) v = acc + comp;\n", indent);
+    if (op == PE_OP_mean) put(t, "%sv = v / %lld.0;\n", indent, len);
+    if (op == PE_OP_norm2) put(t, "%sv = sqrt(v);\n", indent);
+    const char *R = ctype_name((pe_dtype)r->dtype);
+    put(t, "%s((%s *)a.p[%d].ptr)[o] = (%s)v;\n", indent, R, r->a[0], R);
+}
+
+/* A reduction along an axis (kir.h: the iteration shape is the operand's,
+ * [0, n) counts results): any grid, a grid-stride loop over the results.
+ * Result o reads the elements base + k * inner, k along the axis, inner
+ * the extent of the axes after it.  The order each result is accumulated
+ * in is fixed by the kernel alone, never by the launch, so results are
+ * bitwise the same for any grid, block size and GPU:
+ *  - along the last axis, at least PE_CUDA_AXIS_WARP_MIN long: a warp per
+ *    result (pe_cuda_threads_per_result), coalesced: element k goes to lane
+ *    k mod 32, which accumulates its elements in order; then lane l takes
+ *    lane l + 16, + 8, ..., + 1 (emit_shuffle_tree) and lane 0 stores;
+ *  - otherwise a thread per result, its elements in order (along an outer
+ *    axis consecutive threads read consecutive elements: coalesced).
+ * Every element of the iteration space is visited once, so the stores of
+ * fused producers are the element-wise kernel's. */
+static void emit_axis_kernel(emitter *e, const char *name)
+{
+    text *t = e->t;
+    const kir_kernel *k = e->k;
+    const kir_inst *r = reduction_of(k);
+    int a = k->reduce_axis;
+    long long len = (long long)k->shape[a], inner = 1;
+    for (int d = k->rank - 1; d > a; d--) inner *= (long long)k->shape[d];
+    double start = pe_reduction_of((pe_op)r->op)->identity;
+    const char *identity = start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                                                          : "__longlong_as_double(0xfff0000000000000LL)";
+    put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
+    if (pe_cuda_threads_per_result(k) == 32) {
+        /* a launch's threads are whole warps (blocks of whole warps): every
+         * lane of a warp takes the same results, so the shuffles meet */
+        put(t, "  const int lane = threadIdx.x & 31;\n"
+               "  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
+               "  const long long stride = ((long long)gridDim.x * blockDim.x) >> 5;\n");
+        put(t, "  for (long long o = first; o < n; o += stride) {\n");
+        put(t, "    double acc = %s, comp = 0.0;\n", identity);
+        put(t, "  for (long long j = lane; j < %lldLL; j += 32) {\n", len);
+        put(t, "    const long long i = o * %lldLL + j;\n", len);
+        emit_body(e);
+        put(t, "  }\n");
+        emit_shuffle_tree(t, r, 16);
+        put(t, "  if (lane == 0) {\n");
+        emit_axis_store(t, k, r, "    ");
+        put(t, "  }\n  }\n}\n");
+        return;
+    }
+    put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n");
+    put(t, "  for (long long o = first; o < n; o += stride) {\n");
+    if (inner == 1) put(t, "    const long long base = o * %lldLL;\n", len);
+    else put(t, "    const long long base = o / %lldLL * %lldLL + o %% %lldLL;\n", inner, len * inner, inner);
+    put(t, "    double acc = %s, comp = 0.0;\n", identity);
+    put(t, "  for (long long j = 0; j < %lldLL; j++) {\n", len);
+    put(t, "    const long long i = base + j * %lldLL;\n", inner);
+    emit_body(e);
+    put(t, "  }\n");
+    emit_axis_store(t, k, r, "    ");
+    put(t, "  }\n}\n");
+}
+
 static void emit_kernel(text *t, const kir_kernel *k)
 {
     emitter e = {.t = t, .k = k};
     char name[48];
     kir_kernel_name(k, name, sizeof name);
     const kir_inst *r = reduction_of(k);
+    if (k->axis_reduction) {
+        emit_axis_kernel(&e, name);
+        return;
+    }
     if (!r) {
         put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
         put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n"
@@ -614,9 +706,13 @@ static void emit_combiner(text *t)
 
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        /* over flat indices only: no axis reduction (pe_cuda_fusion_rules has no axis_reduction_emittable) */
-        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit) || kernels[i]->axis_reduction) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const kir_kernel *k = kernels[i];
+        if (!pe_kernel_generatable(k, pe_cuda_can_emit)) return NULL;
+        const kir_inst *r = reduction_of(k);
+        if (k->axis_reduction && (!r || !axis_reduction_emittable((pe_op)r->op, (pe_dtype)r->ctype, (pe_dtype)r->dtype)))
+            return NULL; /* only what the fusion rules promise */
+    }
     text t = {.s = malloc(16384), .cap = 16384};
     if (!t.s) return NULL;
     t.s[0] = 0;
@@ -626,7 +722,7 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
     bool reductions = false;
     for (size_t i = 0; i < n; i++) {
         emit_kernel(&t, kernels[i]);
-        reductions |= reduction_of(kernels[i]) != NULL;
+        reductions |= reduction_of(kernels[i]) != NULL && !kernels[i]->axis_reduction;
     }
     if (reductions) emit_combiner(&t);
     if (t.oom) {
