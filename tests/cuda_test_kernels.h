@@ -233,9 +233,29 @@ static inline kir_kernel view_kernel(const view_case *c)
 }
 
 /* Reductions along an axis (kir_kernel.axis_reduction) the CUDA generator
- * emits, each in f32 and f64 (norm2: f32) */
-static const pe_op axis_reductions[] = {PE_OP_sum,        PE_OP_mean,       PE_OP_norm1,  PE_OP_norm2,
-                                        PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
+ * emits: each op with operand and result types the recorder gives it
+ * (integer sums and products wrap; means, variances of integers are f64;
+ * any and all give bool, argmax and argmin i32). */
+typedef struct {
+    pe_op op;
+    pe_dtype ct, rt;
+} axis_reduction;
+
+static const axis_reduction axis_reductions[] = {
+    {PE_OP_sum, PE_F32, PE_F32},        {PE_OP_sum, PE_F64, PE_F64},        {PE_OP_sum, PE_I32, PE_I32},
+    {PE_OP_sum, PE_BOOL, PE_I32},       {PE_OP_prod, PE_F32, PE_F32},       {PE_OP_prod, PE_F64, PE_F64},
+    {PE_OP_prod, PE_I32, PE_I32},       {PE_OP_max_reduce, PE_F32, PE_F32}, {PE_OP_max_reduce, PE_F64, PE_F64},
+    {PE_OP_max_reduce, PE_I32, PE_I32}, {PE_OP_max_reduce, PE_BOOL, PE_BOOL}, {PE_OP_min_reduce, PE_F32, PE_F32},
+    {PE_OP_min_reduce, PE_F64, PE_F64}, {PE_OP_min_reduce, PE_I32, PE_I32}, {PE_OP_mean, PE_F32, PE_F32},
+    {PE_OP_mean, PE_F64, PE_F64},       {PE_OP_mean, PE_I32, PE_F64},       {PE_OP_var, PE_F32, PE_F32},
+    {PE_OP_var, PE_F64, PE_F64},        {PE_OP_var, PE_I32, PE_F64},        {PE_OP_stddev, PE_F32, PE_F32},
+    {PE_OP_stddev, PE_F64, PE_F64},     {PE_OP_any, PE_F32, PE_BOOL},       {PE_OP_any, PE_I32, PE_BOOL},
+    {PE_OP_any, PE_BOOL, PE_BOOL},      {PE_OP_all, PE_F64, PE_BOOL},       {PE_OP_all, PE_BOOL, PE_BOOL},
+    {PE_OP_argmax, PE_F32, PE_I32},     {PE_OP_argmax, PE_F64, PE_I32},     {PE_OP_argmax, PE_I32, PE_I32},
+    {PE_OP_argmin, PE_F32, PE_I32},     {PE_OP_argmin, PE_I32, PE_I32},     {PE_OP_norm1, PE_F32, PE_F32},
+    {PE_OP_norm1, PE_F64, PE_F64},      {PE_OP_norm2, PE_F32, PE_F32},      {PE_OP_norm2, PE_F64, PE_F64},
+    {PE_OP_norminf, PE_F32, PE_F32},    {PE_OP_norminf, PE_F64, PE_F64},    {PE_OP_norminf, PE_I32, PE_I32},
+};
 
 /* Iteration shapes with the axes reduced along: warps (a last axis of 32
  * and more) and threads per result, size-1 axes, odd sizes, an empty
@@ -250,10 +270,11 @@ static const axis_shape axis_shapes[] = {
 };
 
 /* `op` along `axis` of an operand of type ct read through parameter `in`
- * (CONTIG, or STRIDED: a view) over (rank, shape); its result p1, f32 or f64
- * as ct.  Fused: the operand is exp(x) * 2 (2 a literal, p2), exp(x) stored
- * on the way (p3: a visible producer, written once per element). */
-static inline kir_kernel axis_kernel(pe_op op, pe_dtype ct, int rank, const int64_t *shape, int axis, kir_param in, bool fused)
+ * (CONTIG, or STRIDED: a view) over (rank, shape); its result p1 of type rt.
+ * Fused (float ct): the operand is exp(x) * 2 (2 a literal, p2), exp(x)
+ * stored on the way (p3: a visible producer, written once per element). */
+static inline kir_kernel axis_kernel(pe_op op, pe_dtype ct, pe_dtype rt, int rank, const int64_t *shape, int axis,
+                                     kir_param in, bool fused)
 {
     kir_kernel k = {0};
     k.rank = rank;
@@ -262,7 +283,7 @@ static inline kir_kernel axis_kernel(pe_op op, pe_dtype ct, int rank, const int6
     k.reduce_axis = (uint8_t)axis;
     in.dtype = ct;
     k.params[k.n_params++] = in;                                            /* p0 */
-    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = ct};     /* p1 the result */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = rt};     /* p1 the result */
     k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {0}}; /* v0 */
     uint16_t operand = 0;
     if (fused) {
@@ -274,7 +295,7 @@ static inline kir_kernel axis_kernel(pe_op op, pe_dtype ct, int rank, const int6
         k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .dtype = ct, .n = 2, .a = {3, 1}};
         operand = 3;
     }
-    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = op, .dtype = ct, .ctype = ct, .n = 2, .a = {1, operand}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = op, .dtype = rt, .ctype = ct, .n = 2, .a = {1, operand}};
     return k;
 }
 

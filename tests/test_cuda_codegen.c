@@ -79,7 +79,7 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     free(l.k);
 }
 
-/* Reductions along an axis: every one the generator emits, f32 and f64,
+/* Reductions along an axis: every one the generator emits, in each type,
  * along a last axis (a warp per result) and an outer one (a thread per
  * result), along a middle axis of rank 4 and an empty axis; fused with
  * producers (exp(x) * 2 with a literal, exp(x) stored); through every view
@@ -95,17 +95,17 @@ static void test_axis_reductions_compile(void **state)
     } picks[] = {{2, 0}, {2, 1}, {7, 2}, {3, 1}};
     for (size_t p = 0; p < sizeof picks / sizeof *picks; p++) {
         const axis_shape *sh = &axis_shapes[picks[p].shape];
-        for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++)
-            for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
-                if (pe_cuda_can_emit(axis_reductions[r], ct, ct, ct))
-                    add(&l, axis_kernel(axis_reductions[r], ct, sh->rank, sh->shape, picks[p].axis, contig, false));
-        add(&l, axis_kernel(PE_OP_sum, PE_F32, sh->rank, sh->shape, picks[p].axis, contig, true));
-        add(&l, axis_kernel(PE_OP_norm2, PE_F32, sh->rank, sh->shape, picks[p].axis, contig, true));
+        for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++) {
+            const axis_reduction *ar = &axis_reductions[r];
+            add(&l, axis_kernel(ar->op, ar->ct, ar->rt, sh->rank, sh->shape, picks[p].axis, contig, false));
+        }
+        add(&l, axis_kernel(PE_OP_sum, PE_F32, PE_F32, sh->rank, sh->shape, picks[p].axis, contig, true));
+        add(&l, axis_kernel(PE_OP_var, PE_F32, PE_F32, sh->rank, sh->shape, picks[p].axis, contig, true));
     }
     for (size_t v = 0; v < sizeof view_cases / sizeof *view_cases; v++)
         for (int axis = 0; axis < view_cases[v].rank; axis++)
-            add(&l, axis_kernel(axis ? PE_OP_max_reduce : PE_OP_mean, PE_F64, view_cases[v].rank, view_cases[v].shape, axis,
-                                view_cases[v].map, axis == 1));
+            add(&l, axis_kernel(axis ? PE_OP_argmax : PE_OP_mean, PE_F64, axis ? PE_I32 : PE_F64, view_cases[v].rank,
+                                view_cases[v].shape, axis, view_cases[v].map, axis == 1));
     for (size_t i = 0; i < l.n; i++) assert_true(kir_valid(&l.k[i]));
     compile_all(&l, "axis reductions");
     free(l.k);

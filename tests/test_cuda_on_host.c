@@ -640,18 +640,59 @@ static int64_t axis_source_index(const axis_test *a, const int64_t *c)
     return flat;
 }
 
-/* reduce_one's value (exec/interp/interp.c) of the terms x[0..len), sums in
- * long double; *size: the sum of their magnitudes (the tolerance's scale). */
-static long double axis_reference(pe_op op, const double *x, int64_t len, long double *size)
+/* reduce_one's value (exec/interp/interp.c) of the terms x[0..len) of type
+ * ct for a result of type rt: sums, products, means, variances and norms in
+ * long double, i32 sums and products wrapped, selections exact; *size:
+ * the scale of the tolerance (the sum of magnitudes, or the value). */
+static long double axis_reference(pe_op op, pe_dtype ct, pe_dtype rt, const double *x, int64_t len, long double *size)
 {
-    long double acc = op == PE_OP_max_reduce ? -INFINITY : op == PE_OP_min_reduce ? INFINITY : 0;
+    bool integer = ct == PE_I32 && rt == PE_I32;
     *size = 0;
+    switch (op) {
+    case PE_OP_prod: {
+        uint32_t w = 1;
+        long double p = 1;
+        for (int64_t j = 0; j < len; j++) w *= (uint32_t)(int32_t)x[j], p *= x[j];
+        *size = fabsl(p);
+        return integer ? (int32_t)w : p;
+    }
+    case PE_OP_any: case PE_OP_all: {
+        bool any = false, all = true;
+        for (int64_t j = 0; j < len; j++) any |= x[j] != 0, all &= x[j] != 0;
+        return op == PE_OP_any ? any : all;
+    }
+    case PE_OP_argmax: case PE_OP_argmin: {
+        int64_t at = 0;
+        for (int64_t j = 0; j < len; j++) {
+            if (x[j] != x[j]) return (long double)j; /* the first NaN */
+            if (op == PE_OP_argmax ? x[j] > x[at] : x[j] < x[at]) at = j;
+        }
+        return (long double)at;
+    }
+    case PE_OP_var: case PE_OP_stddev: {
+        long double mean = 0, var = 0;
+        for (int64_t j = 0; j < len; j++) mean += x[j];
+        mean /= (long double)len;
+        for (int64_t j = 0; j < len; j++) var += (x[j] - mean) * (x[j] - mean);
+        var /= (long double)len;
+        long double v = op == PE_OP_var ? var : sqrtl(var);
+        *size = fabsl(v);
+        return v;
+    }
+    default: break;
+    }
+    if (op == PE_OP_sum && integer) {
+        uint32_t w = 0;
+        for (int64_t j = 0; j < len; j++) w += (uint32_t)(int32_t)x[j];
+        return (int32_t)w;
+    }
+    long double acc = op == PE_OP_max_reduce ? -INFINITY : op == PE_OP_min_reduce ? INFINITY : 0;
     for (int64_t j = 0; j < len; j++) {
         long double t = x[j];
         if (op == PE_OP_norm1 || op == PE_OP_norminf) t = fabsl(t);
         if (op == PE_OP_norm2) t = t * t;
         *size += fabsl(t);
-        if (t != t && (op == PE_OP_max_reduce || op == PE_OP_min_reduce || op == PE_OP_norminf)) return NAN; /* NaN sticks */
+        if (t != t) return NAN; /* sticks to the extremes, spreads through sums */
         if (op == PE_OP_max_reduce || op == PE_OP_norminf) acc = t > acc ? t : acc;
         else if (op == PE_OP_min_reduce) acc = t < acc ? t : acc;
         else acc += t;
@@ -659,6 +700,13 @@ static long double axis_reference(pe_op op, const double *x, int64_t len, long d
     if (op == PE_OP_mean) acc /= (long double)len, *size /= (long double)len;
     if (op == PE_OP_norm2) acc = sqrtl(acc), *size = sqrtl(*size);
     return acc;
+}
+
+/* Whether a reduction's result is exact (a selection, a count, a wrapped
+ * integer, or any result of an integer type). */
+static bool axis_exact(pe_op op, pe_dtype rt)
+{
+    return rt == PE_I32 || rt == PE_BOOL || pe_reduction_is_extreme(op) || op == PE_OP_any || op == PE_OP_all;
 }
 
 /* Runs test a's kernel twice (two launch configurations, each block's
@@ -669,15 +717,15 @@ static void run_axis_test(void *lib, const axis_test *a)
     const kir_kernel *k = &a->k;
     const kir_inst *red = &k->body[k->n_body - 1];
     pe_op op = (pe_op)red->op;
-    pe_dtype ct = (pe_dtype)red->ctype;
-    size_t es = pe_dtype_size(ct);
+    pe_dtype ct = (pe_dtype)red->ctype, rt = (pe_dtype)red->dtype;
+    size_t es = pe_dtype_size(ct), rs = pe_dtype_size(rt);
     int axis = k->reduce_axis;
     int64_t numel = 1, len = k->shape[axis];
     for (int d = 0; d < k->rank; d++) numel *= k->shape[d];
     int64_t results = 1; /* over the kept axes */
     for (int d = 0; d < k->rank; d++) results *= d == axis ? 1 : k->shape[d];
     int64_t source = a->view >= 0 ? view_cases[a->view].source : numel;
-    void *in = calloc((size_t)source + 1, es), *out[2] = {calloc((size_t)results + 1, es), calloc((size_t)results + 1, es)};
+    void *in = calloc((size_t)source + 1, es), *out[2] = {calloc((size_t)results + 1, rs), calloc((size_t)results + 1, rs)};
     void *stored = calloc((size_t)numel + 1, es);
     for (int64_t e = 0; e < source; e++) set(in, ct, e, operand_value(ct, 0, e) * 3);
     if (a->with_nan && source > 0) set(in, ct, source / 2, NAN);
@@ -695,7 +743,7 @@ static void run_axis_test(void *lib, const axis_test *a)
         args.p[3].ptr = (unsigned long long)(uintptr_t)stored;
         launch(fn, results, &args, grids[run][0], grids[run][1]);
     }
-    assert_memory_equal(out[0], out[1], (size_t)results * es); /* whatever the launch */
+    assert_memory_equal(out[0], out[1], (size_t)results * rs); /* whatever the launch */
     double *terms = malloc(((size_t)len + 1) * sizeof *terms);
     for (int64_t o = 0; o < results; o++) {
         int64_t c[PE_MAX_RANK] = {0}, rest = o; /* o's coordinates over the kept axes */
@@ -713,15 +761,16 @@ static void run_axis_test(void *lib, const axis_test *a)
             }
             terms[j] = x;
         }
-        long double size, want = axis_reference(op, terms, len, &size);
-        double got = get(out[0], ct, o);
-        bool ok = want != want ? got != got
-                : pe_reduction_is_extreme(op) ? got == (double)want
-                : ct == PE_F32 ? tu_ulps_at(got, (double)want, PE_F32) <= 1
-                               : fabsl((long double)got - want) <= 1e-14L * size;
+        long double size, want = axis_reference(op, ct, rt, terms, len, &size);
+        double got = get(out[0], rt, o), rounded = pe_ref_round_to(rt, (double)want);
+        bool ok = want != want ? got != got || (rt == PE_I32 && got == 0) /* NaN to i32: 0 */
+                : axis_exact(op, rt) ? got == rounded
+                : rt == PE_F32 ? tu_ulps_at(got, rounded, PE_F32) <= 1
+                : op == PE_OP_prod || op == PE_OP_var || op == PE_OP_stddev ? fabsl((long double)got - want) <= 1e-13L * size
+                : fabsl((long double)got - want) <= 1e-14L * size;
         if (!ok) {
-            fprintf(stderr, "%s %s along axis %d of a rank %d shape (view %d%s%s), result %lld: %.17g, want %.17Lg\n",
-                    pe_op_table[op].name, ct == PE_F32 ? "f32" : "f64", axis, k->rank, a->view, a->fused ? ", fused" : "",
+            fprintf(stderr, "%s %s -> %s along axis %d of a rank %d shape (view %d%s%s), result %lld: %.17g, want %.17Lg\n",
+                    pe_op_table[op].name, pe_dtype_name(ct), pe_dtype_name(rt), axis, k->rank, a->view, a->fused ? ", fused" : "",
                     a->with_nan ? ", NaN" : "", (long long)o, got, want);
             fail();
         }
@@ -730,12 +779,13 @@ static void run_axis_test(void *lib, const axis_test *a)
 }
 
 /* Axis reductions on the host: every reduction the generator emits along
- * an axis, f32 and f64, along every axis of rank 1-4 shapes (size-1 and
+ * an axis, in each operand and result type, along every axis of rank 1-4 shapes (size-1 and
  * empty axes, odd sizes, rows for a warp and rows for a thread), with and
  * without a NaN; fused producers (exp(x) * 2, exp(x) stored); reading
  * through views (transposed, reversed, periodic, clamped, rank 4).  Each
  * result against reduce_one's semantics (a C loop in long double; extremes
- * exact, NaN sticks), the same bits for two launch configurations. */
+ * exact, NaN sticks, integers wrap), the same bits for two launch
+ * configurations. */
 static void test_axis_reductions_run_on_the_host(void **state)
 {
     (void)state;
@@ -751,23 +801,29 @@ static void test_axis_reductions_run_on_the_host(void **state)
     for (size_t s = 0; s < sizeof axis_shapes / sizeof *axis_shapes; s++) {
         const axis_shape *sh = &axis_shapes[s];
         for (int axis = 0; axis < sh->rank; axis++) {
-            for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++)
-                for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++) {
-                    if (!pe_cuda_can_emit(axis_reductions[r], ct, ct, ct)) continue;
-                    kir_kernel k = axis_kernel(axis_reductions[r], ct, sh->rank, sh->shape, axis, contig, false);
-                    ADD_TEST(.k = k, .view = -1, .with_nan = false);
-                    ADD_TEST(.k = k, .view = -1, .with_nan = true);
-                }
-            ADD_TEST(.k = axis_kernel(PE_OP_sum, PE_F32, sh->rank, sh->shape, axis, contig, true), .view = -1, .fused = true);
-            ADD_TEST(.k = axis_kernel(PE_OP_max_reduce, PE_F64, sh->rank, sh->shape, axis, contig, true), .view = -1, .fused = true);
+            for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++) {
+                const axis_reduction *ar = &axis_reductions[r];
+                kir_kernel k = axis_kernel(ar->op, ar->ct, ar->rt, sh->rank, sh->shape, axis, contig, false);
+                ADD_TEST(.k = k, .view = -1, .with_nan = false);
+                if (ar->ct == PE_F32 || ar->ct == PE_F64) ADD_TEST(.k = k, .view = -1, .with_nan = true);
+            }
+            ADD_TEST(.k = axis_kernel(PE_OP_sum, PE_F32, PE_F32, sh->rank, sh->shape, axis, contig, true), .view = -1, .fused = true);
+            ADD_TEST(.k = axis_kernel(PE_OP_max_reduce, PE_F64, PE_F64, sh->rank, sh->shape, axis, contig, true), .view = -1,
+                     .fused = true);
+            ADD_TEST(.k = axis_kernel(PE_OP_stddev, PE_F64, PE_F64, sh->rank, sh->shape, axis, contig, true), .view = -1,
+                     .fused = true);
         }
     }
     for (size_t v = 0; v < sizeof view_cases / sizeof *view_cases; v++) {
         const view_case *vc = &view_cases[v];
         for (int axis = 0; axis < vc->rank; axis++) {
-            for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++)
-                ADD_TEST(.k = axis_kernel(axis_reductions[r], PE_F32, vc->rank, vc->shape, axis, vc->map, false), .view = (int)v);
-            ADD_TEST(.k = axis_kernel(PE_OP_mean, PE_F64, vc->rank, vc->shape, axis, vc->map, true), .view = (int)v, .fused = true);
+            for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++) {
+                const axis_reduction *ar = &axis_reductions[r];
+                if (ar->ct == PE_F32)
+                    ADD_TEST(.k = axis_kernel(ar->op, PE_F32, ar->rt, vc->rank, vc->shape, axis, vc->map, false), .view = (int)v);
+            }
+            ADD_TEST(.k = axis_kernel(PE_OP_mean, PE_F64, PE_F64, vc->rank, vc->shape, axis, vc->map, true), .view = (int)v,
+                     .fused = true);
         }
     }
 #undef ADD_TEST
