@@ -234,4 +234,71 @@ static inline kir_kernel view_kernel(const view_case *c)
     return k;
 }
 
+/* Reductions along an axis (kir_kernel.axis_reduction) the CUDA generator
+ * emits: each op with operand and result types the recorder gives it
+ * (integer sums and products wrap; means, variances of integers are f64;
+ * any and all give bool, argmax and argmin i32). */
+typedef struct {
+    pe_op op;
+    pe_dtype ct, rt;
+} axis_reduction;
+
+static const axis_reduction axis_reductions[] = {
+    {PE_OP_sum, PE_F32, PE_F32},        {PE_OP_sum, PE_F64, PE_F64},        {PE_OP_sum, PE_I32, PE_I32},
+    {PE_OP_sum, PE_BOOL, PE_I32},       {PE_OP_prod, PE_F32, PE_F32},       {PE_OP_prod, PE_F64, PE_F64},
+    {PE_OP_prod, PE_I32, PE_I32},       {PE_OP_max_reduce, PE_F32, PE_F32}, {PE_OP_max_reduce, PE_F64, PE_F64},
+    {PE_OP_max_reduce, PE_I32, PE_I32}, {PE_OP_max_reduce, PE_BOOL, PE_BOOL}, {PE_OP_min_reduce, PE_F32, PE_F32},
+    {PE_OP_min_reduce, PE_F64, PE_F64}, {PE_OP_min_reduce, PE_I32, PE_I32}, {PE_OP_mean, PE_F32, PE_F32},
+    {PE_OP_mean, PE_F64, PE_F64},       {PE_OP_mean, PE_I32, PE_F64},       {PE_OP_var, PE_F32, PE_F32},
+    {PE_OP_var, PE_F64, PE_F64},        {PE_OP_var, PE_I32, PE_F64},        {PE_OP_stddev, PE_F32, PE_F32},
+    {PE_OP_stddev, PE_F64, PE_F64},     {PE_OP_any, PE_F32, PE_BOOL},       {PE_OP_any, PE_I32, PE_BOOL},
+    {PE_OP_any, PE_BOOL, PE_BOOL},      {PE_OP_all, PE_F64, PE_BOOL},       {PE_OP_all, PE_BOOL, PE_BOOL},
+    {PE_OP_argmax, PE_F32, PE_I32},     {PE_OP_argmax, PE_F64, PE_I32},     {PE_OP_argmax, PE_I32, PE_I32},
+    {PE_OP_argmin, PE_F32, PE_I32},     {PE_OP_argmin, PE_I32, PE_I32},     {PE_OP_norm1, PE_F32, PE_F32},
+    {PE_OP_norm1, PE_F64, PE_F64},      {PE_OP_norm2, PE_F32, PE_F32},      {PE_OP_norm2, PE_F64, PE_F64},
+    {PE_OP_norminf, PE_F32, PE_F32},    {PE_OP_norminf, PE_F64, PE_F64},    {PE_OP_norminf, PE_I32, PE_I32},
+};
+
+/* Iteration shapes with the axes reduced along: warps (a last axis of 32
+ * and more) and threads per result, size-1 axes, odd sizes, an empty
+ * axis (results over nothing) and an empty result. */
+typedef struct {
+    int rank;
+    int64_t shape[PE_MAX_RANK];
+} axis_shape;
+
+static const axis_shape axis_shapes[] = {
+    {1, {1000}}, {1, {7}}, {2, {37, 45}}, {2, {5, 0}}, {2, {0, 3}}, {2, {1, 1}}, {3, {3, 1, 33}}, {4, {2, 3, 5, 7}},
+};
+
+/* `op` along `axis` of an operand of type ct read through parameter `in`
+ * (CONTIG, or STRIDED: a view) over (rank, shape); its result p1 of type rt.
+ * Fused (float ct): the operand is exp(x) * 2 (2 a literal, p2), exp(x)
+ * stored on the way (p3: a visible producer, written once per element). */
+static inline kir_kernel axis_kernel(pe_op op, pe_dtype ct, pe_dtype rt, int rank, const int64_t *shape, int axis,
+                                     kir_param in, bool fused)
+{
+    kir_kernel k = {0};
+    k.rank = rank;
+    memcpy(k.shape, shape, sizeof k.shape[0] * (size_t)rank);
+    k.axis_reduction = true;
+    k.reduce_axis = (uint8_t)axis;
+    in.dtype = ct;
+    k.params[k.n_params++] = in;                                            /* p0 */
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = rt};     /* p1 the result */
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {0}}; /* v0 */
+    uint16_t operand = 0;
+    if (fused) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_LITERAL, .dtype = ct, .value = 2}; /* p2 */
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = ct};                    /* p3 exp(x) */
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_exp, .dtype = ct, .ctype = ct, .n = 1, .a = {0}}; /* v1 */
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {2}};                             /* v2 */
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_mul, .dtype = ct, .ctype = ct, .n = 2, .a = {1, 2}}; /* v3 */
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .dtype = ct, .n = 2, .a = {3, 1}};
+        operand = 3;
+    }
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = op, .dtype = rt, .ctype = ct, .n = 2, .a = {1, operand}};
+    return k;
+}
+
 #endif

@@ -2,7 +2,8 @@
  * sm_80 and sm_90 (no GPU needed): every element-wise op the code generators
  * take, in every compute type they take it in, plus casts, generators,
  * broadcast and scalar parameters, views read through index maps (offsets,
- * negative strides, wraps with shifts, clamps) and every reduction; and a source NVRTC
+ * negative strides, wraps with shifts, clamps), every reduction and the
+ * reductions along an axis (fused, through views); and a source NVRTC
  * rejects gives its log, not a crash.  (test_cuda_on_host.c runs the
  * kernels.) */
 #include "cuda_test_kernels.h"
@@ -75,6 +76,38 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     vs.body[3] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = PE_F64, .ctype = PE_F32, .n = 2, .a = {2, 2}};
     add(&l, vs);
     compile_all(&l, "reductions, broadcast, views, scalars, literals, generators");
+    free(l.k);
+}
+
+/* Reductions along an axis: every one the generator emits, in each type,
+ * along a last axis (a warp per result) and an outer one (a thread per
+ * result), along a middle axis of rank 4 and an empty axis; fused with
+ * producers (exp(x) * 2 with a literal, exp(x) stored); through every view
+ * case's index map along each axis. */
+static void test_axis_reductions_compile(void **state)
+{
+    (void)state;
+    kernel_list l = {0};
+    const kir_param contig = {.kind = KIR_IN_CONTIG};
+    static const struct {
+        int shape;
+        int axis;
+    } picks[] = {{2, 0}, {2, 1}, {7, 2}, {3, 1}};
+    for (size_t p = 0; p < sizeof picks / sizeof *picks; p++) {
+        const axis_shape *sh = &axis_shapes[picks[p].shape];
+        for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++) {
+            const axis_reduction *ar = &axis_reductions[r];
+            add(&l, axis_kernel(ar->op, ar->ct, ar->rt, sh->rank, sh->shape, picks[p].axis, contig, false));
+        }
+        add(&l, axis_kernel(PE_OP_sum, PE_F32, PE_F32, sh->rank, sh->shape, picks[p].axis, contig, true));
+        add(&l, axis_kernel(PE_OP_var, PE_F32, PE_F32, sh->rank, sh->shape, picks[p].axis, contig, true));
+    }
+    for (size_t v = 0; v < sizeof view_cases / sizeof *view_cases; v++)
+        for (int axis = 0; axis < view_cases[v].rank; axis++)
+            add(&l, axis_kernel(axis ? PE_OP_argmax : PE_OP_mean, PE_F64, axis ? PE_I32 : PE_F64, view_cases[v].rank,
+                                view_cases[v].shape, axis, view_cases[v].map, axis == 1));
+    for (size_t i = 0; i < l.n; i++) assert_true(kir_valid(&l.k[i]));
+    compile_all(&l, "axis reductions");
     free(l.k);
 }
 
@@ -168,6 +201,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_map_op_compiles),
         cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
+        cmocka_unit_test(test_axis_reductions_compile),
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_share_the_tail),
         cmocka_unit_test(test_rejected_source_gives_the_log),
         cmocka_unit_test(test_cubins_in_the_disk_cache),

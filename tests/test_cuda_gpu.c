@@ -504,8 +504,8 @@ static void test_reductions_in_flight_feed_later_batches(void **state)
     free(x), free(want), free(got);
 }
 
-/* An interpreted op in the middle of a batch (a per-axis sum of a GPU
- * result) makes the host wait for the GPU there; the kernels launched after
+/* An interpreted op in the middle of a batch (a gather, never a kernel,
+ * of a GPU result: a per-axis sum) makes the host wait for the GPU there; the kernels launched after
  * it (they read its result) still run asynchronously, so what they free (a
  * reduction's partials, read by its combiner) must not go to a later kernel
  * of the same batch before they finish.  Ten such batches; every value
@@ -521,12 +521,15 @@ static void test_a_wait_inside_a_batch_keeps_later_kernels_apart(void **state)
     pe_array a = pe_from_host(PE_F32, 2, shape, m), b = pe_from_host(PE_F32, 2, shape, v);
     pe_sync();
     for (int c = 0; c < COLS; c++) {
-        float want = 0; /* the interpreter's order: rows in turn, in f32 */
+        float want = 0; /* integers: exact in any order */
         for (int r = 0; r < ROWS; r++) want += 2.0f * m[r * COLS + c];
         axis[c] = want;
     }
+    const int64_t cols = COLS;
+    pe_array every = pe_index(PE_I32, 1, &cols, 0); /* 0 .. COLS - 1 */
     for (int round = 0; round < 10; round++) {
-        pe_array twice = pe_mul(a, 2.0f), ax = pe_sum_axis(twice, 0); /* a kernel, then the interpreter */
+        pe_array twice = pe_mul(a, 2.0f), sum = pe_sum_axis(twice, 0), ax = pe_gather(sum, every); /* kernels, then the interpreter */
+        pe_release(sum);
         pe_array sums[SUMS];
         for (int k = 0; k < SUMS; k++) { /* independent kernels after it, on several streams */
             pe_array scaled = pe_mul(b, (float)(k + round + 1)), weighted = pe_mul(scaled, ax);
@@ -546,7 +549,7 @@ static void test_a_wait_inside_a_batch_keeps_later_kernels_apart(void **state)
         }
         pe_release(ax);
     }
-    pe_release(a), pe_release(b);
+    pe_release(a), pe_release(b), pe_release(every);
     pe_shutdown();
     free(m), free(v), free(axis);
 }

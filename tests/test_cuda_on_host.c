@@ -621,6 +621,230 @@ static void test_reduction_with_a_broadcast_operand(void **state)
     dlclose(lib);
 }
 
+/* ------------------------------------------------ reductions along an axis */
+
+/* One axis-reduction test: its kernel, the view case it reads through
+ * (-1: a contiguous operand), whether the operand has a NaN. */
+typedef struct {
+    kir_kernel k;
+    int view;
+    bool fused, with_nan;
+} axis_test;
+
+/* The operand's element at coordinates c: where it lies in the buffer. */
+static int64_t axis_source_index(const axis_test *a, const int64_t *c)
+{
+    if (a->view >= 0) return view_source_index((size_t)a->view, c);
+    int64_t flat = 0;
+    for (int d = 0; d < a->k.rank; d++) flat = flat * a->k.shape[d] + c[d];
+    return flat;
+}
+
+/* reduce_one's value (exec/interp/interp.c) of the terms x[0..len) of type
+ * ct for a result of type rt: sums, products, means, variances and norms in
+ * long double, i32 sums and products wrapped, selections exact; *size:
+ * the scale of the tolerance (the sum of magnitudes, or the value). */
+static long double axis_reference(pe_op op, pe_dtype ct, pe_dtype rt, const double *x, int64_t len, long double *size)
+{
+    bool integer = ct == PE_I32 && rt == PE_I32;
+    *size = 0;
+    switch (op) {
+    case PE_OP_prod: {
+        uint32_t w = 1;
+        long double p = 1;
+        for (int64_t j = 0; j < len; j++) w *= (uint32_t)(int32_t)x[j], p *= x[j];
+        *size = fabsl(p);
+        return integer ? (int32_t)w : p;
+    }
+    case PE_OP_any: case PE_OP_all: {
+        bool any = false, all = true;
+        for (int64_t j = 0; j < len; j++) any |= x[j] != 0, all &= x[j] != 0;
+        return op == PE_OP_any ? any : all;
+    }
+    case PE_OP_argmax: case PE_OP_argmin: {
+        int64_t at = 0;
+        for (int64_t j = 0; j < len; j++) {
+            if (x[j] != x[j]) return (long double)j; /* the first NaN */
+            if (op == PE_OP_argmax ? x[j] > x[at] : x[j] < x[at]) at = j;
+        }
+        return (long double)at;
+    }
+    case PE_OP_var: case PE_OP_stddev: {
+        long double mean = 0, var = 0;
+        for (int64_t j = 0; j < len; j++) mean += x[j];
+        mean /= (long double)len;
+        for (int64_t j = 0; j < len; j++) var += (x[j] - mean) * (x[j] - mean);
+        var /= (long double)len;
+        long double v = op == PE_OP_var ? var : sqrtl(var);
+        *size = fabsl(v);
+        return v;
+    }
+    default: break;
+    }
+    if (op == PE_OP_sum && integer) {
+        uint32_t w = 0;
+        for (int64_t j = 0; j < len; j++) w += (uint32_t)(int32_t)x[j];
+        return (int32_t)w;
+    }
+    long double acc = op == PE_OP_max_reduce ? -INFINITY : op == PE_OP_min_reduce ? INFINITY : 0;
+    for (int64_t j = 0; j < len; j++) {
+        long double t = x[j];
+        if (op == PE_OP_norm1 || op == PE_OP_norminf) t = fabsl(t);
+        if (op == PE_OP_norm2) t = t * t;
+        *size += fabsl(t);
+        if (t != t) return NAN; /* sticks to the extremes, spreads through sums */
+        if (op == PE_OP_max_reduce || op == PE_OP_norminf) acc = t > acc ? t : acc;
+        else if (op == PE_OP_min_reduce) acc = t < acc ? t : acc;
+        else acc += t;
+    }
+    if (op == PE_OP_mean) acc /= (long double)len, *size /= (long double)len;
+    if (op == PE_OP_norm2) acc = sqrtl(acc), *size = sqrtl(*size);
+    return acc;
+}
+
+/* Whether a reduction's result is exact (a selection, a count, a wrapped
+ * integer, or any result of an integer type). */
+static bool axis_exact(pe_op op, pe_dtype rt)
+{
+    return rt == PE_I32 || rt == PE_BOOL || pe_reduction_is_extreme(op) || op == PE_OP_any || op == PE_OP_all;
+}
+
+/* Runs test a's kernel twice (two launch configurations, each block's
+ * threads together: warps shuffle), checks the two give the same bits, the
+ * fused producer's stores, and each result against axis_reference. */
+static void run_axis_test(void *lib, const axis_test *a)
+{
+    const kir_kernel *k = &a->k;
+    const kir_inst *red = &k->body[k->n_body - 1];
+    pe_op op = (pe_op)red->op;
+    pe_dtype ct = (pe_dtype)red->ctype, rt = (pe_dtype)red->dtype;
+    size_t es = pe_dtype_size(ct), rs = pe_dtype_size(rt);
+    int axis = k->reduce_axis;
+    int64_t numel = 1, len = k->shape[axis];
+    for (int d = 0; d < k->rank; d++) numel *= k->shape[d];
+    int64_t results = 1; /* over the kept axes */
+    for (int d = 0; d < k->rank; d++) results *= d == axis ? 1 : k->shape[d];
+    int64_t source = a->view >= 0 ? view_cases[a->view].source : numel;
+    void *in = calloc((size_t)source + 1, es), *out[2] = {calloc((size_t)results + 1, rs), calloc((size_t)results + 1, rs)};
+    void *stored = calloc((size_t)numel + 1, es);
+    for (int64_t e = 0; e < source; e++) set(in, ct, e, operand_value(ct, 0, e) * 3);
+    if (a->with_nan && source > 0) set(in, ct, source / 2, NAN);
+    blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
+    char name[48];
+    test_kernel_name(k, name, sizeof name);
+    void *fn = dlsym(lib, name);
+    assert_non_null(launch);
+    assert_non_null(fn);
+    static const unsigned grids[2][2] = {{1, 32}, {3, 64}}; /* fewer threads (warps) than results, and more */
+    for (int run = 0; run < 2; run++) {
+        pe_cuda_args args = {0};
+        args.p[0].ptr = (unsigned long long)(uintptr_t)in;
+        args.p[1].ptr = (unsigned long long)(uintptr_t)out[run];
+        args.p[3].ptr = (unsigned long long)(uintptr_t)stored;
+        launch(fn, results, &args, grids[run][0], grids[run][1]);
+    }
+    assert_memory_equal(out[0], out[1], (size_t)results * rs); /* whatever the launch */
+    double *terms = malloc(((size_t)len + 1) * sizeof *terms);
+    for (int64_t o = 0; o < results; o++) {
+        int64_t c[PE_MAX_RANK] = {0}, rest = o; /* o's coordinates over the kept axes */
+        for (int d = k->rank - 1; d >= 0; d--)
+            if (d != axis) c[d] = rest % k->shape[d], rest /= k->shape[d];
+        for (int64_t j = 0; j < len; j++) {
+            c[axis] = j;
+            double x = get(in, ct, axis_source_index(a, c));
+            if (a->fused) {
+                int64_t flat = 0;
+                for (int d = 0; d < k->rank; d++) flat = flat * k->shape[d] + c[d];
+                double ex = ct == PE_F32 ? (double)expf((float)x) : exp(x);
+                assert_true(get(stored, ct, flat) == ex || (ex != ex && get(stored, ct, flat) != get(stored, ct, flat)));
+                x = ct == PE_F32 ? (double)((float)ex * 2.0f) : ex * 2.0;
+            }
+            terms[j] = x;
+        }
+        long double size, want = axis_reference(op, ct, rt, terms, len, &size);
+        double got = get(out[0], rt, o), rounded = pe_ref_round_to(rt, (double)want);
+        bool ok = want != want ? got != got || (rt == PE_I32 && got == 0) /* NaN to i32: 0 */
+                : axis_exact(op, rt) ? got == rounded
+                : rt == PE_F32 ? tu_ulps_at(got, rounded, PE_F32) <= 1
+                : op == PE_OP_prod || op == PE_OP_var || op == PE_OP_stddev ? fabsl((long double)got - want) <= 1e-13L * size
+                : fabsl((long double)got - want) <= 1e-14L * size;
+        if (!ok) {
+            fprintf(stderr, "%s %s -> %s along axis %d of a rank %d shape (view %d%s%s), result %lld: %.17g, want %.17Lg\n",
+                    pe_op_table[op].name, pe_dtype_name(ct), pe_dtype_name(rt), axis, k->rank, a->view, a->fused ? ", fused" : "",
+                    a->with_nan ? ", NaN" : "", (long long)o, got, want);
+            fail();
+        }
+    }
+    free(terms), free(in), free(out[0]), free(out[1]), free(stored);
+}
+
+/* Axis reductions on the host: every reduction the generator emits along
+ * an axis, in each operand and result type, along every axis of rank 1-4 shapes (size-1 and
+ * empty axes, odd sizes, rows for a warp and rows for a thread), with and
+ * without a NaN; fused producers (exp(x) * 2, exp(x) stored); reading
+ * through views (transposed, reversed, periodic, clamped, rank 4).  Each
+ * result against reduce_one's semantics (a C loop in long double; extremes
+ * exact, NaN sticks, integers wrap), the same bits for two launch
+ * configurations. */
+static void test_axis_reductions_run_on_the_host(void **state)
+{
+    (void)state;
+    axis_test *tests = NULL;
+    size_t n = 0, cap = 0;
+#define ADD_TEST(...)                                                                                  \
+    do {                                                                                               \
+        if (n == cap) tests = realloc(tests, (cap = cap ? 2 * cap : 256) * sizeof *tests);            \
+        assert_non_null(tests);                                                                        \
+        tests[n++] = (axis_test){__VA_ARGS__};                                                         \
+    } while (0)
+    const kir_param contig = {.kind = KIR_IN_CONTIG};
+    for (size_t s = 0; s < sizeof axis_shapes / sizeof *axis_shapes; s++) {
+        const axis_shape *sh = &axis_shapes[s];
+        for (int axis = 0; axis < sh->rank; axis++) {
+            for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++) {
+                const axis_reduction *ar = &axis_reductions[r];
+                kir_kernel k = axis_kernel(ar->op, ar->ct, ar->rt, sh->rank, sh->shape, axis, contig, false);
+                ADD_TEST(.k = k, .view = -1, .with_nan = false);
+                if (ar->ct == PE_F32 || ar->ct == PE_F64) ADD_TEST(.k = k, .view = -1, .with_nan = true);
+            }
+            ADD_TEST(.k = axis_kernel(PE_OP_sum, PE_F32, PE_F32, sh->rank, sh->shape, axis, contig, true), .view = -1, .fused = true);
+            ADD_TEST(.k = axis_kernel(PE_OP_max_reduce, PE_F64, PE_F64, sh->rank, sh->shape, axis, contig, true), .view = -1,
+                     .fused = true);
+            ADD_TEST(.k = axis_kernel(PE_OP_stddev, PE_F64, PE_F64, sh->rank, sh->shape, axis, contig, true), .view = -1,
+                     .fused = true);
+        }
+    }
+    for (size_t v = 0; v < sizeof view_cases / sizeof *view_cases; v++) {
+        const view_case *vc = &view_cases[v];
+        for (int axis = 0; axis < vc->rank; axis++) {
+            for (size_t r = 0; r < sizeof axis_reductions / sizeof *axis_reductions; r++) {
+                const axis_reduction *ar = &axis_reductions[r];
+                if (ar->ct == PE_F32)
+                    ADD_TEST(.k = axis_kernel(ar->op, PE_F32, ar->rt, vc->rank, vc->shape, axis, vc->map, false), .view = (int)v);
+            }
+            ADD_TEST(.k = axis_kernel(PE_OP_mean, PE_F64, PE_F64, vc->rank, vc->shape, axis, vc->map, true), .view = (int)v,
+                     .fused = true);
+        }
+    }
+#undef ADD_TEST
+    kernel_list l = {0};
+    for (size_t i = 0; i < n; i++) {
+        assert_true(kir_valid(&tests[i].k));
+        add(&l, tests[i].k);
+    }
+    char *src = emit_all(&l);
+    void *lib = host_build(src);
+    int warps = 0;
+    for (size_t i = 0; i < n; i++) {
+        run_axis_test(lib, &tests[i]);
+        warps += pe_cuda_threads_per_result(&tests[i].k) == 32;
+    }
+    printf("%zu axis reductions (%zu kernels, %d a warp per result) run on the host: as reduce_one gives them, "
+           "the same bits for two launches\n", n, l.n, warps);
+    dlclose(lib);
+    free(src), free(l.k), free(tests);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -634,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
         cmocka_unit_test(test_combiner_runs_on_the_host),
+        cmocka_unit_test(test_axis_reductions_run_on_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,8 +29,11 @@ const void *pe_cuda_linked(pe_executor *ex, int place, const kir_kernel *k)
     return place >= 1 && place <= PE_CUDA_MAX_DEVICES ? lookup(gpu_of(place), k) : NULL;
 }
 
+/* A full reduction (its partials have a combiner; an axis reduction's
+ * kernel stores its results itself). */
 static bool is_reduction(const kir_kernel *k)
 {
+    if (k->axis_reduction) return false;
     for (int v = 0; v < k->n_body; v++)
         if (k->body[v].kind == KIR_REDUCE) return true;
     return false;

@@ -11,7 +11,8 @@
  * parameter (broadcasts and views) is read through its index map, in
  * 64-bit arithmetic from i's coordinates: offset, strides (negative too),
  * clamps and wraps with shifts (element_index), so views run in kernels on
- * the GPU; axis reductions and gathers do not (pe_cuda_emit refuses them). */
+ * the GPU.  Reductions along an axis are kernels too (emit_axis_kernel:
+ * those axis_reduction_emittable lists; pe_cuda_emit refuses others). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,7 @@ typedef struct {
     const kir_kernel *k;
     bool has_tail[KIR_MAX_BODY]; /* tail<v> = pe_cdf_tail_f32(|v|) is emitted */
     bool lanes; /* the body of the vector loop: arrays are the lane arrays in<p>[L] / out<p>[L] */
+    int pass;   /* an axis reduction's walk along its axis (var: 3, f64 norm2: 2); stores in the first only */
 } emitter;
 
 /* Value v converted to type `to`. */
@@ -339,11 +341,19 @@ static const kir_inst *reduction_of(const kir_kernel *k)
     return NULL;
 }
 
-/* Views are read through their index maps (element_index); axis
- * reductions stay on the interpreter (no axis_reduction_emittable). */
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, NULL, NULL};
-
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
+
+/* Reductions along an axis it emits (emit_axis_kernel): every reduction of
+ * the catalog but dot, of operands and results of every generated type
+ * (axis_kind_of says how each accumulates). */
+static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
+{
+    bool typed = ((PE_EMITS_ANY >> ctype) & 1u) && ((PE_EMITS_ANY >> dtype) & 1u);
+    return typed && pe_op_table[op].kind == PE_KIND_REDUCE && op != PE_OP_dot;
+}
+
+/* Views are read through their index maps (element_index). */
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, axis_reduction_emittable, NULL};
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }
 static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
 
@@ -367,6 +377,67 @@ static void emit_reduce(emitter *e, const kir_inst *in)
     if (is_extreme(op)) put(t, "      if (pe_takes(acc, x, %s)) acc = x; }\n", is_min(op) ? "true" : "false");
     else if (compensated(in)) put(t, "      pe_two_sum(acc, comp, x); }\n");
     else put(t, "      acc += x; }\n");
+}
+
+/* How an axis reduction accumulates its elements, as reduce_one does
+ * (exec/interp/interp.c): the full reductions' way (a double from the
+ * ops_codegen.def column, f64 sums compensated: sum, mean, extremes,
+ * norm1, norm2 but of f64); i32 sums and products wrapping (unsigned);
+ * float products in double, uncompensated; any, all; the first index of
+ * the extreme (argmax, argmin: the first NaN's wins); var and stddev in
+ * three walks (the mean, the largest deviation, the scaled squares); f64
+ * norm2 in two (the largest magnitude, the scaled squares). */
+typedef enum { AX_COLUMN, AX_WRAP_SUM, AX_WRAP_PROD, AX_PROD, AX_ANY, AX_ALL, AX_ARG, AX_VAR, AX_SCALED_NORM2 } axis_kind;
+
+static axis_kind axis_kind_of(const kir_inst *r)
+{
+    bool integer = r->ctype == PE_I32 && r->dtype == PE_I32; /* reduce_one's `integer` */
+    switch ((pe_op)r->op) {
+    case PE_OP_sum: return integer ? AX_WRAP_SUM : AX_COLUMN;
+    case PE_OP_prod: return integer ? AX_WRAP_PROD : AX_PROD;
+    case PE_OP_any: return AX_ANY;
+    case PE_OP_all: return AX_ALL;
+    case PE_OP_argmax: case PE_OP_argmin: return AX_ARG;
+    case PE_OP_var: case PE_OP_stddev: return AX_VAR;
+    case PE_OP_norm2: return r->ctype == PE_F64 ? AX_SCALED_NORM2 : AX_COLUMN; /* f32, i32 squares fit a double */
+    default: return AX_COLUMN; /* mean, max, min, norm1, norminf */
+    }
+}
+
+static int axis_passes(axis_kind kind) { return kind == AX_VAR ? 3 : kind == AX_SCALED_NORM2 ? 2 : 1; }
+
+/* Whether lanes' accumulators combine in a tree (emit_shuffle_tree): the
+ * column's (a fixed order), and the order-free wrapping sum, any, all. */
+static bool axis_combines(axis_kind kind) { return kind == AX_COLUMN || kind == AX_WRAP_SUM || kind == AX_ANY || kind == AX_ALL; }
+
+/* Element value v (of the axis reduction r, at position j along the axis)
+ * into the accumulator, in walk e->pass. */
+static void emit_axis_update(emitter *e, const kir_inst *r)
+{
+    text *t = e->t;
+    int v = r->a[1];
+    switch (axis_kind_of(r)) {
+    case AX_COLUMN: emit_reduce(e, r); break;
+    case AX_WRAP_SUM: put(t, "    acc += (unsigned)v%d;\n", v); break;
+    case AX_WRAP_PROD: put(t, "    acc *= (unsigned)v%d;\n", v); break;
+    case AX_PROD: put(t, "    acc *= (double)v%d;\n", v); break;
+    case AX_ANY: put(t, "    if ((double)v%d != 0.0) acc = true;\n", v); break; /* NaN is true */
+    case AX_ALL: put(t, "    if ((double)v%d == 0.0) acc = false;\n", v); break;
+    case AX_ARG:
+        put(t, "    if (!nan_at) { const double x = (double)v%d;\n"
+               "      if (j == 0 || x != x) acc = x, at = j, nan_at = x != x;\n"
+               "      else if (x %c acc) acc = x, at = j; }\n", v, r->op == PE_OP_argmax ? '>' : '<');
+        break;
+    case AX_VAR:
+        if (e->pass == 0) put(t, "    pe_two_sum(acc, comp, (double)v%d);\n", v);
+        if (e->pass == 1) put(t, "    { const double d = fabs((double)v%d - mean); if (!(d <= largest)) largest = d; }\n", v);
+        if (e->pass == 2) put(t, "    { const double d = ldexp((double)v%d - mean, -ex); pe_two_sum(acc, comp, d * d); }\n", v);
+        break;
+    case AX_SCALED_NORM2:
+        if (e->pass == 0) put(t, "    { const double m = fabs((double)v%d); if (m != m) nan = true; if (m > scale) scale = m; }\n", v);
+        else put(t, "    { const double m = (double)v%d / scale; pe_two_sum(acc, comp, m * m); }\n", v);
+        break;
+    }
 }
 
 static void emit_body(emitter *e)
@@ -402,10 +473,12 @@ static void emit_body(emitter *e)
             }
         } else if (in->kind == KIR_STORE) {
             const kir_param *q = &k->params[in->a[0]];
+            if (e->pass > 0) continue; /* an axis reduction's later walk: stored already */
             if (e->lanes) put(e->t, "    out%d[L] = v%d;\n", in->a[0], in->a[1]);
             else put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
         } else if (in->kind == KIR_REDUCE) {
-            emit_reduce(e, in);
+            if (k->axis_reduction) emit_axis_update(e, in);
+            else emit_reduce(e, in);
         } else {
             emit_op(e, v, in);
         }
@@ -518,12 +591,168 @@ static void emit_shuffle_tree(text *t, const kir_inst *r, int from)
     put(t, "  }\n");
 }
 
+int pe_cuda_threads_per_result(const kir_kernel *k)
+{
+    const kir_inst *r = k->axis_reduction ? reduction_of(k) : NULL;
+    bool warp = r && axis_combines(axis_kind_of(r)) && k->reduce_axis == k->rank - 1 &&
+                k->shape[k->reduce_axis] >= PE_CUDA_AXIS_WARP_MIN;
+    return warp ? 32 : 1;
+}
+
+/* A result's accumulator, by axis_kind. */
+static void emit_axis_state(text *t, const kir_inst *r)
+{
+    double start = pe_reduction_of((pe_op)r->op)->identity;
+    switch (axis_kind_of(r)) {
+    case AX_COLUMN:
+        put(t, "    double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                                                                                      : "__longlong_as_double(0xfff0000000000000LL)");
+        break;
+    case AX_WRAP_SUM: put(t, "    unsigned acc = 0u;\n"); break;
+    case AX_WRAP_PROD: put(t, "    unsigned acc = 1u;\n"); break;
+    case AX_PROD: put(t, "    double acc = 1.0;\n"); break;
+    case AX_ANY: put(t, "    bool acc = false;\n"); break;
+    case AX_ALL: put(t, "    bool acc = true;\n"); break;
+    case AX_ARG: put(t, "    double acc = 0.0; long long at = 0; bool nan_at = false;\n"); break;
+    case AX_VAR: put(t, "    double acc = 0.0, comp = 0.0, mean = 0.0, largest = 0.0; int ex = 0;\n"); break;
+    case AX_SCALED_NORM2: put(t, "    double acc = 0.0, comp = 0.0, scale = 0.0; bool nan = false;\n"); break;
+    }
+}
+
+/* What walk `pass` (> 0) of an axis reduction starts from. */
+static void emit_axis_between(text *t, const kir_inst *r, int pass, long long len)
+{
+    if (axis_kind_of(r) == AX_VAR && pass == 1)
+        put(t, "    mean = (pe_finite(acc) ? acc + comp : acc) / %lld.0;\n", len);
+    if (axis_kind_of(r) == AX_VAR && pass == 2) /* deviations scaled by a power of two: squares neither overflow nor underflow */
+        put(t, "    ex = largest > 0.0 && pe_finite(largest) ? ilogb(largest) : 0;\n    acc = 0.0, comp = 0.0;\n");
+}
+
+/* Lane 0 of a warp combines the lanes' accumulators (lane l takes lane
+ * l + 16, + 8, ..., + 1: a fixed order; the wrapping sum, any and all
+ * are order-free).  Every lane shuffles, whatever it holds. */
+static void emit_axis_tree(text *t, const kir_inst *r)
+{
+    axis_kind kind = axis_kind_of(r);
+    if (kind == AX_COLUMN) {
+        emit_shuffle_tree(t, r, 16);
+        return;
+    }
+    put(t, "  for (int d = 16; d > 0; d >>= 1) {\n");
+    if (kind == AX_WRAP_SUM) put(t, "    acc += __shfl_down_sync(0xffffffffu, acc, d);\n");
+    else put(t, "    const int o = __shfl_down_sync(0xffffffffu, (int)acc, d);\n    acc = acc %s o;\n", kind == AX_ANY ? "||" : "&&");
+    put(t, "  }\n");
+}
+
+/* Result o's value from its accumulator over `len` elements, stored, as
+ * reduce_one finishes it: a compensation added where the sum is finite,
+ * the mean divided, roots, the scales put back; converted to the result
+ * type once, as the interpreter stores it (i32: saturated, NaN 0). */
+static void emit_axis_store(text *t, const kir_kernel *k, const kir_inst *r, const char *in)
+{
+    pe_op op = (pe_op)r->op;
+    long long len = (long long)k->shape[k->reduce_axis];
+    switch (axis_kind_of(r)) {
+    case AX_WRAP_SUM: case AX_WRAP_PROD:
+        put(t, "%s((int *)a.p[%d].ptr)[o] = pe_wrap(acc);\n", in, r->a[0]);
+        return;
+    case AX_COLUMN:
+        put(t, "%sdouble v = acc;\n", in);
+        if (!is_extreme(op)) put(t, "%sif (pe_finite(acc)) v = acc + comp;\n", in);
+        if (op == PE_OP_mean) put(t, "%sv = v / %lld.0;\n", in, len);
+        if (op == PE_OP_norm2) put(t, "%sv = sqrt(v);\n", in);
+        break;
+    case AX_PROD: put(t, "%sdouble v = acc;\n", in); break;
+    case AX_ANY: case AX_ALL: put(t, "%sdouble v = acc ? 1.0 : 0.0;\n", in); break;
+    case AX_ARG: put(t, "%sdouble v = (double)at;\n", in); break;
+    case AX_VAR:
+        put(t, "%sconst double scaled = (pe_finite(acc) ? acc + comp : acc) / %lld.0;\n", in, len);
+        if (op == PE_OP_var) put(t, "%sdouble v = ldexp(scaled, 2 * ex);\n", in);
+        else put(t, "%sdouble v = ldexp(sqrt(scaled), ex);\n", in);
+        break;
+    case AX_SCALED_NORM2:
+        put(t, "%sdouble v = nan ? __longlong_as_double(0x7ff8000000000000LL) : scale == 0.0 || !pe_finite(scale) ? scale\n"
+               "%s  : scale * sqrt(pe_finite(acc) ? acc + comp : acc);\n", in, in);
+        break;
+    }
+    pe_dtype rt = (pe_dtype)r->dtype;
+    const char *R = ctype_name(rt);
+    const char *conv = rt == PE_I32 ? "pe_to_i32(v)" : rt == PE_BOOL ? "v != 0.0" : "v";
+    put(t, "%s((%s *)a.p[%d].ptr)[o] = (%s)(%s);\n", in, R, r->a[0], R, conv);
+}
+
+/* A reduction along an axis (kir.h: the iteration shape is the operand's,
+ * [0, n) counts results): any grid, a grid-stride loop over the results.
+ * Result o reads the elements base + j * inner, j along the axis, inner
+ * the extent of the axes after it.  The order each result is accumulated
+ * in is fixed by the kernel alone, never by the launch, so results are
+ * bitwise the same for any grid, block size and GPU:
+ *  - along the last axis, at least PE_CUDA_AXIS_WARP_MIN long, where lanes
+ *    combine (axis_combines): a warp per result (pe_cuda_threads_per_result),
+ *    coalesced: element j goes to lane j mod 32, which accumulates its
+ *    elements in order; then the tree of emit_axis_tree, and lane 0 stores;
+ *  - otherwise a thread per result, its elements in order, in as many walks
+ *    as the reduction takes (axis_passes; along an outer axis consecutive
+ *    threads read consecutive elements: coalesced).
+ * The first walk visits every element of the iteration space once, so the
+ * stores of fused producers are the element-wise kernel's. */
+static void emit_axis_kernel(emitter *e, const char *name)
+{
+    text *t = e->t;
+    const kir_kernel *k = e->k;
+    const kir_inst *r = reduction_of(k);
+    axis_kind kind = axis_kind_of(r);
+    int a = k->reduce_axis;
+    long long len = (long long)k->shape[a], inner = 1;
+    for (int d = k->rank - 1; d > a; d--) inner *= (long long)k->shape[d];
+    put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
+    if (pe_cuda_threads_per_result(k) == 32) {
+        /* a launch's threads are whole warps (blocks of whole warps): every
+         * lane of a warp takes the same results, so the shuffles meet */
+        put(t, "  const int lane = threadIdx.x & 31;\n"
+               "  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
+               "  const long long stride = ((long long)gridDim.x * blockDim.x) >> 5;\n");
+        put(t, "  for (long long o = first; o < n; o += stride) {\n");
+        emit_axis_state(t, r);
+        put(t, "  for (long long j = lane; j < %lldLL; j += 32) {\n", len);
+        put(t, "    const long long i = o * %lldLL + j;\n", len);
+        emit_body(e);
+        put(t, "  }\n");
+        emit_axis_tree(t, r);
+        put(t, "  if (lane == 0) {\n");
+        emit_axis_store(t, k, r, "    ");
+        put(t, "  }\n  }\n}\n");
+        return;
+    }
+    put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n");
+    put(t, "  for (long long o = first; o < n; o += stride) {\n");
+    if (inner == 1) put(t, "    const long long base = o * %lldLL;\n", len);
+    else put(t, "    const long long base = o / %lldLL * %lldLL + o %% %lldLL;\n", inner, len * inner, inner);
+    emit_axis_state(t, r);
+    for (e->pass = 0; e->pass < axis_passes(kind); e->pass++) {
+        emit_axis_between(t, r, e->pass, len);
+        if (kind == AX_SCALED_NORM2 && e->pass == 1) put(t, "  if (!nan && scale > 0.0 && pe_finite(scale))\n");
+        put(t, "  for (long long j = 0; j < %lldLL; j++) {\n", len);
+        put(t, "    const long long i = base + j * %lldLL;\n", inner);
+        emit_body(e);
+        memset(e->has_tail, 0, sizeof e->has_tail); /* those were this walk's */
+        put(t, "  }\n");
+    }
+    e->pass = 0;
+    emit_axis_store(t, k, r, "    ");
+    put(t, "  }\n}\n");
+}
+
 static void emit_kernel(text *t, const kir_kernel *k)
 {
     emitter e = {.t = t, .k = k};
     char name[48];
     kir_kernel_name(k, name, sizeof name);
     const kir_inst *r = reduction_of(k);
+    if (k->axis_reduction) {
+        emit_axis_kernel(&e, name);
+        return;
+    }
     if (!r) {
         put(t, "extern \"C\" __global__ void %s(long long n, pe_cuda_args a) {\n", name);
         put(t, "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n"
@@ -620,9 +849,13 @@ static void emit_combiner(text *t)
 
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        /* over flat indices only: no axis reduction (pe_cuda_fusion_rules has no axis_reduction_emittable) */
-        if (!pe_kernel_generatable(kernels[i], pe_cuda_can_emit) || kernels[i]->axis_reduction) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const kir_kernel *k = kernels[i];
+        if (!pe_kernel_generatable(k, pe_cuda_can_emit)) return NULL;
+        const kir_inst *r = reduction_of(k);
+        if (k->axis_reduction && (!r || !axis_reduction_emittable((pe_op)r->op, (pe_dtype)r->ctype, (pe_dtype)r->dtype)))
+            return NULL; /* only what the fusion rules promise */
+    }
     text t = {.s = malloc(16384), .cap = 16384};
     if (!t.s) return NULL;
     t.s[0] = 0;
@@ -632,7 +865,7 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
     bool reductions = false;
     for (size_t i = 0; i < n; i++) {
         emit_kernel(&t, kernels[i]);
-        reductions |= reduction_of(kernels[i]) != NULL;
+        reductions |= reduction_of(kernels[i]) != NULL && !kernels[i]->axis_reduction;
     }
     if (reductions) emit_combiner(&t);
     if (t.oom) {

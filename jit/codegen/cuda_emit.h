@@ -9,7 +9,10 @@
  * value as a double; a STRIDED parameter's pointer is its whole buffer,
  * read through the parameter's index map (kir.h: offset, strides, clamps,
  * wraps), compiled in.  Element-wise kernels: any grid, a grid-stride loop over
- * [0, n) (over groups of 4 elements first, where vectorised).  Reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
+ * [0, n) (over groups of 4 elements first, where vectorised).  Axis
+ * reductions: any grid of whole warps, a grid-stride loop over [0, n), the
+ * results (a warp per result or a thread per one: pe_cuda_threads_per_result),
+ * each accumulated in an order the kernel alone fixes.  Full reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
  * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
  * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
  * in a fixed combination order, so the result does not depend on the GPU
@@ -53,10 +56,18 @@ typedef struct {
     pe_cuda_arg p[KIR_MAX_PARAMS];
 } pe_cuda_args;
 
+/* Axis reductions along the last axis at least this long take a warp per
+ * result, shorter ones and those along other axes a thread per result. */
+#define PE_CUDA_AXIS_WARP_MIN 32
+
 /* Appends the CUDA C of n kernels (after one shared prelude) to a new
  * malloc'ed string; NULL when out of memory, or when a kernel holds an op
  * this generator does not emit (composed ops are lowered first: kir_lower). */
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
+/* The threads kernel k wants per item of its [0, n) (any grid works: its
+ * loops stride over the grid): 32 for an axis reduction that takes a warp
+ * per result (emit_axis_kernel), else 1.  The executor sizes grids by it. */
+int pe_cuda_threads_per_result(const kir_kernel *k);
 /* The CUDA executor's fusion rules: the ops pe_cuda_can_emit takes (today
  * the CPU generator's: ops_codegen.def's cuda_emits column equals its
  * cpu_emits), reductions fused into any body (the CPU's exception is a gcc
