@@ -234,6 +234,26 @@ static inline kir_kernel view_kernel(const view_case *c)
     return k;
 }
 
+/* concat as the program generator makes it: an i32 CONCAT_R x CONCAT_NA
+ * part (p0) and an f32 CONCAT_R x CONCAT_NB part (p1) along axis 1, each
+ * read through its map clamped into its columns, then the select by
+ * coordinate (KIR_OP concat) in f32; the result p2. */
+enum { CONCAT_R = 5, CONCAT_NA = 7, CONCAT_NB = 3 };
+static inline kir_kernel concat_kernel(void)
+{
+    enum { R = CONCAT_R, NA = CONCAT_NA, NB = CONCAT_NB, N = NA + NB };
+    kir_kernel k = {.rank = 2, .shape = {R, N}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_I32, .stride = {NA, 1}, .lo = {0, 0}, .hi = {0, NA}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_STRIDED, .dtype = PE_F32, .offset = -NA, .stride = {NB, 1},
+                                         .lo = {0, NA}, .hi = {0, N}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_I32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F32, .n = 1, .a = {1}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_concat, .dtype = PE_F32, .ctype = PE_F32, .n = 2, .a = {0, 1, 1}, .imm = NA};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {2, 2}};
+    return k;
+}
+
 /* Reductions along an axis (kir_kernel.axis_reduction) the CUDA generator
  * emits: each op with operand and result types the recorder gives it
  * (integer sums and products wrap; means, variances of integers are f64;

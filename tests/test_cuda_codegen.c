@@ -75,7 +75,8 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     vs.params[2] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
     vs.body[3] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = PE_F64, .ctype = PE_F32, .n = 2, .a = {2, 2}};
     add(&l, vs);
-    compile_all(&l, "reductions, broadcast, views, scalars, literals, generators");
+    add(&l, concat_kernel());
+    compile_all(&l, "reductions, broadcast, views, concat, scalars, literals, generators");
     free(l.k);
 }
 

@@ -368,6 +368,28 @@ static void test_views_read_through_index_maps(void **state)
     printf("views through index maps: %zu maps, every element as a C loop reads it\n", n_cases);
 }
 
+/* concat (cuda_test_kernels.h): every element against a C loop over the
+ * two arrays. */
+static void test_concat_selects_by_coordinate(void **state)
+{
+    (void)state;
+    enum { R = CONCAT_R, NA = CONCAT_NA, NB = CONCAT_NB, N = NA + NB };
+    kir_kernel k = concat_kernel();
+    assert_true(kir_valid(&k));
+    void *lib = host_build_vectorised(&k);
+    int32_t a[R * NA];
+    float b[R * NB], o[R * N];
+    for (int e = 0; e < R * NA; e++) a[e] = e - 11;
+    for (int e = 0; e < R * NB; e++) b[e] = 0.5f + (float)e;
+    pe_cuda_args args = {0};
+    void *ptrs[3] = {a, b, o};
+    for (int p = 0; p < 3; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+    host_launch(lib, &k, R * N, &args, 2, 16);
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < N; c++) assert_true(o[r * N + c] == (c < NA ? (float)a[r * NA + c] : b[r * NB + c - NA]));
+    dlclose(lib);
+}
+
 /* An offset past 2^32 elements: the index is 64-bit.  The buffer's pointer
  * is handed over that many elements before the data (the kernel adds them
  * back), so no such buffer is needed; one row, so that the row stride (as
@@ -855,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_vector_loop_at_rank_4),
         cmocka_unit_test(test_views_read_through_index_maps),
         cmocka_unit_test(test_view_index_is_64_bit),
+        cmocka_unit_test(test_concat_selects_by_coordinate),
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
         cmocka_unit_test(test_combiner_runs_on_the_host),
