@@ -59,6 +59,10 @@ typedef struct {
      * each reduction's accumulators in the lane being emitted */
     const bool *emits;
     gcc_jit_lvalue *acc_of[KIR_MAX_BODY], *comp_of[KIR_MAX_BODY], *at_of[KIR_MAX_BODY];
+    /* a value kept for later passes in a row-long local array: stored in
+     * the pass computing it (spill_here), loaded in a later one (reload) */
+    gcc_jit_lvalue *row_copy[KIR_MAX_BODY];
+    const bool *spill_here, *reload;
     pe_prims *prims;       /* vectorisable routines of this context */
     bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
     int n_locals;
@@ -649,6 +653,11 @@ static void emit_body(emitter *e, const kir_kernel *k)
         const kir_inst *in = &k->body[v];
         if (e->emits && !e->emits[v]) continue; /* another pass's, or a row's result already */
         if (e->emits && in->kind == KIR_REDUCE) e->acc = e->acc_of[v], e->comp = e->comp_of[v], e->at = e->at_of[v];
+        if (e->emits && e->reload[v]) { /* kept by an earlier pass over the row */
+            e->val[v] = to_local(e, gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(e->ctx, NULL, gcc_jit_lvalue_as_rvalue(e->row_copy[v]), e->c_last)),
+                                 type_of(e, (pe_dtype)in->dtype));
+            continue;
+        }
         if (in->kind == KIR_LOAD) {
             const kir_param *q = &k->params[in->a[0]];
             gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
@@ -669,6 +678,9 @@ static void emit_body(emitter *e, const kir_kernel *k)
             if (gcc_jit_rvalue_get_type(r) != T) r = gcc_jit_context_new_cast(e->ctx, NULL, r, T);
             e->val[v] = to_local(e, r, T);
         }
+        if (e->emits && e->spill_here[v])
+            gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, gcc_jit_lvalue_as_rvalue(e->row_copy[v]), e->c_last),
+                                         e->val[v]);
     }
 }
 
@@ -973,6 +985,42 @@ static void set_lane(emitter *e, int v, gcc_jit_lvalue *acc, gcc_jit_lvalue *com
  * fixed order: the same result for any launch); a pass also stores the
  * members it computes.  Each pass loads the row again (from cache) and
  * recomputes what it needs, so nothing between the reductions is stored. */
+/* What pass p over a row emits (emits[v]): its stores and reductions and,
+ * back from them, what they read — but a result of an earlier pass (a
+ * local already) and a value an earlier pass kept (kept[v]: reload[v]
+ * instead).  Its reductions in body order. */
+static int pass_emits(const kir_kernel *k, const int *pass, int p, const bool *kept, bool *emits, bool *reload, int *reductions)
+{
+    int n_red = 0;
+    memset(emits, 0, sizeof emits[0] * KIR_MAX_BODY);
+    memset(reload, 0, sizeof reload[0] * KIR_MAX_BODY);
+    for (int v = k->n_body - 1; v >= 0; v--) {
+        const kir_inst *in = &k->body[v];
+        bool root = (in->kind == KIR_STORE || in->kind == KIR_REDUCE) && pass[v] == p;
+        if (!root && !emits[v]) continue;
+        if (!root && kept[v] && pass[v] < p) { /* loaded from the row's copy: its operands are not needed */
+            reload[v] = true;
+            continue;
+        }
+        emits[v] = true;
+        if (in->kind == KIR_REDUCE) reductions[n_red++] = v;
+        int first, n = kir_value_operands(in, &first);
+        for (int j = first; j < first + n; j++) emits[in->a[j]] = emits[in->a[j]] || k->body[in->a[j]].kind != KIR_REDUCE;
+    }
+    for (int r = 0; r < n_red / 2; r++) { /* in body order */
+        int t = reductions[r];
+        reductions[r] = reductions[n_red - 1 - r], reductions[n_red - 1 - r] = t;
+    }
+    return n_red;
+}
+
+/* Values no longer than a row's copy may hold (elements): a pass keeps a
+ * costly value a later pass reads in such a copy (ROW_COPY_MAX of f64 is
+ * 64 KB of the launching thread's stack) instead of the later pass
+ * computing it again. */
+#define ROW_COPY_MAX 8192
+#define ROW_COPY_COST 4 /* the catalog's cost (ops.def) from which a copy pays: a store and a load in cache */
+
 static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     int64_t len = k->shape[k->rank - 1];
@@ -982,6 +1030,33 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         phase[v] = pass[v] + (k->body[v].kind == KIR_REDUCE); /* the pass its value exists from */
         if (pass[v] + 1 > n_passes) n_passes = pass[v] + 1;
     }
+    /* which values the pass computing them keeps for a later one: costly
+     * ones a later pass would compute again */
+    bool kept[KIR_MAX_BODY] = {0}, emits[KIR_MAX_BODY], reload[KIR_MAX_BODY], spill_here[KIR_MAX_BODY] = {0};
+    bool computed_in_own_pass[KIR_MAX_BODY] = {0}, read_later[KIR_MAX_BODY] = {0};
+    int reductions[KIR_MAX_BODY], n_copies = 0;
+    for (int p = 0; p < n_passes && len <= ROW_COPY_MAX; p++) {
+        pass_emits(k, pass, p, kept, emits, reload, reductions);
+        for (int v = 0; v < k->n_body; v++) {
+            if (!emits[v]) continue;
+            if (pass[v] == p) computed_in_own_pass[v] = true;
+            else read_later[v] = true;
+        }
+    }
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        kept[v] = in->kind == KIR_OP && pe_op_table[in->op].cost >= ROW_COPY_COST && computed_in_own_pass[v] && read_later[v] &&
+                  n_copies < 4;
+        if (kept[v]) {
+            gcc_jit_type *row = gcc_jit_context_new_array_type(e->ctx, NULL, type_of(e, (pe_dtype)in->dtype), (int)len);
+            char name[24];
+            snprintf(name, sizeof name, "row_copy%d", v);
+            e->row_copy[v] = gcc_jit_function_new_local(e->fn, NULL, row, name);
+            n_copies++;
+        }
+    }
+    e->reload = reload;
+    e->spill_here = spill_here;
     gcc_jit_lvalue *o = long_local(e, "o", begin);
     gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
     gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
@@ -991,20 +1066,8 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
     row_bases(e);
     gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
     for (int p = 0; p < n_passes; p++) {
-        /* what pass p emits: its stores and reductions and, back from them,
-         * what they read (a result of an earlier pass is a local already) */
-        bool emits[KIR_MAX_BODY] = {0};
-        int reductions[KIR_MAX_BODY], n_red = 0;
-        for (int v = k->n_body - 1; v >= 0; v--) {
-            const kir_inst *in = &k->body[v];
-            bool root = (in->kind == KIR_STORE || in->kind == KIR_REDUCE) && pass[v] == p;
-            if (!root && !emits[v]) continue;
-            if (!root && in->kind == KIR_REDUCE) { emits[v] = false; continue; } /* a result: no recompute */
-            emits[v] = true;
-            if (in->kind == KIR_REDUCE) reductions[n_red++] = v;
-            int first, n = kir_value_operands(in, &first);
-            for (int j = first; j < first + n; j++) emits[in->a[j]] = emits[in->a[j]] || k->body[in->a[j]].kind != KIR_REDUCE;
-        }
+        int n_red = pass_emits(k, pass, p, kept, emits, reload, reductions);
+        for (int v = 0; v < k->n_body; v++) spill_here[v] = kept[v] && pass[v] == p && emits[v];
         e->emits = emits;
         if (n_red == 0) { /* stores only: one linear loop along the row */
             gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
