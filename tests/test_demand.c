@@ -249,6 +249,37 @@ static void test_retained_input_past_the_limit(void **state)
     retained_input("1", true);
 }
 
+/* A scope's end releases an input (4 MB, past PE_RETAIN_LIMIT of 1 MB)
+ * and the expression holding it together: the bound is checked once the
+ * scope's handles are all gone, so the expression is not computed and
+ * stored for nothing on the way. */
+static void test_scope_end_stores_no_expression_it_releases(void **state)
+{
+    (void)state;
+    pe_shutdown();
+    setenv("PE_RETAIN_LIMIT", "1", 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    unsetenv("PE_RETAIN_LIMIT");
+    enum { BIG = 1 << 20 };
+    float *x = malloc(BIG * sizeof *x);
+    for (int i = 0; i < BIG; i++) x[i] = (float)(i % 1000) * 0.5f;
+    pe_scope scope = pe_scope_begin();
+    pe_array px = pe_f32_1d(x, BIG);
+    pe_array t = pe_mul(px, 2.0f); /* held, consumed by s only: an expression once s ran */
+    double sum;
+    assert_int_equal(pe_read_f64(pe_sum(t), &sum), PE_OK);
+    pe_sync();
+    pe_stats before = stats();
+    pe_scope_end(scope); /* px first: only t holds it, 4 MB past the bound; then t */
+    pe_sync();
+    pe_stats after = stats();
+    assert_int_equal(after.values_recomputed, before.values_recomputed);
+    assert_int_equal(after.kernels_launched, before.kernels_launched);
+    assert_int_equal(after.live_arrays, 0);
+    assert_int_equal(after.live_bytes, 0);
+    free(x);
+}
+
 /* A loop whose every iteration leaves an expression (released after): the
  * runtime's list of expressions stays bounded (stale entries dropped). */
 static void test_expressions_list_stays_bounded(void **state)
@@ -278,6 +309,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_released_value_shared_by_two_expressions, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_retained_input_under_the_limit, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_retained_input_past_the_limit, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_scope_end_stores_no_expression_it_releases, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_expressions_list_stays_bounded, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

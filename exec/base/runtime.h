@@ -162,6 +162,7 @@ typedef struct {
      * became expressions (entries go stale: the list is compacted when read) */
     int64_t retained_bytes, retain_limit;
     uint32_t relieved_epoch; /* the batch whose recording last stored them (at most once a batch) */
+    bool retain_check_held;  /* a scope is ending: its expressions go too, the bound is checked after */
     uint32_t *expressions;
     size_t n_expressions, cap_expressions, compact_expressions_at;
     pe_stats stats;

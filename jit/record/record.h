@@ -62,7 +62,8 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
 void pe_relieve_retained(const pe_site *s);
 static inline void pe_check_retained(const pe_site *s)
 {
-    if (pe_rt.retained_bytes > pe_rt.retain_limit && pe_rt.relieved_epoch != pe_rt.batch_epoch) pe_relieve_retained(s);
+    if (pe_rt.retained_bytes > pe_rt.retain_limit && pe_rt.relieved_epoch != pe_rt.batch_epoch && !pe_rt.retain_check_held)
+        pe_relieve_retained(s);
 }
 
 /* ---------------------------------------------------------------- fold.c */

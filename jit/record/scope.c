@@ -63,10 +63,17 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
         return;
     }
     pe_handle_list *l = &my.scopes[--my.scope_depth];
+    /* the bound on what expressions retain is checked once the scope's
+     * handles are all released: checked after each, a value only the
+     * scope's expressions hold tripped it, and expressions the scope was
+     * about to release were computed and stored for nothing */
+    pe_rt.retain_check_held = true;
     for (size_t i = 0; i < l->count; i++) {
         uint32_t idx;
         if (live_port(l->items[i], &idx)) pe_port_release_app(idx, s);
     }
+    pe_rt.retain_check_held = false;
+    pe_check_retained(s);
     free(l->items);
     *l = (pe_handle_list){0};
     if (my.scope_depth == 0) { /* the thread's outermost scope ended: nothing to keep (threads end) */
