@@ -981,10 +981,9 @@ static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
 }
 
 /* REDUCE_LANES lanes' accumulators at their identity, compensations (or a
- * keyed float extreme's NaN flags, else NULL), argmax's and argmin's indices
- * (else NULL): lane l's first element,
- * first + l (past the elements for a lane that gets none, which then loses
- * every tie). */
+ * keyed float extreme's NaN flags, else NULL), argmax's and argmin's
+ * indices (else NULL): lane l's first element, first + l (past the
+ * elements for a lane that gets none, which then loses every tie). */
 static void lane_locals(emitter *e, const kir_inst *reduce, bool with_comp, gcc_jit_rvalue *first, gcc_jit_lvalue **acc,
                         gcc_jit_lvalue **comp, gcc_jit_lvalue **at)
 {
