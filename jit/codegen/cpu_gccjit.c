@@ -501,7 +501,8 @@ static int passes_of(const kir_inst *reduce)
  * order: a flag per lane (ORed, in the key's type so that it vectorises
  * alongside) makes the result NaN, as the reference's max meeting a NaN.
  * norminf's key is the bits of |x|; an i32 or bool operand is its own key,
- * any's and all's is x != 0 (never NaN). */
+ * any's and all's is x != 0 (never NaN).  Along the last axis and in
+ * full reductions; along an outer axis see key_of. */
 typedef enum { KEY_NONE, KEY_F32, KEY_F64, KEY_INT } key_kind;
 
 static key_kind key_of(emitter *e, const kir_inst *reduce)
@@ -509,6 +510,10 @@ static key_kind key_of(emitter *e, const kir_inst *reduce)
     pe_op op = (pe_op)reduce->op;
     const pe_reduction *r = pe_reduction_of(op);
     if (!pe_reduction_is_extreme(op)) return KEY_NONE;
+    /* along an outer axis the loop runs across results, no reduction in it:
+     * the double form vectorises there, and ran faster than keys (4.6 ms
+     * against 5.6 for a 4096 x 4096 f32 max_axis(x, 0)) */
+    if (e->k->axis_reduction && e->k->reduce_axis != e->k->rank - 1) return KEY_NONE;
     if (r->element == PE_ELEM_NONZERO) return KEY_INT;
     pe_dtype t = (pe_dtype)e->k->body[reduce->a[1]].dtype;
     if (t == PE_F32 || t == PE_F64) return t == PE_F32 ? KEY_F32 : KEY_F64;
@@ -1008,11 +1013,10 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     int a = k->reduce_axis, last = k->rank - 1;
     int64_t len = k->shape[a], n_last = k->shape[last];
     bool with_comp = compensated(reduce);
-    gcc_jit_type *flag = nan_flag_type(e, reduce), *comp_type = flag ? flag : e->t_double;
-    gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, comp_type, AXIS_BLOCK);
+    gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, e->t_double, AXIS_BLOCK);
     gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, acc_type(e, reduce), AXIS_BLOCK),
                                                      "acc_block");
-    gcc_jit_lvalue *comp = with_comp || flag ? gcc_jit_function_new_local(e->fn, NULL, arr, "comp_block") : NULL;
+    gcc_jit_lvalue *comp = with_comp ? gcc_jit_function_new_local(e->fn, NULL, arr, "comp_block") : NULL;
     gcc_jit_lvalue *at = is_arg_extreme(reduce)
                              ? gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, e->t_long, AXIS_BLOCK), "at_block")
                              : NULL;
@@ -1041,8 +1045,7 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     if (at)
         gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
     if (comp)
-        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)),
-                                     gcc_jit_context_zero(e->ctx, comp_type));
+        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
     gcc_jit_block_add_assignment_op(init_body, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
     gcc_jit_block_end_with_jump(init_body, NULL, init_cond);
     gcc_jit_lvalue *kk = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "k_outer");
@@ -1074,12 +1077,9 @@ static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_r
     gcc_jit_block_end_with_conditional(fin_loop, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), fin_body, o_next);
     e->cur = fin_body;
     gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), acc_type(e, reduce));
-    gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), comp_type)
+    gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), e->t_double)
                          : at ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j))), e->t_long)
                               : num(e, PE_F64, 0.0);
-    key_kind kind = key_of(e, reduce);
-    if (kind != KEY_NONE) /* the key (and NaN flag) as the value */
-        hi = to_local(e, keyed_value(e, kind, hi, lo), e->t_double), lo = num(e, PE_F64, 0.0);
     gcc_jit_block_add_assignment(e->cur, NULL,
                                  gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), rv(j))),
                                  finish_axis_result(e, reduce, hi, lo, len));
