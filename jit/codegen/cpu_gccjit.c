@@ -1173,8 +1173,44 @@ static int pass_emits(const kir_kernel *k, const int *pass, int p, const bool *k
 #define ROW_COPY_MAX 8192
 #define ROW_COPY_COST 4 /* the catalog's cost (ops.def) from which a copy pays: a store and a load in cache */
 
+/* Value v's row-long local array (made once). */
+static void row_copy(emitter *e, const kir_kernel *k, int v, int64_t len)
+{
+    if (e->row_copy[v]) return;
+    gcc_jit_type *row = gcc_jit_context_new_array_type(e->ctx, NULL, type_of(e, (pe_dtype)k->body[v].dtype), (int)len);
+    char name[24];
+    snprintf(name, sizeof name, "row_copy%d", v);
+    e->row_copy[v] = gcc_jit_function_new_local(e->fn, NULL, row, name);
+}
+
+/* Whether what a pass emits has a costly op (the catalog's cost). */
+static bool emits_costly_op(const kir_kernel *k, const bool *emits)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (emits[v] && k->body[v].kind == KIR_OP && pe_op_table[k->body[v].op].cost >= ROW_COPY_COST) return true;
+    return false;
+}
+
+/* One loop along the row emitting what e->emits says (vectorisable: no
+ * lanes, no reduction). */
+static void emit_row_loop(emitter *e, const kir_kernel *k, gcc_jit_rvalue *start, int64_t len)
+{
+    gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
+    gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *next = block(e, "pass_next");
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, len)), body, next);
+    e->cur = body;
+    e->c_last = rv(j);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(j)), e->t_long);
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    e->cur = next;
+}
+
 static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
+    memset(e->row_copy, 0, sizeof e->row_copy);
     int64_t len = k->shape[k->rank - 1];
     int phase[KIR_MAX_BODY], pass[KIR_MAX_BODY], n_passes = 1;
     for (int v = 0; v < k->n_body; v++) {
@@ -1199,13 +1235,7 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         const kir_inst *in = &k->body[v];
         kept[v] = in->kind == KIR_OP && pe_op_table[in->op].cost >= ROW_COPY_COST && computed_in_own_pass[v] && read_later[v] &&
                   n_copies < 4;
-        if (kept[v]) {
-            gcc_jit_type *row = gcc_jit_context_new_array_type(e->ctx, NULL, type_of(e, (pe_dtype)in->dtype), (int)len);
-            char name[24];
-            snprintf(name, sizeof name, "row_copy%d", v);
-            e->row_copy[v] = gcc_jit_function_new_local(e->fn, NULL, row, name);
-            n_copies++;
-        }
+        if (kept[v]) row_copy(e, k, v, len), n_copies++;
     }
     e->reload = reload;
     e->spill_here = spill_here;
@@ -1221,19 +1251,26 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         int n_red = pass_emits(k, pass, p, kept, emits, reload, reductions);
         for (int v = 0; v < k->n_body; v++) spill_here[v] = kept[v] && pass[v] == p && emits[v];
         e->emits = emits;
-        if (n_red == 0) { /* stores only: one linear loop along the row */
-            gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
-            gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *next = block(e, "pass_next");
-            gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-            gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, len)), body, next);
-            e->cur = body;
-            e->c_last = rv(j);
-            e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(j)), e->t_long);
-            emit_body(e, k);
-            gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-            gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-            e->cur = next;
-            continue;
+        /* costly values under a reduction (exp of a softmax): one loop
+         * computes them into the row's copies (a loop the vectoriser takes,
+         * where eight lanes of inline exp are not), then the lanes reduce
+         * the copies */
+        bool split = n_red > 0 && len <= ROW_COPY_MAX && emits_costly_op(k, emits);
+        if (split)
+            for (int r = 0; r < n_red; r++) {
+                const kir_inst *red = &k->body[reductions[r]];
+                emits[reductions[r]] = false;
+                for (int j = 1; j < red->n; j++) row_copy(e, k, red->a[j], len), spill_here[red->a[j]] = true;
+            }
+        if (n_red == 0 || split) { /* stores (and copies) only: one loop along the row */
+            emit_row_loop(e, k, start, len);
+            if (!split) continue;
+            memset(emits, 0, sizeof emits), memset(reload, 0, sizeof reload), memset(spill_here, 0, sizeof spill_here);
+            for (int r = 0; r < n_red; r++) {
+                const kir_inst *red = &k->body[reductions[r]];
+                emits[reductions[r]] = true;
+                for (int j = 1; j < red->n; j++) emits[red->a[j]] = reload[red->a[j]] = true;
+            }
         }
         gcc_jit_lvalue *acc[KIR_MAX_BODY][REDUCE_LANES], *comp[KIR_MAX_BODY][REDUCE_LANES], *at[KIR_MAX_BODY][REDUCE_LANES];
         for (int r = 0; r < n_red; r++) {
