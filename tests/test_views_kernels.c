@@ -6,7 +6,7 @@
  * (slice, slice_step with negative steps, transpose, permute, reshape,
  * periodic, spread, broadcasting, gather, concat, the index and identity
  * generators), views of views, views feeding element-wise chains (a 5-point
- * stencil, a + transpose(a)), every per-axis reduction on f32, f64, i32 and
+ * stencil, a + transpose(a)), transposed reads walked in tiles, every per-axis reduction on f32, f64, i32 and
  * bool inputs of rank 1-4 with every axis (negative ones too), size-1 and
  * empty axes, reductions fed by element-wise chains and broadcast back,
  * softmax per row, and the integer-result reductions.  Each program runs in
@@ -433,6 +433,44 @@ static void build_plus_transpose(outputs *o, int t, int unused)
     }
 }
 
+/* --- tiled walks: kernels that read a view across cache lines along the
+ * last axis (a transpose, a permute with the buffer's contiguous axis
+ * second-to-last) walk the last two axes in tiles (cpu_gccjit.c's
+ * emit_tiles); sizes that are no multiple of the tile, on both axes and per
+ * plane of rank 3 and 4 */
+
+static void build_tiles(outputs *o, int t, int unused)
+{
+    (void)unused;
+    int64_t s[2] = {67, 131}, st[2] = {131, 67}, sq[2] = {67, 67}, small[2] = {40, 33};
+    pe_array a = rnd(t, 2, s), b = rnd(t, 2, st), c = rnd(t, 2, sq);
+    out(o, combine(a, pe_transpose(b)));
+    out2(o, pe_transpose(a));
+    out(o, combine(c, pe_transpose(c)));
+    int64_t start[2] = {0, 66}, count[2] = {131, 67}, step[2] = {1, -1}; /* a negative step along the transposed axis */
+    out2(o, pe_slice_step(pe_transpose(a), start, count, step));
+    out(o, combine(pe_periodic(pe_transpose(rnd(t, 2, small)), 2, s), a)); /* wrapped along both axes */
+    int64_t s3[3] = {2, 67, 131};
+    out(o, chain(combine(rnd(t, 3, s3), pe_transpose(b)))); /* broadcast over the planes */
+    int64_t x3[3] = {3, 131, 67}, y3[3] = {37, 5, 33}, x4[4] = {2, 3, 45, 70};
+    static const int p021[3] = {0, 2, 1}, p120[3] = {1, 2, 0}, p0132[4] = {0, 1, 3, 2};
+    out2(o, pe_permute(rnd(t, 3, x3), p021)); /* 3 planes of 67 x 131 */
+    out2(o, pe_permute(rnd(t, 3, y3), p120)); /* 5 planes of 33 x 37 */
+    out2(o, pe_permute(rnd(t, 4, x4), p0132));
+}
+
+/* past one launch chunk: launches split over threads start and end inside
+ * rows and tiles */
+static void build_large_tiles(outputs *o, int t, int unused)
+{
+    (void)unused;
+    int64_t s[2] = {301, 257}, st[2] = {257, 301}, x3[3] = {3, 257, 301};
+    static const int p021[3] = {0, 2, 1};
+    pe_array a = rnd(t, 2, s);
+    out(o, combine(a, pe_transpose(rnd(t, 2, st))));
+    out2(o, pe_permute(rnd(t, 3, x3), p021));
+}
+
 /* --- reductions */
 
 typedef pe_array (*axis_fn)(const pe_site *, pe_array, int);
@@ -737,6 +775,8 @@ static const program programs[] = {
     T4("view_of_view", build_view_of_view, EXACT),
     TF("stencil5", build_stencil, .exact = false),
     T4("a_plus_transpose", build_plus_transpose, EXACT),
+    T4("tiles", build_tiles, EXACT),
+    T4("large_tiles", build_large_tiles, EXACT),
     RED(R_SUM, "sum"),
     RED(R_PROD, "prod"),
     RED(R_MAX, "max"),
@@ -1128,6 +1168,21 @@ static void test_reductions_same_bits_for_any_thread_count(void **state)
     same_bits_for_any_thread_count(&long_reductions);
 }
 
+static void build_tiles_threads(outputs *o, int unused1, int unused2)
+{
+    (void)unused1, (void)unused2;
+    build_large_tiles(o, PE_F32, 0);
+    build_large_tiles(o, PE_I32, 0);
+}
+
+/* tiled walks whose launches split inside tiles: the same bits for any thread count */
+static void test_tiles_same_bits_for_any_thread_count(void **state)
+{
+    (void)state;
+    static const program tiles = {.name = "tiles_threads", .build = build_tiles_threads};
+    same_bits_for_any_thread_count(&tiles);
+}
+
 /* var and stddev keep the reference's range in kernels: the deviations of
  * [1e200, -1e200] square past f64, their scaled squares do not. */
 static void test_stddev_does_not_overflow_in_kernels(void **state)
@@ -1308,6 +1363,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_jit_agrees_with_interpreter, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_axis_sums_same_bits_for_any_thread_count, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_reductions_same_bits_for_any_thread_count, push_handler, pop_handler),
+        cmocka_unit_test_setup_teardown(test_tiles_same_bits_for_any_thread_count, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_stddev_does_not_overflow_in_kernels, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_errors_at_the_callers_line, push_handler, pop_handler),
     };

@@ -239,16 +239,22 @@ static gcc_jit_rvalue *axis_term(emitter *e, const kir_param *p, int d, gcc_jit_
     return p->stride[d] == 1 ? x : lbin(e, GCC_JIT_BINARY_OP_MULT, x, lng(e, p->stride[d]));
 }
 
-/* A STRIDED parameter's element at c_last = 0 of the current row: its
- * offset plus the terms of the axes before the last. */
-static gcc_jit_rvalue *row_base(emitter *e, const kir_param *p)
+/* off plus the terms of a STRIDED parameter's axes [from, to) at the
+ * hoisted coordinates, as a local. */
+static gcc_jit_rvalue *axes_base(emitter *e, const kir_param *p, gcc_jit_rvalue *off, int from, int to)
 {
-    gcc_jit_rvalue *off = lng(e, p->offset);
-    for (int d = 0; d + 1 < e->k->rank; d++) {
+    for (int d = from; d < to; d++) {
         gcc_jit_rvalue *t = axis_term(e, p, d, e->coord[d]);
         if (t) off = lbin(e, GCC_JIT_BINARY_OP_PLUS, off, t);
     }
     return to_local(e, off, e->t_long);
+}
+
+/* A STRIDED parameter's element at c_last = 0 of the current row: its
+ * offset plus the terms of the axes before the last. */
+static gcc_jit_rvalue *row_base(emitter *e, const kir_param *p)
+{
+    return axes_base(e, p, lng(e, p->offset), 0, e->k->rank - 1);
 }
 
 /* The hoisted row bases of every STRIDED parameter. */
@@ -953,6 +959,24 @@ static gcc_jit_rvalue *row_start(emitter *e)
     return to_local(e, flat, e->t_long);
 }
 
+/* The linear loop over flat elements [from, to) of the row whose element 0
+ * is flat `start` (its coordinates and views' row elements hoisted), from
+ * the current block on to `next`. */
+static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                          gcc_jit_block *next)
+{
+    gcc_jit_block *cond = block(e, "inner_cond"), *body = block(e, "inner_body");
+    gcc_jit_lvalue *j = long_local(e, "j", from);
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), to), body, next);
+    e->cur = body;
+    e->index = rv(j);
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+}
+
 /* An element-wise kernel with a shape, row by row: per row the coordinates
  * and each view's element at its start, then a loop along the last axis in
  * which every index is linear (the vectoriser's case). */
@@ -960,8 +984,8 @@ static gcc_jit_block *emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
 {
     int64_t n_last = k->shape[k->rank - 1];
     gcc_jit_lvalue *i = long_local(e, "i", begin);
-    gcc_jit_block *rows_cond = block(e, "rows_cond"), *row_head = block(e, "row_head"), *inner_cond = block(e, "inner_cond");
-    gcc_jit_block *inner_body = block(e, "inner_body"), *row_next = block(e, "row_next"), *done = block(e, "done");
+    gcc_jit_block *rows_cond = block(e, "rows_cond"), *row_head = block(e, "row_head"), *row_next = block(e, "row_next");
+    gcc_jit_block *done = block(e, "done");
     gcc_jit_block_end_with_jump(e->cur, NULL, rows_cond);
     gcc_jit_block_end_with_conditional(rows_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end), row_head, done);
     e->cur = row_head;
@@ -971,17 +995,112 @@ static gcc_jit_block *emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
     row_coordinates(e, row, -1);
     row_bases(e);
-    gcc_jit_lvalue *j = long_local(e, "j", rv(i));
-    gcc_jit_block_end_with_jump(e->cur, NULL, inner_cond);
-    gcc_jit_block_end_with_conditional(inner_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), row_end), inner_body, row_next);
-    e->cur = inner_body;
-    e->index = rv(j);
-    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
-    emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, inner_cond);
+    emit_row_span(e, k, rv(i), row_end, start, row_next);
     gcc_jit_block_add_assignment(row_next, NULL, i, row_end);
     gcc_jit_block_end_with_jump(row_next, NULL, rows_cond);
+    return done;
+}
+
+/* Tiles of the tiled walk: TILE x TILE elements of the last two axes (32:
+ * bench_views' a + a^T measured 16 about alike and 64 a little slower). */
+#define TILE 32
+/* Bytes of a cache line: a view whose step along the last axis is at least
+ * this touches a new line per element. */
+#define CACHE_LINE 64
+
+/* Whether an element-wise kernel with a shape reads a view across cache
+ * lines along its last axis (a transpose; a permute moving the buffer's
+ * contiguous axis off the last) but along or near lines over the axis
+ * before it: walked row by row, each element of such a read loads a line
+ * of which it uses one element, and by the time the next row wants the
+ * line's neighbour a whole row of other lines went by (4096 of them,
+ * 256 KiB, for a 4096-wide f32 transpose: long gone from L1).  Walked in TILE x TILE
+ * tiles of the last two axes, the lines a tile's first row loads serve its
+ * next rows.  A view whose steps are large along both (a permute whose
+ * contiguous axis is further out) gains nothing from these tiles. */
+static bool reads_across_lines(const kir_kernel *k)
+{
+    int last = k->rank - 1;
+    if (k->rank < 2 || k->shape[last] <= TILE || k->shape[last - 1] < 2) return false;
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (q->kind != KIR_IN_STRIDED) continue;
+        int64_t size = (int64_t)pe_dtype_size((pe_dtype)q->dtype);
+        int64_t along = q->stride[last] < 0 ? -q->stride[last] : q->stride[last];
+        int64_t before = q->stride[last - 1] < 0 ? -q->stride[last - 1] : q->stride[last - 1];
+        if (along * size >= CACHE_LINE && before * size < CACHE_LINE) return true;
+    }
+    return false;
+}
+
+static gcc_jit_rvalue *lmin(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, a, b), a, b);
+}
+
+static gcc_jit_rvalue *lmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, a, b), a, b);
+}
+
+/* An element-wise kernel that reads across lines (reads_across_lines), in
+ * TILE x TILE tiles of its last two axes.  The launch's [begin, end) is
+ * flat and need not start or end on a row: its rows are walked in blocks of
+ * up to TILE rows (aligned to TILE within their plane, the last two axes,
+ * and never crossing one), each block tile by tile along the last axis and
+ * each tile row by row, every row's columns clipped to [begin, end) — the
+ * partial rows at the launch's ends are the blocks' first and last rows
+ * with fewer columns, so every element is computed once, by one launch, as
+ * in the row walk (element-wise: the order changes no value).  Per block
+ * the coordinates of the outer axes and each view's element at their
+ * start; per row of a tile its coordinate and the views' row elements; the
+ * loop within a tile's row is linear, as the row walk's. */
+static gcc_jit_block *emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    int last = k->rank - 1;
+    int64_t n_last = k->shape[last], n_rows = k->shape[last - 1];
+    gcc_jit_lvalue *q = long_local(e, "q", lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, n_last)));
+    gcc_jit_rvalue *q_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, lbin(e, GCC_JIT_BINARY_OP_PLUS, end, lng(e, n_last - 1)),
+                                             lng(e, n_last)), e->t_long);
+    gcc_jit_block *blocks_cond = block(e, "blocks_cond"), *block_head = block(e, "block_head"), *tiles_cond = block(e, "tiles_cond");
+    gcc_jit_block *row_cond = block(e, "tile_row_cond"), *row_head = block(e, "tile_row_head"), *row_next = block(e, "tile_row_next");
+    gcc_jit_block *tile_next = block(e, "tile_next");
+    gcc_jit_block *block_next = block(e, "block_next"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, blocks_cond);
+    gcc_jit_block_end_with_conditional(blocks_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(q), q_end), block_head, done);
+
+    e->cur = block_head; /* rows [q, q_block) of one plane, q_block at most the next multiple of TILE */
+    row_coordinates(e, rv(q), -1);
+    gcc_jit_rvalue *r0 = e->coord[last - 1];
+    gcc_jit_rvalue *to_tile = lbin(e, GCC_JIT_BINARY_OP_MINUS, lng(e, TILE), lbin(e, GCC_JIT_BINARY_OP_MODULO, r0, lng(e, TILE)));
+    gcc_jit_rvalue *to_plane = lbin(e, GCC_JIT_BINARY_OP_MINUS, lng(e, n_rows), r0);
+    gcc_jit_rvalue *q_block = to_local(e, lmin(e, q_end, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(q), lmin(e, to_tile, to_plane))), e->t_long);
+    gcc_jit_rvalue *outer[KIR_MAX_PARAMS];
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_IN_STRIDED) outer[p] = axes_base(e, &k->params[p], lng(e, k->params[p].offset), 0, last - 1);
+    gcc_jit_lvalue *c0 = long_local(e, "c0", lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, tiles_cond);
+    e->cur = tiles_cond;
+    gcc_jit_lvalue *row = long_local(e, "row", rv(q));
+    gcc_jit_rvalue *c1 = to_local(e, lmin(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(c0), lng(e, TILE)), lng(e, n_last)), e->t_long);
+    gcc_jit_block_end_with_conditional(e->cur, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(c0), lng(e, n_last)), row_cond, block_next);
+    gcc_jit_block_end_with_conditional(row_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(row), q_block), row_head, tile_next);
+
+    e->cur = row_head; /* this row's columns of the tile, clipped to the launch */
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(row), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *lo = lmax(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(c0)), begin);
+    gcc_jit_rvalue *hi = to_local(e, lmin(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, c1), end), e->t_long);
+    e->coord[last - 1] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, r0, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(row), rv(q))), e->t_long);
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_IN_STRIDED) e->base[p] = axes_base(e, &k->params[p], outer[p], last - 1, last);
+    emit_row_span(e, k, lo, hi, start, row_next);
+
+    gcc_jit_block_add_assignment_op(row_next, NULL, row, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(row_next, NULL, row_cond);
+    gcc_jit_block_add_assignment_op(tile_next, NULL, c0, GCC_JIT_BINARY_OP_PLUS, lng(e, TILE));
+    gcc_jit_block_end_with_jump(tile_next, NULL, tiles_cond);
+    gcc_jit_block_add_assignment(block_next, NULL, q, q_block);
+    gcc_jit_block_end_with_jump(block_next, NULL, blocks_cond);
     return done;
 }
 
@@ -1585,6 +1704,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     else if (k->axis_reduction && passes_of(reduce) > 1) done = emit_axis_passes(e, k, begin, end);
     else if (k->axis_reduction) done = emit_axis_outer(e, k, begin, end);
     else if (reduce && passes_of(reduce) > 1) done = emit_flat_passes(e, k, begin, end);
+    else if (e->rows && reads_across_lines(k)) done = emit_tiles(e, k, begin, end);
     else if (e->rows) done = emit_rows(e, k, begin, end);
     else done = emit_flat(e, k, begin, end);
     if (flag >= 0) { /* other launches may set it too: one atomic OR per launch */
