@@ -190,7 +190,12 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
          * elements: measured on an H100, one element per thread made the
          * triad 68% and the chain 50% of the copy bandwidth instead of 79
          * and 68% */
-        long long threads = n * pe_cuda_threads_per_result(k); /* an axis reduction may take a warp per result */
+        /* an axis reduction may take a warp per result (cuda_emit.c decides
+         * which; the executor cannot ask it, below it in the layering): a
+         * warp's worth of threads per result for each, idle past the
+         * results in a kernel taking a thread per result (both stride over
+         * their results, so any grid is correct) */
+        long long threads = n * (k->axis_reduction ? 32 : 1);
         long long blocks = (threads + BLOCK - 1) / BLOCK, most = (long long)g->dev->sms * 32;
         r = pe_cuda_api_in_use->cuLaunchKernel(fn->fn, (unsigned)(blocks < most ? blocks : most), 1, 1, BLOCK, 1, 1, 0, stream,
                                    params, NULL);
