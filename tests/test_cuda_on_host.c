@@ -674,7 +674,10 @@ static long double axis_reference(pe_op op, pe_dtype ct, pe_dtype rt, const doub
     case PE_OP_prod: {
         uint32_t w = 1;
         long double p = 1;
-        for (int64_t j = 0; j < len; j++) w *= (uint32_t)(int32_t)x[j], p *= x[j];
+        for (int64_t j = 0; j < len; j++) { /* only an i32 operand wraps (a NaN has no i32) */
+            if (integer) w *= (uint32_t)(int32_t)x[j];
+            p *= x[j];
+        }
         *size = fabsl(p);
         return integer ? (int32_t)w : p;
     }

@@ -222,6 +222,8 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
     if (gather_out_of_range) { /* the interpreter finds the index and reports it, as the contract says */
         size_t computed = 0;
         free(partials);
+        for (int i = 0; i < k->n_params; i++) /* a member made invalid keeps no buffer */
+            if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) pe_port_result_drop(pe_port_at(p->bind[i]));
         for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
         return computed;
     }
