@@ -156,6 +156,20 @@ static void profile_kernel(const pe_program *p, uint64_t t0, uint64_t t1)
     pe_prof_add(PE_PC_pool_capacity_ns, (t1 - t0) * (uint64_t)pe_rt.threads);
 }
 
+/* The interpreter computes the kernel's members instead: out of memory for
+ * its buffers (it reports that port by port), or a gather's index out of
+ * range (it reports the index, as the contract says).  The kernel's
+ * results go first, so that a member made invalid keeps no buffer. */
+static size_t members_on_interpreter(const pe_program *p)
+{
+    const kir_kernel *k = p->kir;
+    for (int i = 0; i < k->n_params; i++)
+        if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) pe_port_result_drop(pe_port_at(p->bind[i]));
+    size_t computed = 0;
+    for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
+    return computed;
+}
+
 static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
 {
     const kir_kernel *k = p->kir;
@@ -190,15 +204,8 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
                 partials = malloc(sizeof *partials * (size_t)(n_chunks ? width * n_chunks : 1));
             }
             if (!q->buf || (k->params[i].kind == KIR_OUT_PARTIAL && !partials)) {
-                /* out of memory: the interpreter reports it port by port */
                 free(partials);
-                pe_port_result_drop(q);
-                for (int j = 0; j < i; j++)
-                    if (k->params[j].kind == KIR_OUT || k->params[j].kind == KIR_OUT_PARTIAL)
-                        pe_port_result_drop(pe_port_at(p->bind[j]));
-                size_t computed = 0;
-                for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
-                return computed;
+                return members_on_interpreter(p);
             }
             args[i] = k->params[i].kind == KIR_OUT_PARTIAL ? (void *)partials : q->buf;
         } else {
@@ -219,13 +226,9 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         for (int i = 0; i < k->n_params; i++) pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;
         if (pe_prof_on) profile_kernel(p, t0, pe_prof_now());
     }
-    if (gather_out_of_range) { /* the interpreter finds the index and reports it, as the contract says */
-        size_t computed = 0;
+    if (gather_out_of_range) {
         free(partials);
-        for (int i = 0; i < k->n_params; i++) /* a member made invalid keeps no buffer */
-            if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) pe_port_result_drop(pe_port_at(p->bind[i]));
-        for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
-        return computed;
+        return members_on_interpreter(p);
     }
     if (reduce_param >= 0) {
         pe_port *r = pe_port_at(p->bind[reduce_param]);

@@ -1310,20 +1310,12 @@ static bool emits_costly_op(const kir_kernel *k, const bool *emits)
     return false;
 }
 
-/* One loop along the row emitting what e->emits says (vectorisable: no
- * lanes, no reduction). */
+/* One loop along the row at flat index `start` emitting what e->emits
+ * says (vectorisable: no lanes, no reduction). */
 static void emit_row_loop(emitter *e, const kir_kernel *k, gcc_jit_rvalue *start, int64_t len)
 {
-    gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
-    gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *next = block(e, "pass_next");
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, len)), body, next);
-    e->cur = body;
-    e->c_last = rv(j);
-    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(j)), e->t_long);
-    emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    gcc_jit_block *next = block(e, "pass_next");
+    emit_row_span(e, k, start, to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, len)), e->t_long), start, next);
     e->cur = next;
 }
 

@@ -49,18 +49,8 @@ bool kir_lower(kir_kernel *k)
     int n = 0;
     for (int v = 0; v < k->n_body; v++) {
         kir_inst in = k->body[v];
-        switch ((kir_inst_kind)in.kind) {
-        case KIR_LOAD: break;
-        case KIR_STORE: in.a[1] = moved[in.a[1]]; break;
-        case KIR_REDUCE:
-            for (int j = 1; j < in.n; j++) in.a[j] = moved[in.a[j]];
-            break;
-        case KIR_GATHER: in.a[1] = moved[in.a[1]]; break;
-        case KIR_OP:
-            if (pe_op_table[in.op].kind == PE_KIND_GENERATOR) break; /* a[] holds an axis, not values */
-            for (int j = 0; j < in.n; j++) in.a[j] = moved[in.a[j]];
-            break;
-        }
+        int first, n_values = kir_value_operands(&in, &first);
+        for (int j = first; j < first + n_values; j++) in.a[j] = moved[in.a[j]];
         if (!composed(&in)) {
             moved[v] = (uint16_t)n;
             body[n++] = in;

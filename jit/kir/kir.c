@@ -152,6 +152,7 @@ bool kir_valid(const kir_kernel *k)
             break;
         case KIR_OP:
             if (b->op >= PE_OP__COUNT) return false;
+            if (pe_op_table[b->op].kind == PE_KIND_GENERATOR && b->n != 0) return false; /* a[0] is an axis, no value */
             if (pe_op_table[b->op].kind != PE_KIND_GENERATOR)
                 for (int j = 0; j < b->n; j++)
                     if (b->a[j] >= i) return false;
