@@ -858,7 +858,7 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
 static void combine_all_lanes(emitter *e, const kir_inst *reduce, int n_lanes, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
                               gcc_jit_lvalue **at, gcc_jit_rvalue **hi_out, gcc_jit_rvalue **lo_out)
 {
-    gcc_jit_rvalue *hi[MAX_LANES], *lo[MAX_LANES];
+    gcc_jit_rvalue *hi[MAX_LANES] = {0}, *lo[MAX_LANES] = {0};
     key_kind kind = key_of(e, reduce);
     if (kind != KEY_NONE) {
         gcc_jit_type *K = key_type(e, kind);
@@ -1261,8 +1261,7 @@ static void set_lane(emitter *e, int v, gcc_jit_lvalue *acc, gcc_jit_lvalue *com
  * pass 0 accumulates the reductions of values the row's elements give,
  * pass p those of values computed from the results of the passes before it
  * (x - mean_axis(x, 1), softmax: the results broadcast back), each in
- * ROW_LANES lanes (REDUCE_LANES where the pass computes a costly op;
- * element k in lane k mod the lanes, combined in a
+ * row_lanes lanes (element k in lane k mod the lanes, combined in a
  * fixed order: the same result for any launch); a pass also stores the
  * members it computes.  Each pass loads the row again (from cache) and
  * recomputes what it needs, so nothing between the reductions is stored. */
@@ -1319,6 +1318,21 @@ static bool emits_costly_op(const kir_kernel *k, const bool *emits, const bool *
     for (int v = 0; v < k->n_body; v++)
         if (emits[v] && !reload[v] && k->body[v].kind == KIR_OP && pe_op_table[k->body[v].op].cost >= ROW_COPY_COST) return true;
     return false;
+}
+
+/* The lanes of a row pass: ROW_LANES where each of its reductions adds
+ * doubles (sum, mean, norms: lanes the vectoriser packs whole into
+ * registers) and nothing costly is computed, else REDUCE_LANES (keyed
+ * extremes in 32 lanes made gcc interleave 16 iterations of the group with
+ * permutes, slower than 8). */
+static int row_lanes(emitter *e, const kir_kernel *k, const int *reductions, int n_red, const bool *emits, const bool *reload)
+{
+    if (emits_costly_op(k, emits, reload)) return REDUCE_LANES;
+    for (int r = 0; r < n_red; r++) {
+        const kir_inst *red = &k->body[reductions[r]];
+        if (acc_type(e, red) != e->t_double || is_arg_extreme(red) || pe_reduction_of((pe_op)red->op)->acc == PE_ACC_PROD) return REDUCE_LANES;
+    }
+    return ROW_LANES;
 }
 
 /* One loop along the row at flat index `start` emitting what e->emits
@@ -1395,7 +1409,7 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
             }
         }
         gcc_jit_lvalue *acc[KIR_MAX_BODY][MAX_LANES], *comp[KIR_MAX_BODY][MAX_LANES], *at[KIR_MAX_BODY][MAX_LANES];
-        int lanes = emits_costly_op(k, emits, reload) ? REDUCE_LANES : ROW_LANES;
+        int lanes = row_lanes(e, k, reductions, n_red, emits, reload);
         for (int r = 0; r < n_red; r++) {
             const kir_inst *red = &k->body[reductions[r]];
             lane_locals(e, red, lanes, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
