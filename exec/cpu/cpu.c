@@ -209,6 +209,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             }
             args[i] = k->params[i].kind == KIR_OUT_PARTIAL ? (void *)partials : q->buf;
         } else {
+            if (k->params[i].kind == KIR_IN_GATHERED && !pe_port_fill_buffer(q)) return members_on_interpreter(p);
             args[i] = q->buf;
         }
     }
