@@ -102,6 +102,11 @@ static void lru_push_front(macro_entry *e)
 
 static void entry_free(macro_entry *e)
 {
+    for (size_t i = 0; i < e->n_items; i++) {
+        if (!e->items[i].held) continue;
+        pe_rt.stats.live_arrays++; /* counted again as it goes (pe_port_unref may free it) */
+        pe_port_unref(e->items[i].port);
+    }
     free(e->signature);
     free(e->items);
     free(e->out_refs);
@@ -235,7 +240,6 @@ static void replay_failed(macro_entry *e, size_t made, const pe_site *s, pe_arra
         pe_port *p = pe_port_at(idx);
         if (e->items[i].kind == PE_MACRO_ITEM_OP && p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch)
             pe_queue_push(PE_ENTRY_RELEASE, idx);
-        pe_port_maybe_free(idx);
     }
     outputs_after_error(s, outs, e->n_outs);
 }
@@ -245,26 +249,23 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
     for (int k = 0; k < e->n_ins; k++) e->ports[k] = in_idx[k];
     for (size_t i = 0; i < e->n_items; i++) {
         pe_macro_item *it = &e->items[i];
+        if (it->kind == PE_MACRO_ITEM_CONSTANT) {
+            e->ports[e->n_ins + i] = it->port;
+            continue;
+        }
         uint32_t idx = pe_port_new();
         if (idx == NO_SLOT) return replay_failed(e, i, s, outs);
         e->ports[e->n_ins + i] = idx;
         pe_port *p = pe_port_at(idx);
-        if (it->kind == PE_MACRO_ITEM_CONSTANT) {
-            p->op = PE_OP_constant;
-            p->dtype = it->dtype, p->ctype = it->ctype, p->rank = it->rank;
-            memcpy(p->shape, it->shape, sizeof p->shape);
-            p->numel = pe_shape_numel(it->rank, it->shape);
-            p->value = it->value;
-            p->weak = it->weak, p->literal = it->literal;
-            p->site = it->site;
-            p->state = PE_PORT_READY;
-            continue;
-        }
         uint32_t in[PE_PORT_MAX_INPUTS];
         for (int k = 0; k < it->n_in; k++) in[k] = e->ports[it->in[k]];
         if (it->fresh) it->param[it->fresh_param] = it->fresh(it->fresh_ctx, it->param[it->fresh_param]);
-        pe_port_describe(p, (pe_op)it->op, in, it->n_in, (pe_dtype)it->dtype, (pe_dtype)it->ctype, it->rank,
-                         it->shape, it->param, 2 * PE_MAX_RANK);
+        /* pe_port_describe's fields, copied whole (the item holds them as the recorded port had them) */
+        p->op = it->op, p->dtype = it->dtype, p->ctype = it->ctype, p->rank = it->rank, p->n_in = it->n_in;
+        for (int d = 0; d < it->rank; d++) p->shape[d] = it->shape[d];
+        for (int k = 0; k < it->n_params; k++) p->param[k] = it->param[k]; /* the rest is zero, as recorded */
+        for (int k = 0; k < it->n_in; k++) p->in[k] = in[k];
+        p->numel = it->numel;
         p->weak = it->weak;
         p->site = it->site;
         for (int k = 0; k < it->n_in; k++) pe_port_ref(in[k]);
@@ -284,8 +285,6 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
         if (p->refs_app == 0 && p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch)
             pe_queue_push(PE_ENTRY_RELEASE, idx);
     }
-    for (size_t i = 0; i < e->n_items; i++) /* a constant nothing consumed, none of the outputs */
-        if (e->items[i].kind == PE_MACRO_ITEM_CONSTANT) pe_port_maybe_free(e->ports[e->n_ins + i]);
     pe_rt.stats.macro_hits++;
     pe_rt.stats.macro_ops_replayed += e->n_items;
     pe_check_retained(s);
@@ -364,22 +363,24 @@ static macro_entry *make_entry(pe_macro_frame *f, const uint32_t *out_refs)
     e->out_refs = malloc((size_t)f->n_outs * sizeof *e->out_refs);
     e->released = malloc((f->n_items ? f->n_items : 1) * sizeof *e->released);
     e->ports = malloc(((size_t)f->n_ins + f->n_items + 1) * sizeof *e->ports);
-    if (!e->out_refs || !e->released || !e->ports) {
-        free(e->out_refs), free(e->released), free(e->ports), free(e);
+    e->items = malloc((f->n_items ? f->n_items : 1) * sizeof *e->items);
+    if (!e->out_refs || !e->released || !e->ports || !e->items) {
+        free(e->out_refs), free(e->released), free(e->ports), free(e->items), free(e);
         return NULL;
     }
     memcpy(e->out_refs, out_refs, (size_t)f->n_outs * sizeof *out_refs);
+    memcpy(e->items, f->items, f->n_items * sizeof *e->items);
     for (size_t i = 0; i < f->n_items; i++) {
         bool output = false;
         for (int j = 0; j < f->n_outs; j++) output = output || out_refs[j] == f->n_ins + i;
         if (f->items[i].kind == PE_MACRO_ITEM_OP && f->items[i].published && !output) e->released[e->n_released++] = (uint32_t)i;
+        if (!f->items[i].held) continue;
+        /* every replay uses the port itself (a value never changes): the entry takes the frame's
+           reference, and the port is not counted among the arrays alive (pe_stats.live_arrays),
+           like the compiled code it stands beside */
+        f->items[i].held = false;
+        pe_rt.stats.live_arrays--;
     }
-    e->items = malloc((f->n_items ? f->n_items : 1) * sizeof *e->items);
-    if (!e->items) {
-        free(e->out_refs), free(e->released), free(e->ports), free(e);
-        return NULL;
-    }
-    memcpy(e->items, f->items, f->n_items * sizeof *e->items);
     e->n_items = f->n_items;
     e->signature = f->signature; /* the entry's key */
     e->signature_len = f->signature_len;

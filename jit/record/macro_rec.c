@@ -87,7 +87,10 @@ static pe_macro_item *new_item(pe_macro_frame *f, uint32_t idx, pe_macro_item_ki
     it->literal = p->literal;
     it->fresh_param = -1;
     memcpy(it->shape, p->shape, sizeof it->shape);
+    it->numel = p->numel;
     memcpy(it->param, p->param, sizeof it->param);
+    for (int k = 0; k < 2 * PE_MAX_RANK; k++)
+        if (p->param[k]) it->n_params = (uint8_t)(k + 1);
     it->site = p->site;
     it->port = idx;
     it->gen = p->gen;
@@ -127,7 +130,11 @@ void pe_macro_note_op(uint32_t idx)
 void pe_macro_note_constant(uint32_t idx)
 {
     pe_macro_frame *f = pe_macro_capturing();
-    if (f && !f->failed) new_item(f, idx, PE_MACRO_ITEM_CONSTANT);
+    if (!f || f->failed) return;
+    pe_macro_item *it = new_item(f, idx, PE_MACRO_ITEM_CONSTANT);
+    if (!it) return;
+    pe_port_ref(idx); /* kept until the section ends, consumed or not: a cache entry takes it over */
+    it->held = true;
 }
 
 bool pe_macro_note_publish(uint32_t idx, uint32_t scope_depth)
@@ -178,6 +185,7 @@ void pe_macro_mark_fresh_param(uint32_t idx, int param, pe_macro_fresh_fn next, 
     pe_macro_item *it = item_of(f, idx);
     if (!it || param < 0 || param >= 2 * PE_MAX_RANK) return;
     it->fresh_param = (int8_t)param;
+    if (it->n_params <= param) it->n_params = (uint8_t)(param + 1);
     it->fresh = next;
     it->fresh_ctx = ctx;
 }
@@ -185,6 +193,8 @@ void pe_macro_mark_fresh_param(uint32_t idx, int param, pe_macro_fresh_fn next, 
 void pe_macro_frame_free(pe_macro_frame *f)
 {
     if (!f) return;
+    for (size_t i = 0; i < f->n_items; i++)
+        if (f->items[i].held) pe_port_unref(f->items[i].port);
     free(f->in_handles);
     free(f->in_port);
     free(f->in_gen);

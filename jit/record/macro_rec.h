@@ -15,8 +15,8 @@
 
 typedef enum {
     PE_MACRO_ITEM_OP,      /* an operation: replayed as a new pending port */
-    PE_MACRO_ITEM_CONSTANT, /* a uniform constant the body made (a C scalar, pe_scalar, a fold): made again with
-                              its value by each replay */
+    PE_MACRO_ITEM_CONSTANT, /* a uniform constant the body made (a C scalar, pe_scalar, a fold): the cache
+                              entry holds the port and every replay uses it (a value never changes) */
     PE_MACRO_ITEM_STRAY     /* a port the body was handed that no replay could make (an invalid result, an
                               operation over an array from outside): the recording failed; counted so that the
                               section's end releases it */
@@ -33,12 +33,15 @@ typedef struct {
     bool weak;
     bool published;    /* the body held a handle to it: replays release it at the section's end */
     int8_t fresh_param; /* -1: none; else the index of the parameter `fresh` renews on each replay */
+    uint8_t n_params;   /* parameters up to the last nonzero one */
     uint32_t in[PE_PORT_MAX_INPUTS]; /* refs */
     int64_t shape[PE_MAX_RANK];
+    int64_t numel;
     int64_t param[2 * PE_MAX_RANK];
     const pe_site *site;
     uint32_t port, gen; /* the port the body made */
     double value;       /* a constant's */
+    bool held;          /* a constant's port, referenced by the frame (then by the cache entry) */
     bool literal;       /* a constant the static IR says is a source literal */
     int32_t body_refs;  /* application references the body holds to it now */
     pe_macro_fresh_fn fresh;
@@ -95,7 +98,7 @@ bool pe_macro_note_release(uint32_t idx, const pe_site *s);
  * renewed on every replay by next(ctx, recorded): the hook a random
  * generator's draw uses so that replays draw new numbers. */
 void pe_macro_mark_fresh_param(uint32_t idx, int param, pe_macro_fresh_fn next, void *ctx);
-/* Frees a frame's notes (not the ports). */
+/* Frees a frame's notes and lets go of the constants it holds. */
 void pe_macro_frame_free(pe_macro_frame *f);
 
 #endif
