@@ -510,9 +510,12 @@ void pe_sync_at(const pe_site *s);                  /* wait until all queued wor
  * section is abandoned), an operand made outside the section that is not an
  * input, releasing or reassigning an input, an output not assigned, the same
  * section beginning inside its own body (recursion), and a body left by
- * break, return or goto (found at the next section end or host access).
- * Then the outputs are invalid arrays and nothing is cached.  A section inside
- * a recording body is part of that recording.  The cache holds
+ * break, return or goto (found when the section begins again in the same
+ * function, at the end of a section around it, or at the next host access).
+ * Then nothing is cached and the outputs are invalid arrays — but after a
+ * host access, which abandons the thread's open sections: they go on as
+ * plain code.  `continue` ends the body.  A section inside a recording body
+ * is part of that recording.  The cache holds
  * PE_MACRO_CACHE entries over all sections (default 256, least recently used
  * evicted; 0: every execution runs its body).  Counters: pe_stats.macro_*. */
 typedef struct {
