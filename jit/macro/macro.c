@@ -431,6 +431,8 @@ static void finish_recording(pe_macro_frame *f, const pe_site *s, pe_macro_state
         outputs_after_error(s, st->outs, st->n_outs);
     } else {
         keep_outputs(f, st->outs, out_refs);
+        for (int j = 0; j < st->n_outs; j++) /* not assigned, after an error the body raised */
+            if (out_refs[j] == NO_REF && st->outs[j].h == 0) outputs_after_error(s, &st->outs[j], 1);
         if (!f->failed && !raised && mc.limit > 0) {
             macro_entry *e = make_entry(f, out_refs);
             if (e) file_entry(f->section, e);
@@ -593,7 +595,8 @@ int pe_macro_end_at(const pe_site *s, pe_macro_state *st)
                  "the body of section %s was left without reaching its end (break, return or goto): section %s (%s:%d) "
                  "ended around it", inner->name, f->name, s->file, s->line);
         abandon_frames(f);
-        f->failed = f->macro_error = true;
+        pe_macro_frame *rec = f->records ? f : f->capture; /* the recording this belongs to: its outputs invalid */
+        if (rec) rec->failed = rec->macro_error = true;
     }
     pe_macro_top = f->outer;
     if (f->records) {
