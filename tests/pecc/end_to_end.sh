@@ -14,6 +14,8 @@
 #     value is released after it;
 #     branches, early returns, goto, break and continue (departures.c) and
 #     the Black-Scholes example print the same with and without pecc;
+#     a code reuse section (macro.c) gives the same values, body runs and
+#     replays with and without pecc;
 #     Black-Scholes written naturally (natural.c: a scope, names never
 #     released, nested calls): with pecc every intermediate, named or
 #     anonymous, is released at its last use — one kernel writing exactly
@@ -96,6 +98,15 @@ grep -qx "held: kernels 1 outputs 1 deferred 0 alive at scope end 0" "$work/nat_
 grep -q "black-scholes: kernels 1 outputs 2 deferred [1-9][0-9]* alive at scope end [1-9]" "$work/nat_plain.txt" ||
   fail "natural without pecc: $(grep black-scholes "$work/nat_plain.txt")"
 echo "natural Black-Scholes with pecc:$(grep black-scholes "$work/nat_pecc.txt" | cut -d: -f2); without:$(grep black-scholes "$work/nat_plain.txt" | cut -d: -f2)"
+
+# a code reuse section (macro.c): the same values, one body run per control value, every
+# other execution a replay, only the loop's arrays alive at the end, with and without pecc
+"$bin/macro_plain" 200 >"$work/mac_plain.txt" || fail "macro (plain) failed"
+"$bin/macro_pecc" 200 >"$work/mac_pecc.txt" || fail "macro (pecc) failed"
+diff -u "$work/mac_plain.txt" "$work/mac_pecc.txt" || fail "macro: the pecc build differs"
+grep -qx "body runs 2" "$work/mac_pecc.txt" && grep -qx "replays 198" "$work/mac_pecc.txt" &&
+  grep -qx "live arrays 0" "$work/mac_pecc.txt" || fail "macro: $(tr '\n' ' ' <"$work/mac_pecc.txt")"
+echo "macro section: $(tr '\n' ' ' <"$work/mac_pecc.txt")"
 
 "$bin/blackscholes_plain" 50000 >"$work/bs_plain.txt"
 "$bin/blackscholes_pecc" 50000 >"$work/bs_pecc.txt"
