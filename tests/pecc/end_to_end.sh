@@ -21,7 +21,9 @@
 #     anonymous, is released at its last use — one kernel writing exactly
 #     the two values read, none left an expression, nothing alive at the
 #     scope's end — and the values are the plain build's and C's;
-#  4. a source libclang cannot parse still compiles, with a warning;
+#  4. a source libclang cannot parse still compiles, with a warning; a
+#     source that never includes pe.h compiles to the plain compiler's very
+#     object, one reaching it through its own header gets its IR;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR;
 #  6. the trace cache persists: a second run runs the program generator 0
@@ -120,6 +122,19 @@ C
 "$pecc" gcc -I include -c "$work/nested_function.c" -o "$work/nested.o" 2>"$work/warn.txt" || fail "pecc must still compile"
 grep -q "compiled without static IR" "$work/warn.txt" || fail "no warning for a unit libclang cannot parse"
 [ -s "$work/nested.o" ] || fail "no object"
+
+# a unit that never includes pe.h: the compiler alone, the same object as
+# without pecc; one that reaches it through a header of its own: its IR
+mkdir -p "$work/proj/inc"
+printf 'static int twice(int x) { return 2 * x; }\nint add(int a, int b) { return twice(a) + b; }\n' >"$work/proj/plain.c"
+printf '#include "pe.h"\n' >"$work/proj/inc/app.h"
+printf '#include <app.h>\nint f(void) { pe_array a = pe_f32_1d((float[]){1}, 1); pe_release(a); return 0; }\n' >"$work/proj/uses.c"
+gcc -O2 -c "$work/proj/plain.c" -o "$work/proj/plain_gcc.o"
+"$pecc" gcc -O2 -c "$work/proj/plain.c" -o "$work/proj/plain_pecc.o"
+cmp -s "$work/proj/plain_gcc.o" "$work/proj/plain_pecc.o" || fail "pecc changed the object of a unit without pe.h"
+"$pecc" gcc -O2 -I include -I "$work/proj/inc" -c "$work/proj/uses.c" -o "$work/proj/uses.o"
+"$pe_ir" "$work/proj/uses.o" | grep -q "pe_f32_1d_at" || fail "no IR for a unit reaching pe.h through its own header"
+echo "units without pe.h untouched"
 
 "$pecc" gcc -I include -fPIC -shared tests/pecc/leakloop.c -Dmain=leakloop_main -o "$work/libleak.so"
 "$pe_ir" "$work/libleak.so" | grep -q "function main\|function leakloop_main" || fail "no IR in the shared library"
