@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_rng.h"
 #include "../aot/aot.h"
 #include "../codegen/target.h"
 #include "../provision/provision.h"
@@ -188,6 +189,7 @@ void pe_shutdown(void)
     if (pe_rt.stats.live_arrays > 0)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_scopes_free();
+    pe_rng_forget_all();
     pe_ports_free_all();
     stop_executors();
     pe_mem_trim();
