@@ -76,6 +76,13 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     vs.body[3] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = PE_F64, .ctype = PE_F32, .n = 2, .a = {2, 2}};
     add(&l, vs);
     add(&l, concat_kernel());
+    /* random draws (both generators, every dtype), stored and summed */
+    for (size_t r = 0; r < sizeof random_cases / sizeof *random_cases; r++) {
+        kir_kernel rk = random_kernel(&random_cases[r], false);
+        assert_true(kir_valid(&rk));
+        add(&l, rk);
+        if (random_cases[r].t != PE_I32) add(&l, random_kernel(&random_cases[r], true));
+    }
     compile_all(&l, "reductions, broadcast, views, concat, scalars, literals, generators");
     free(l.k);
 }

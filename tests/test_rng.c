@@ -12,6 +12,19 @@
 
 #include "irformat/philox.h"
 
+/* `test_rng gpu`: the draws on the CUDA executor (a GPU, or the host
+ * emulation of the driver), whose log and cos are CUDA's: normal draws
+ * within GPU_NORMAL_ULPS of the definition, uniform ones bitwise. */
+static bool gpu_mode;
+#define GPU_NORMAL_ULPS_F64 8.0
+#define GPU_NORMAL_ULPS_F32 1.0
+
+static int gpu_setup(void **state)
+{
+    if (tu_setup(state) != 0) return -1;
+    return pe_set_device(1) == PE_OK ? 0 : -1;
+}
+
 static bool on_interpreter(void)
 {
     const char *e = getenv("PE_EXECUTOR");
@@ -106,6 +119,8 @@ static void test_draws_match_the_counter_mapping(void **state)
             double *v = tu_read_as_f64(a, NULL);
             for (int64_t i = 0; i < n; i++) {
                 double want = expected(kind, seed, (uint32_t)d, dk->normal, dk->t, (uint64_t)i);
+                if (gpu_mode && dk->normal && tu_ulps_at(v[i], want, dk->t) <= (dk->t == PE_F32 ? GPU_NORMAL_ULPS_F32 : GPU_NORMAL_ULPS_F64))
+                    continue;
                 if (!tu_same_value(v[i], want))
                     fail_msg("kind %d draw %zu element %lld: %.17g, want %.17g", kind, d, (long long)i, v[i], want);
                 if (!dk->normal && dk->t != PE_I32) assert_true(v[i] >= 0 && v[i] < 1);
@@ -114,6 +129,11 @@ static void test_draws_match_the_counter_mapping(void **state)
             pe_release(a);
         }
         pe_rng_destroy(r);
+    }
+    if (gpu_mode) {
+        pe_stats st;
+        pe_get_stats(&st);
+        assert_true(st.gpu_batches >= 10); /* the draws ran on the GPU */
     }
     tu_expect_no_error();
 }
@@ -239,7 +259,7 @@ static void test_executors_agree_bitwise(void **state)
 static void test_moments(void **state)
 {
     (void)state;
-    int64_t n = on_interpreter() ? 1 << 20 : 1 << 24;
+    int64_t n = on_interpreter() || gpu_mode ? 1 << 20 : 1 << 24; /* gpu_mode: the host emulation is slow */
     double sd = 1 / sqrt((double)n);
     for (int kind = PE_RNG_PHILOX; kind <= PE_RNG_FAST; kind++) {
         pe_rng r = pe_rng_create(kind, 2024);
@@ -358,8 +378,27 @@ static void test_handles_do_not_survive_shutdown(void **state)
     tu_expect_error(PE_E_HANDLE, line);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "gpu") == 0) {
+        gpu_mode = true;
+        pe_push_error_handler(tu_record_error, NULL);
+        if (pe_init(NULL) != PE_OK) return 1;
+        int devices = pe_device_count();
+        pe_shutdown();
+        pe_pop_error_handler();
+        if (devices < 2) {
+            fprintf(stderr, "skipped: no CUDA device\n");
+            return 77;
+        }
+        const struct CMUnitTest gpu_tests[] = {
+            cmocka_unit_test_setup_teardown(test_first_element_is_the_known_answer, gpu_setup, tu_teardown),
+            cmocka_unit_test_setup_teardown(test_draws_match_the_counter_mapping, gpu_setup, tu_teardown),
+            cmocka_unit_test_setup_teardown(test_streams, gpu_setup, tu_teardown),
+            cmocka_unit_test_setup_teardown(test_moments, gpu_setup, tu_teardown),
+        };
+        return cmocka_run_group_tests(gpu_tests, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_philox_known_answers),
         cmocka_unit_test_setup_teardown(test_first_element_is_the_known_answer, tu_setup, tu_teardown),
