@@ -205,10 +205,11 @@ static void test_fused_and_compiled_once(void **state)
     tu_expect_no_error();
 }
 
-/* The same draws and fused consumers (a full sum, a sum along an axis, an
- * element-wise expression) on the interpreter and on the JIT with 1, 2
- * and 3 threads: bitwise equal. */
-#define AGREE_OUTPUTS 7
+/* The same draws and fused consumers (a full sum, sums along the last and
+ * an outer axis, element-wise expressions, a draw broadcast, a draw read
+ * through a transpose) on the interpreter and on the JIT with 1, 2 and 3
+ * threads: bitwise equal. */
+#define AGREE_OUTPUTS 10
 static void agreement_run(const char *executor, int threads, double *out[AGREE_OUTPUTS], int64_t counts[AGREE_OUTPUTS])
 {
     pe_config cfg = {.executor = executor, .threads = threads};
@@ -223,6 +224,10 @@ static void agreement_run(const char *executor, int threads, double *out[AGREE_O
     outs[4] = pe_sum(pe_rng_normal(r, PE_F64, 2, shape));
     outs[5] = pe_sum_axis(pe_mul(pe_rng_uniform(f, PE_F32, 2, shape), 2.0f), 1);
     outs[6] = pe_add(pe_rng_uniform(r, PE_I32, 2, shape), pe_cast(pe_rng_normal(f, PE_F32, 2, shape), PE_I32));
+    int64_t column[2] = {shape[0], 1}, small[2] = {300, 7};
+    outs[7] = pe_add(pe_rng_uniform(r, PE_F32, 2, column), pe_rng_normal(r, PE_F32, 2, shape)); /* broadcast */
+    outs[8] = pe_sum_axis(pe_rng_normal(f, PE_F64, 2, shape), 0);                                /* an outer axis */
+    outs[9] = pe_mul(pe_transpose(pe_rng_uniform(r, PE_F64, 2, small)), 3.0);                     /* through a view */
     for (int k = 0; k < AGREE_OUTPUTS; k++) out[k] = tu_read_as_f64(outs[k], &counts[k]);
     pe_stats st;
     pe_get_stats(&st);
