@@ -10,7 +10,9 @@
  * errors naming the line. */
 #include "test_util.h"
 
+#include "exec/base/runtime.h"
 #include "irformat/philox.h"
+#include "jit/api/api_rng.h"
 
 /* `test_rng gpu`: the draws on the CUDA executor (a GPU, or the host
  * emulation of the driver), whose log and cos are CUDA's: normal draws
@@ -370,6 +372,38 @@ static void test_bad_input_names_the_line(void **state)
     tu_expect_error(PE_E_HANDLE, line);
 }
 
+/* pe_rng_redraw, what a replay of a recorded draw (a macro) calls: a draw's
+ * draw-number operand gives its generator's next number and advances it;
+ * the key words are no draw numbers; a destroyed generator is an error. */
+static void test_redraw_advances_the_generator(void **state)
+{
+    (void)state;
+    int64_t n = 8;
+    pe_rng r = pe_rng_create(PE_RNG_PHILOX, 11);
+    pe_array a = pe_rng_uniform(r, PE_I32, 1, &n); /* draw 0, not computed yet: its operands are there */
+    const pe_port *p = pe_port_peek(a, NULL);
+    assert_non_null(p);
+    assert_int_equal(p->op, PE_OP_random_uniform);
+    assert_int_equal(p->n_in, 3);
+    const pe_port *key = pe_port_at(p->in[0]), *number = pe_port_at(p->in[2]);
+    assert_int_equal((int)number->value, 0);
+    uint32_t d = 99;
+    assert_false(pe_rng_redraw(NULL, key, &d));
+    assert_true(pe_rng_redraw(NULL, number, &d)); /* the replay's draw: number 1 */
+    assert_int_equal(d, 1);
+    int32_t v[8];
+    assert_int_equal(pe_read(pe_rng_uniform(r, PE_I32, 1, &n), v, sizeof v), PE_OK); /* so this one is draw 2 */
+    for (int i = 0; i < 8; i++) assert_int_equal(v[i], (int32_t)expected(PE_RNG_PHILOX, 11, 2, false, PE_I32, (uint64_t)i));
+    pe_array b = pe_rng_uniform(r, PE_F32, 1, &n);
+    const pe_port *number_b = pe_port_at(pe_port_peek(b, NULL)->in[2]);
+    pe_rng_destroy(r);
+    int line = __LINE__ + 1;
+    assert_false(pe_rng_redraw(PE_HERE, number_b, &d));
+    tu_expect_error(PE_E_HANDLE, line);
+    pe_release(a);
+    pe_release(b);
+}
+
 /* A handle from an earlier runtime is stale in the next. */
 static void test_handles_do_not_survive_shutdown(void **state)
 {
@@ -414,6 +448,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_moments, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_chi_square_1e8, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_bad_input_names_the_line, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_redraw_advances_the_generator, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_handles_do_not_survive_shutdown, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,8 +10,9 @@
  * with an equal scalar), so the trace key and the kernel are the same for
  * every seed and draw: a loop drawing each iteration hits the trace cache
  * and compiles nothing after its first batch.  A sequence replayed without
- * recording (a macro) must bind the draw-number operand afresh for each
- * replay and bump the generator's count as this file does. */
+ * recording (a macro) binds each draw-number operand afresh for each replay,
+ * from pe_rng_redraw, which advances the generator as a recorded draw
+ * does. */
 #include <stdlib.h>
 
 #include "api_rng.h"
@@ -106,12 +107,37 @@ void pe_rng_destroy_at(const pe_site *s, pe_rng r)
 }
 
 /* A 0-d i32 constant holding the 32-bit word w (as its two's complement
- * value), a kernel parameter of its own. */
-static uint32_t word_constant(uint32_t w)
+ * value), a kernel parameter of its own.  A draw number's constant names
+ * its generator in param[0..1] (slot + 1, generation: pe_rng_redraw); a
+ * constant's parameters are in no key and no kernel. */
+static uint32_t word_constant(uint32_t w, const generator *of)
 {
     uint32_t idx = pe_make_constant(PE_I32, 0, NULL, (double)(int32_t)w, false, NULL);
-    if (idx != NO_SLOT) pe_port_at(idx)->unshared = true;
+    if (idx == NO_SLOT) return idx;
+    pe_port *p = pe_port_at(idx);
+    p->unshared = true;
+    if (of) p->param[0] = (of - gens) + 1, p->param[1] = of->gen;
     return idx;
+}
+
+/* Whether g has made its 2^32 draws (raised at s). */
+static bool exhausted(const pe_site *s, const char *api, const generator *g)
+{
+    if (g->draws <= UINT32_MAX) return false;
+    pe_raise(s, PE_E_ARG, api, "generator exhausted: 2^32 draws made (create another with another seed)");
+    return true;
+}
+
+bool pe_rng_redraw(const pe_site *s, const pe_port *q, uint32_t *draw)
+{
+    if (q->op != PE_OP_constant || !q->unshared || q->param[0] <= 0) return false;
+    uint64_t slot = (uint64_t)q->param[0];
+    pe_rng r = {((uint64_t)(uint32_t)q->param[1] << 32) | slot};
+    const char *api = "pe_rng (a replayed draw)";
+    generator *g = lookup(s, api, r);
+    if (!g || exhausted(s, api, g)) return false;
+    *draw = (uint32_t)g->draws++;
+    return true;
 }
 
 static pe_array draw(const pe_site *s, const char *api, pe_op op, pe_rng r, pe_dtype t, int rank, const int64_t *shape)
@@ -126,12 +152,9 @@ static pe_array draw(const pe_site *s, const char *api, pe_op op, pe_rng r, pe_d
         return pe_invalid_result(s, op, PE_E_TYPE);
     }
     if (!pe_check_shape(s, api, rank, shape)) return pe_invalid_result(s, op, PE_E_SHAPE);
-    if (g->draws > UINT32_MAX) {
-        pe_raise(s, PE_E_ARG, api, "generator exhausted: 2^32 draws made (create another with another seed)");
-        return pe_invalid_result(s, op, PE_E_ARG);
-    }
-    uint32_t in[3] = {word_constant((uint32_t)g->seed), word_constant((uint32_t)(g->seed >> 32)),
-                      word_constant((uint32_t)g->draws)};
+    if (exhausted(s, api, g)) return pe_invalid_result(s, op, PE_E_ARG);
+    uint32_t in[3] = {word_constant((uint32_t)g->seed, NULL), word_constant((uint32_t)(g->seed >> 32), NULL),
+                      word_constant((uint32_t)g->draws, g)};
     int64_t rounds = g->rounds;
     pe_array h = {0};
     if (in[0] != NO_SLOT && in[1] != NO_SLOT && in[2] != NO_SLOT)
