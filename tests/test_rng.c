@@ -372,9 +372,10 @@ static void test_bad_input_names_the_line(void **state)
     tu_expect_error(PE_E_HANDLE, line);
 }
 
-/* pe_rng_redraw, what a replay of a recorded draw (a macro) calls: a draw's
- * draw-number operand gives its generator's next number and advances it;
- * the key words are no draw numbers; a destroyed generator is an error. */
+/* pe_rng_redraw and pe_rng_replay_operand, what a replay of a recorded
+ * draw (a macro) calls: a draw's draw-number operand gives its generator's
+ * next number (a new constant in its place) and advances it; the key words
+ * are no draw numbers; a destroyed generator is an error. */
 static void test_redraw_advances_the_generator(void **state)
 {
     (void)state;
@@ -394,8 +395,19 @@ static void test_redraw_advances_the_generator(void **state)
     int32_t v[8];
     assert_int_equal(pe_read(pe_rng_uniform(r, PE_I32, 1, &n), v, sizeof v), PE_OK); /* so this one is draw 2 */
     for (int i = 0; i < 8; i++) assert_int_equal(v[i], (int32_t)expected(PE_RNG_PHILOX, 11, 2, false, PE_I32, (uint64_t)i));
-    pe_array b = pe_rng_uniform(r, PE_F32, 1, &n);
-    const pe_port *number_b = pe_port_at(pe_port_peek(b, NULL)->in[2]);
+    pe_array b = pe_rng_uniform(r, PE_F32, 1, &n); /* draw 3 */
+    const pe_port *pb = pe_port_peek(b, NULL);
+    const pe_port *number_b = pe_port_at(pb->in[2]);
+    int guard = pe_api_lock(); /* as a replay inside the runtime holds it */
+    assert_int_equal(pe_rng_replay_operand(NULL, pb->in[0]), pb->in[0]); /* a key word: itself */
+    uint32_t fresh = pe_rng_replay_operand(NULL, pb->in[2]);              /* the draw number: draw 4's */
+    assert_true(fresh != pb->in[2] && fresh != UINT32_MAX);
+    assert_int_equal((int)pe_port_at(fresh)->value, 4);
+    assert_true(pe_port_at(fresh)->unshared);
+    assert_true(pe_rng_redraw(NULL, pe_port_at(fresh), &d)); /* it names the generator too */
+    assert_int_equal(d, 5);
+    pe_port_maybe_free(fresh);
+    pe_api_unlock(&guard);
     pe_rng_destroy(r);
     int line = __LINE__ + 1;
     assert_false(pe_rng_redraw(PE_HERE, number_b, &d));

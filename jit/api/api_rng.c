@@ -140,6 +140,17 @@ bool pe_rng_redraw(const pe_site *s, const pe_port *q, uint32_t *draw)
     return true;
 }
 
+uint32_t pe_rng_replay_operand(const pe_site *s, uint32_t qi)
+{
+    const pe_port *q = pe_port_at(qi);
+    if (q->op != PE_OP_constant || !q->unshared || q->param[0] <= 0) return qi;
+    uint32_t draw;
+    if (!pe_rng_redraw(s, q, &draw)) return NO_SLOT;
+    uint32_t idx = word_constant(draw, &gens[q->param[0] - 1]);
+    if (idx == NO_SLOT) pe_raise(s, PE_E_NOMEM, "pe_rng (a replayed draw)", "out of memory for the port table");
+    return idx;
+}
+
 static pe_array draw(const pe_site *s, const char *api, pe_op op, pe_rng r, pe_dtype t, int rank, const int64_t *shape)
 {
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};

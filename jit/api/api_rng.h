@@ -15,8 +15,13 @@ void pe_rng_forget_all(void);
  * so, *draw gets the number its generator gives its next draw, and the
  * generator advances, as a recorded draw would.  False for other ports, and
  * (after raising at site s: PE_E_HANDLE, PE_E_ARG) when the generator was
- * destroyed or is exhausted.  The caller binds a new 0-d i32 constant of
- * that value (pe_make_constant, `unshared`) in q's place. */
+ * destroyed or is exhausted. */
 bool pe_rng_redraw(const pe_site *s, const pe_port *q, uint32_t *draw);
+
+/* The operand a replay binds in place of port qi: qi itself unless it is a
+ * draw number; for a draw number, a new 0-d i32 constant (no references
+ * yet, as pe_make_constant's) holding its generator's next draw number
+ * (pe_rng_redraw); UINT32_MAX after raising. */
+uint32_t pe_rng_replay_operand(const pe_site *s, uint32_t qi);
 
 #endif
