@@ -188,3 +188,34 @@ void c_gather(const float *a, const int32_t *index, float *out, int64_t n)
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) out[i] = a[index[i]];
 }
+
+/* Word 0 of Philox4x32-10 (Salmon et al. 2011) of counter (i mod 2^32,
+ * i >> 32, draw, 0) under key (key0, key1): PE's PHILOX element i of a
+ * draw (irformat/philox.h), written out here as a C programmer would. */
+static inline uint32_t philox10_word0(uint32_t key0, uint32_t key1, uint32_t draw, uint64_t i)
+{
+    uint32_t c0 = (uint32_t)i, c1 = (uint32_t)(i >> 32), c2 = draw, c3 = 0;
+    for (uint32_t r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ (key0 + r * 0x9E3779B9u);
+        uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ (key1 + r * 0xBB67AE85u);
+        c1 = (uint32_t)p1, c3 = (uint32_t)p0, c0 = n0, c2 = n2;
+    }
+    return c0;
+}
+
+/* Monte Carlo pi on PE's PHILOX stream: point i is (x_i, y_i), x_i element
+ * i of draw draw_x, y_i of draw draw_y, each uniform f32 (w0 >> 8) * 2^-24;
+ * the count of points inside the unit circle. */
+int64_t c_monte_carlo_pi(uint64_t seed, uint32_t draw_x, uint32_t draw_y, int64_t n)
+{
+    int64_t inside = 0;
+    uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
+#pragma omp parallel for simd schedule(static) reduction(+ : inside)
+    for (int64_t i = 0; i < n; i++) {
+        float x = (float)(philox10_word0(key0, key1, draw_x, (uint64_t)i) >> 8) * 0x1p-24f;
+        float y = (float)(philox10_word0(key0, key1, draw_y, (uint64_t)i) >> 8) * 0x1p-24f;
+        inside += x * x + y * y < 1.0f;
+    }
+    return inside;
+}

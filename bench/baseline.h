@@ -18,4 +18,6 @@ void c_column_sums(const float *a, float *out, int64_t rows, int64_t cols);
 void c_softmax_rows(const float *x, float *y, int64_t rows, int64_t cols);
 void c_add_transpose(const float *a, float *out, int64_t n); /* n x n */
 void c_gather(const float *a, const int32_t *index, float *out, int64_t n);
+
+int64_t c_monte_carlo_pi(uint64_t seed, uint32_t draw_x, uint32_t draw_y, int64_t n); /* bench_rng's */
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""peers.py — workloads 1-4 of bench_cpu.c and the six of bench_views.c in
-NumPy and numexpr, timed the same way (time.perf_counter, median of 7 runs
+"""peers.py — workloads 1-4 of bench_cpu.c, the six of bench_views.c and
+bench_rng.c's Monte Carlo pi (default_rng().random) in NumPy and numexpr,
+timed the same way (time.perf_counter, median of 7 runs
 after 2 warm-ups), for the comparison in RESULTS.md.  Run by scripts/bench.
 
     /usr/bin/python3 bench/peers.py [scale]      scale 1 = 10M / 32M / 64M,
@@ -250,5 +251,28 @@ index = rng.integers(0, n, n, dtype=np.int32)
 out_np = np.empty(n, f32)
 t_np = median_ms(lambda: np.take(g, index, out=out_np))
 row(f"gather {n / 1e6:g}M", t_np, None, f"{int(np.count_nonzero(out_np != g[index]))} differ from g[index]")
+del g, index, out_np
+
+# ------------------------------------------- bench_rng.c: Monte Carlo pi, 10^8 draws
+# NumPy's default_rng (PCG64, one thread) draws x and y as float32 arrays,
+# then counts; numexpr takes the count (it has no generator).
+points = max(1, int(50e6 * scale))
+gen = np.random.default_rng(20261126)
+
+
+def pi_np():
+    x = gen.random(points, dtype=f32)
+    y = gen.random(points, dtype=f32)
+    return np.count_nonzero(x * x + y * y < f32(1))
+
+
+def pi_ne():
+    x = gen.random(points, dtype=f32)
+    y = gen.random(points, dtype=f32)
+    return int(ne.evaluate("sum(where(x * x + y * y < 1.0, 1, 0))", local_dict=dict(x=x, y=y)))
+
+
+t_np, t_ne = median_ms(pi_np), median_ms(pi_ne)
+row(f"monte carlo pi {2 * points / 1e6:g}M draws", t_np, t_ne, f"pi ~ {4 * pi_np() / points:.5f}")
 if tsv:
     tsv.close()

@@ -8,7 +8,7 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): random numbers, intrinsics (matmul, fft, lu, conv, spmv),
+ * unfinished links): intrinsics (matmul, fft, lu, conv, spmv),
  * complex dtypes (PE_C64/PE_C128 are reserved and rejected), pe_peek and
  * pe_reference.
  *
@@ -196,6 +196,36 @@ pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n);
 #define pe_fill(t, rank, shape, v) pe_fill_at(PE_HERE, (t), (rank), (shape), (v))
 #define pe_index(t, rank, shape, axis) pe_index_at(PE_HERE, (t), (rank), (shape), (axis))
 #define pe_identity(t, n) pe_identity_at(PE_HERE, (t), (n))
+
+/* ------------------------------------------------------- random numbers
+ *
+ * Counter-based generators: element i of a generator's k-th draw is a pure
+ * function of (kind, seed, k, i) — Philox4x32 on key (seed mod 2^32,
+ * seed >> 32) and counter (i mod 2^32, i >> 32, k, 0), i the element's
+ * row-major flat index — so a draw is generated inside the kernels that
+ * consume it (never stored unless read) and is bitwise the same on the CPU
+ * JIT, the interpreter and any thread count (normal draws on a GPU: within
+ * an ulp or two of the CPU's, CUDA's log and cos being its own).  Each draw
+ * advances the generator by one whatever its shape; 2^32 draws a generator.
+ *   PE_RNG_PHILOX  Philox4x32-10 (Random123's, cuRAND's Philox4_32_10 block
+ *                  for seed, subsequence k, offset 4i)
+ *   PE_RNG_FAST    Philox4x32-7: the same counters, 7 rounds (passes
+ *                  BigCrush per Salmon et al. 2011), 30% less work
+ * pe_rng_uniform: PE_F32 (w0 >> 8) * 2^-24 and PE_F64 53 bits of (w0, w1)
+ * * 2^-53, both in [0, 1); PE_I32: the word w0 as an i32 (every value
+ * equally likely: an integer draw).  pe_rng_normal (PE_F32, PE_F64):
+ * Box-Muller in double, sqrt(-2 log(1 - u(w0, w1))) * cos(2 pi u(w2, w3)),
+ * rounded once to the dtype.  irformat/philox.h holds the definition. */
+typedef enum { PE_RNG_PHILOX = 1, PE_RNG_FAST = 2 } pe_rng_kind;
+pe_rng pe_rng_create_at(const pe_site *s, int kind, uint64_t seed);
+void pe_rng_destroy_at(const pe_site *s, pe_rng r);
+pe_array pe_rng_uniform_at(const pe_site *s, pe_rng r, pe_dtype t, int rank, const int64_t *shape);
+pe_array pe_rng_normal_at(const pe_site *s, pe_rng r, pe_dtype t, int rank, const int64_t *shape);
+
+#define pe_rng_create(kind, seed) pe_rng_create_at(PE_HERE, (kind), (seed))
+#define pe_rng_destroy(r) pe_rng_destroy_at(PE_HERE, (r))
+#define pe_rng_uniform(r, t, rank, shape) pe_rng_uniform_at(PE_HERE, (r), (t), (rank), (shape))
+#define pe_rng_normal(r, t, rank, shape) pe_rng_normal_at(PE_HERE, (r), (t), (rank), (shape))
 
 /* Reads wait for the value.  pe_read copies numel * element-size bytes and
  * needs dst_bytes to be exactly that; PE_BOOL elements are one byte (0 or 1). */

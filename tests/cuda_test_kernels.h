@@ -342,4 +342,39 @@ static inline kir_kernel axis_kernel(pe_op op, pe_dtype ct, pe_dtype rt, int ran
     return k;
 }
 
+/* A random draw (irformat/philox.h) over a 3 x 700 iteration space: the
+ * key words and the draw number are i32 scalar parameters 0-2, the draw is
+ * stored to parameter 3, or (sum) summed into partials. */
+typedef struct {
+    pe_op op;
+    pe_dtype t;
+    int rounds;
+} random_case;
+
+static const random_case random_cases[] = {
+    {PE_OP_random_uniform, PE_F32, 10}, {PE_OP_random_uniform, PE_F64, 10}, {PE_OP_random_uniform, PE_I32, 10},
+    {PE_OP_random_normal, PE_F32, 10},  {PE_OP_random_normal, PE_F64, 10},  {PE_OP_random_uniform, PE_F32, 7},
+    {PE_OP_random_uniform, PE_F64, 7},  {PE_OP_random_uniform, PE_I32, 7},  {PE_OP_random_normal, PE_F32, 7},
+    {PE_OP_random_normal, PE_F64, 7},
+};
+
+static inline kir_kernel random_kernel(const random_case *c, bool sum)
+{
+    kir_kernel k = {0};
+    k.rank = 2, k.shape[0] = 3, k.shape[1] = 700;
+    for (uint16_t j = 0; j < 3; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_SCALAR, .dtype = PE_I32};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_I32, .n = 1, .a = {j}};
+    }
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = c->op, .dtype = c->t, .ctype = c->t, .n = 3, .a = {0, 1, 2}, .imm = c->rounds};
+    if (sum) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = c->t, .ctype = c->t, .n = 2, .a = {3, 3}};
+    } else {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = c->t};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {3, 3}};
+    }
+    return k;
+}
+
 #endif

@@ -77,7 +77,14 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     add(&l, vs);
     add(&l, concat_kernel());
     add(&l, gather_kernel());
-    compile_all(&l, "reductions, broadcast, views, concat, gather, scalars, literals, generators");
+    /* random draws (both generators, every dtype), stored and summed */
+    for (size_t r = 0; r < sizeof random_cases / sizeof *random_cases; r++) {
+        kir_kernel rk = random_kernel(&random_cases[r], false);
+        assert_true(kir_valid(&rk));
+        add(&l, rk);
+        if (random_cases[r].t != PE_I32) add(&l, random_kernel(&random_cases[r], true));
+    }
+    compile_all(&l, "reductions, broadcast, views, concat, gather, random draws, scalars, literals, generators");
     free(l.k);
 }
 

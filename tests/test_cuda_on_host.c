@@ -10,6 +10,7 @@
 
 #include "exec/base/executor.h"
 #include "exec/interp/refmath.h"
+#include "irformat/philox.h"
 #include "exec/base/runtime.h"
 
 #include "exec/cpu/cpu.h"
@@ -313,6 +314,48 @@ static void test_vector_loop_at_rank_4(void **state)
         free(x), free(b), free(o4), free(c), free(o3);
     }
     dlclose(lib);
+}
+
+/* Random draws (cuda_test_kernels.h's cases: both generators, every
+ * dtype) run on the host: every element bitwise the reference definition
+ * (irformat/philox.h; on the host CUDA's log and cos are libm's, so normal
+ * draws too), for a seed using both key words and a draw number past 2^31. */
+static void test_random_draws_run_on_the_host(void **state)
+{
+    (void)state;
+    size_t n_cases = sizeof random_cases / sizeof *random_cases;
+    kernel_list l = {0};
+    for (size_t c = 0; c < n_cases; c++) add(&l, random_kernel(&random_cases[c], false));
+    char *src = emit_all(&l);
+    void *lib = host_build(src);
+    free(src);
+    const uint64_t seed = 0x8badf00ddeadbeefull;
+    const uint32_t draw = 0x80000005u;
+    const int64_t n = 3 * 700;
+    for (size_t c = 0; c < n_cases; c++) {
+        const random_case *rc = &random_cases[c];
+        void *out = calloc((size_t)n, pe_dtype_size(rc->t));
+        assert_non_null(out);
+        pe_cuda_args args = {0};
+        args.p[0].value = (int32_t)(uint32_t)seed;
+        args.p[1].value = (int32_t)(uint32_t)(seed >> 32);
+        args.p[2].value = (int32_t)draw;
+        args.p[3].ptr = (unsigned long long)(uintptr_t)out;
+        host_launch(lib, &l.k[c], n, &args, 3, 64);
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t w[4];
+            pe_philox_element(w, (uint32_t)seed, (uint32_t)(seed >> 32), draw, (uint64_t)i, rc->rounds);
+            double want = rc->op == PE_OP_random_normal ? pe_philox_normal(w)
+                                                        : pe_philox_uniform(w, rc->t != PE_I32, (int)pe_dtype_size(rc->t));
+            want = pe_ref_round_to(rc->t, want);
+            double got = get(out, rc->t, i);
+            if (memcmp(&got, &want, sizeof got) != 0)
+                fail_msg("case %zu element %lld: %.17g, want %.17g", c, (long long)i, got, want);
+        }
+        free(out);
+    }
+    dlclose(lib);
+    free(l.k);
 }
 
 /* Where view case `which` (cuda_test_kernels.h) reads element c, written
@@ -911,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_vector_loop_with_broadcast_operands),
         cmocka_unit_test(test_vector_loop_at_rank_4),
         cmocka_unit_test(test_views_read_through_index_maps),
+        cmocka_unit_test(test_random_draws_run_on_the_host),
         cmocka_unit_test(test_view_index_is_64_bit),
         cmocka_unit_test(test_concat_selects_by_coordinate),
         cmocka_unit_test(test_gather_reads_in_range_and_flags_outside),

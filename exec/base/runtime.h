@@ -41,6 +41,9 @@ typedef struct pe_port {
     bool weak;           /* weakly typed: a C scalar, or folded from C scalars */
     bool temp;           /* a C-scalar operand: released by the op that consumes it */
     bool literal;        /* a constant the static IR says is a source literal: specialised into kernels */
+    bool unshared;       /* a constant that is a kernel parameter of its own, never one with an equal
+                            scalar: a random draw's key words and draw number, whose equalities change
+                            from draw to draw (they must not change the trace key) */
     uint32_t in[PE_PORT_MAX_INPUTS]; /* input port indices (held by refs_int while pending) */
     int64_t shape[PE_MAX_RANK];
     int64_t numel;

@@ -15,6 +15,7 @@
 #include "../base/executor.h"
 #include "../base/memory.h"
 #include "../base/shape.h"
+#include "../../irformat/philox.h"
 #include "../../jit/proggen/proggen.h"
 #include "../../profiler/collect.h"
 
@@ -431,8 +432,26 @@ static void run_view(pe_port *p, pe_port *const *in)
     }
 }
 
-static void run_generator(pe_port *p)
+/* A random draw's elements (irformat/philox.h): the key words and the draw
+ * number are the operands' values, element o's counter its flat index. */
+static void run_random(pe_port *p, pe_port *const *in)
 {
+    uint32_t key0 = (uint32_t)(int32_t)load(in[0], 0), key1 = (uint32_t)(int32_t)load(in[1], 0);
+    uint32_t draw = (uint32_t)(int32_t)load(in[2], 0);
+    int is_float = pe_dtype_is_float((pe_dtype)p->dtype), bytes = (int)pe_dtype_size((pe_dtype)p->dtype);
+    for (int64_t o = 0; o < p->numel; o++) {
+        uint32_t w[4];
+        pe_philox_element(w, key0, key1, draw, (uint64_t)o, (int)p->param[0]);
+        store(p, o, p->op == PE_OP_random_normal ? pe_philox_normal(w) : pe_philox_uniform(w, is_float, bytes));
+    }
+}
+
+static void run_generator(pe_port *p, pe_port *const *in)
+{
+    if (p->op == PE_OP_random_uniform || p->op == PE_OP_random_normal) {
+        run_random(p, in);
+        return;
+    }
     int64_t idx[PE_MAX_RANK];
     for (int64_t o = 0; o < p->numel; o++) {
         unflatten(o, p->rank, p->shape, idx);
@@ -476,7 +495,7 @@ static bool compute(pe_port *p)
     case PE_KIND_MAP: run_map(p, in); break;
     case PE_KIND_REDUCE: run_reduce(p, in); break;
     case PE_KIND_VIEW: run_view(p, in); break;
-    case PE_KIND_GENERATOR: run_generator(p); break;
+    case PE_KIND_GENERATOR: run_generator(p, in); break;
     case PE_KIND_INTRINSIC: case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); return false;
     }
     if (p->state == PE_PORT_INVALID) {

@@ -25,6 +25,7 @@
 #define ENTRY_MAP_3(name)
 #define ENTRY_IO_0(name)
 #define ENTRY_GENERATOR_0(name)
+#define ENTRY_GENERATOR_3(name)
 #define ENTRY_VIEW_1(name)
 #define ENTRY_VIEW_2(name)
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_rng.h"
 #include "../aot/aot.h"
 #include "../macro/macro.h"
 #include "../codegen/target.h"
@@ -192,6 +193,7 @@ void pe_shutdown(void)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
     pe_macro_stop(); /* its entries hold constants: before the ports go */
     pe_scopes_free();
+    pe_rng_forget_all();
     pe_ports_free_all();
     stop_executors();
     pe_mem_trim();

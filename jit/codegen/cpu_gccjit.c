@@ -25,6 +25,7 @@
 #include "cpu_prims.h"
 #include "gccjit_build.h"
 #include "../../irformat/fnv.h"
+#include "../../irformat/philox.h"
 
 /* Accumulators of a reduction kernel (consecutive elements, one per lane).
  * A flat reduction and a row pass whose body has a costly op use
@@ -280,8 +281,94 @@ static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
     return name ? pe_prims_get(prims, name, true) : NULL;
 }
 
+/* ------------------------------------------------------ random numbers */
+
+static gcc_jit_rvalue *u32_op(emitter *e, enum gcc_jit_binary_op op, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return gcc_jit_context_new_binary_op(e->ctx, NULL, op, e->t_u32, a, b);
+}
+
+static gcc_jit_rvalue *u32_const(emitter *e, uint32_t v)
+{
+    return gcc_jit_context_new_rvalue_from_long(e->ctx, e->t_u32, (long)v);
+}
+
+/* The four words of element e->index of a draw (irformat/philox.h):
+ * Philox4x32 unrolled, each round's products 32 x 32 -> 64 bits. */
+static void emit_philox(emitter *e, const kir_inst *in, gcc_jit_rvalue *w[4])
+{
+    gcc_jit_type *U64 = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_UNSIGNED_LONG_LONG);
+    gcc_jit_rvalue *i = gcc_jit_context_new_cast(e->ctx, NULL, e->index, U64);
+    gcc_jit_rvalue *k0 = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, e->val[in->a[0]], e->t_u32), e->t_u32);
+    gcc_jit_rvalue *k1 = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, e->val[in->a[1]], e->t_u32), e->t_u32);
+    gcc_jit_rvalue *c[4] = {
+        to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, i, e->t_u32), e->t_u32),
+        to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_RSHIFT, U64, i, gcc_jit_context_new_rvalue_from_int(e->ctx, U64, 32)), e->t_u32), e->t_u32),
+        to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, e->val[in->a[2]], e->t_u32), e->t_u32),
+        u32_const(e, 0)};
+    gcc_jit_rvalue *m0 = gcc_jit_context_new_rvalue_from_long(e->ctx, U64, PE_PHILOX_M0);
+    gcc_jit_rvalue *m1 = gcc_jit_context_new_rvalue_from_long(e->ctx, U64, PE_PHILOX_M1);
+    gcc_jit_rvalue *shift = gcc_jit_context_new_rvalue_from_int(e->ctx, U64, 32);
+    for (int r = 0; r < (int)in->imm; r++) {
+        if (r > 0) {
+            k0 = to_local(e, u32_op(e, GCC_JIT_BINARY_OP_PLUS, k0, u32_const(e, PE_PHILOX_W0)), e->t_u32);
+            k1 = to_local(e, u32_op(e, GCC_JIT_BINARY_OP_PLUS, k1, u32_const(e, PE_PHILOX_W1)), e->t_u32);
+        }
+        gcc_jit_rvalue *p0 = to_local(e, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, U64, m0, gcc_jit_context_new_cast(e->ctx, NULL, c[0], U64)), U64);
+        gcc_jit_rvalue *p1 = to_local(e, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, U64, m1, gcc_jit_context_new_cast(e->ctx, NULL, c[2], U64)), U64);
+        gcc_jit_rvalue *hi0 = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_RSHIFT, U64, p0, shift), e->t_u32);
+        gcc_jit_rvalue *hi1 = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_RSHIFT, U64, p1, shift), e->t_u32);
+        gcc_jit_rvalue *n0 = to_local(e, u32_op(e, GCC_JIT_BINARY_OP_BITWISE_XOR, u32_op(e, GCC_JIT_BINARY_OP_BITWISE_XOR, hi1, c[1]), k0), e->t_u32);
+        gcc_jit_rvalue *n2 = to_local(e, u32_op(e, GCC_JIT_BINARY_OP_BITWISE_XOR, u32_op(e, GCC_JIT_BINARY_OP_BITWISE_XOR, hi0, c[3]), k1), e->t_u32);
+        c[1] = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, p1, e->t_u32), e->t_u32);
+        c[3] = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, p0, e->t_u32), e->t_u32);
+        c[0] = n0;
+        c[2] = n2;
+    }
+    for (int j = 0; j < 4; j++) w[j] = c[j];
+}
+
+/* (hi >> 5) * 2^26 + (lo >> 6), times 2^-53: 53 random bits in [0, 1). */
+static gcc_jit_rvalue *unit53(emitter *e, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo)
+{
+    gcc_jit_rvalue *h = gcc_jit_context_new_cast(e->ctx, NULL, u32_op(e, GCC_JIT_BINARY_OP_RSHIFT, hi, u32_const(e, 5)), e->t_double);
+    gcc_jit_rvalue *l = gcc_jit_context_new_cast(e->ctx, NULL, u32_op(e, GCC_JIT_BINARY_OP_RSHIFT, lo, u32_const(e, 6)), e->t_double);
+    gcc_jit_rvalue *x = bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, h, num(e, PE_F64, 67108864.0)), l);
+    return to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, x, num(e, PE_F64, 0x1p-53)), e->t_double);
+}
+
+static gcc_jit_rvalue *builtin_f64(emitter *e, const char *name, gcc_jit_rvalue *x)
+{
+    return gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, name), 1, &x);
+}
+
+/* A random draw's element in its dtype, as irformat/philox.h defines it:
+ * normal draws call the same libm log and cos the interpreter does (never
+ * a primitive), so both agree bitwise. */
+static gcc_jit_rvalue *emit_random(emitter *e, const kir_inst *in)
+{
+    pe_dtype rt = (pe_dtype)in->dtype;
+    gcc_jit_rvalue *w[4];
+    emit_philox(e, in, w);
+    if (in->op == PE_OP_random_normal) {
+        gcc_jit_rvalue *u1 = to_local(e, bin(e, GCC_JIT_BINARY_OP_MINUS, PE_F64, num(e, PE_F64, 1.0), unit53(e, w[0], w[1])), e->t_double);
+        gcc_jit_rvalue *u2 = unit53(e, w[2], w[3]);
+        gcc_jit_rvalue *r = builtin_f64(e, "__builtin_sqrt", bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, num(e, PE_F64, -2.0), builtin_f64(e, "__builtin_log", u1)));
+        gcc_jit_rvalue *c = builtin_f64(e, "__builtin_cos", bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, num(e, PE_F64, PE_TWO_PI), u2));
+        gcc_jit_rvalue *z = to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, to_local(e, r, e->t_double), to_local(e, c, e->t_double)), e->t_double);
+        return gcc_jit_context_new_cast(e->ctx, NULL, z, type_of(e, rt));
+    }
+    if (rt == PE_I32) return gcc_jit_context_new_cast(e->ctx, NULL, w[0], type_of(e, PE_I32));
+    if (rt == PE_F32) {
+        gcc_jit_rvalue *bits = gcc_jit_context_new_cast(e->ctx, NULL, u32_op(e, GCC_JIT_BINARY_OP_RSHIFT, w[0], u32_const(e, 8)), type_of(e, PE_F32));
+        return bin(e, GCC_JIT_BINARY_OP_MULT, PE_F32, bits, num(e, PE_F32, 0x1p-24));
+    }
+    return unit53(e, w[0], w[1]);
+}
+
 static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
 {
+    if (kir_is_random(in->op)) return emit_random(e, in); /* raw key words, its own types */
     pe_op op = (pe_op)in->op;
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
     /* erf, erfc, cdf_norm: the primitives are accurate in f32 */
@@ -434,6 +521,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
     case PE_OP_identity: /* row == column */
         return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
+    case PE_OP_random_uniform: case PE_OP_random_normal: /* emit_random, above */
     case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
     PE_CASES_NOT_ELEMENTWISE

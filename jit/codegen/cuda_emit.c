@@ -21,6 +21,7 @@
 #include "codegen.h"
 #include "cuda_emit.h"
 #include "../../exec/base/grow.h"
+#include "../../irformat/philox.h"
 
 typedef struct {
     char *s;
@@ -113,7 +114,26 @@ static const char prelude[] =
     "  const double y2 = y * y, r = fma(y2, y, -x) + fma(y, y, -y2) * y;\n"
     "  return y - r / (3.0 * y2); }\n"
     "static __device__ __forceinline__ bool pe_finite(double x) {\n"
-    "  return fabs(x) < __longlong_as_double(0x7ff0000000000000LL); }\n";
+    "  return fabs(x) < __longlong_as_double(0x7ff0000000000000LL); }\n"
+    /* random draws: irformat/philox.h's words, unit interval and Box-Muller */
+    "struct pe_words { unsigned w[4]; };\n"
+    "static __device__ __forceinline__ pe_words pe_philox(long long i, int k0, int k1, int draw, int rounds) {\n"
+    "  unsigned c0 = (unsigned)i, c1 = (unsigned)((unsigned long long)i >> 32), c2 = (unsigned)draw, c3 = 0u;\n"
+    "  unsigned key0 = (unsigned)k0, key1 = (unsigned)k1;\n"
+    "  for (int r = 0; r < rounds; r++) {\n"
+    "    if (r > 0) { key0 += " PE_TEXT(PE_PHILOX_W0) "; key1 += " PE_TEXT(PE_PHILOX_W1) "; }\n"
+    "    unsigned long long p0 = (unsigned long long)" PE_TEXT(PE_PHILOX_M0) " * c0;\n"
+    "    unsigned long long p1 = (unsigned long long)" PE_TEXT(PE_PHILOX_M1) " * c2;\n"
+    "    unsigned n0 = (unsigned)(p1 >> 32) ^ c1 ^ key0, n2 = (unsigned)(p0 >> 32) ^ c3 ^ key1;\n"
+    "    c1 = (unsigned)p1; c3 = (unsigned)p0; c0 = n0; c2 = n2; }\n"
+    "  pe_words out = {{c0, c1, c2, c3}};\n"
+    "  return out; }\n"
+    "static __device__ __forceinline__ double pe_unit53(unsigned hi, unsigned lo) {\n"
+    "  return ((double)(hi >> 5) * 67108864.0 + (double)(lo >> 6)) * 1.1102230246251565e-16; }\n"
+    "static __device__ __forceinline__ double pe_uniform_f64(pe_words w) { return pe_unit53(w.w[0], w.w[1]); }\n"
+    "static __device__ __forceinline__ double pe_normal(pe_words w) {\n"
+    "  double u1 = 1.0 - pe_unit53(w.w[0], w.w[1]), u2 = pe_unit53(w.w[2], w.w[3]);\n"
+    "  return sqrt(-2.0 * log(u1)) * cos(" PE_TEXT(PE_TWO_PI) " * u2); }\n";
 
 /* jit/codegen/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
  * what that file asks of its includer. */
@@ -289,6 +309,15 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         coordinate(e, 0, r, sizeof r);
         coordinate(e, 1, c, sizeof c);
         put(t, "%s == %s", r, c);
+        break;
+    }
+    case PE_OP_random_uniform: case PE_OP_random_normal: { /* irformat/philox.h: the key words raw */
+        char w[160];
+        snprintf(w, sizeof w, "pe_philox(i, v%d, v%d, v%d, %d)", in->a[0], in->a[1], in->a[2], (int)in->imm);
+        if (op == PE_OP_random_normal) put(t, "pe_normal(%s)", w);
+        else if (rt == PE_I32) put(t, "(int)%s.w[0]", w);
+        else if (rt == PE_F32) put(t, "(float)(%s.w[0] >> 8) * 5.9604644775390625e-8f", w);
+        else put(t, "pe_uniform_f64(%s)", w);
         break;
     }
     case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kir.h"
+#include "../../irformat/philox.h"
 #include "../../irformat/fnv.h"
 
 /* Canonical bytes: the fields that define the computation, in a fixed order,
@@ -152,10 +153,16 @@ bool kir_valid(const kir_kernel *k)
             break;
         case KIR_OP:
             if (b->op >= PE_OP__COUNT) return false;
-            if (pe_op_table[b->op].kind == PE_KIND_GENERATOR && b->n != 0) return false; /* a[0] is an axis, no value */
-            if (pe_op_table[b->op].kind != PE_KIND_GENERATOR)
+            if (kir_is_random(b->op)) { /* three i32 values (key words, draw), the round count in imm */
+                if (b->n != 3 || (b->imm != PE_PHILOX_ROUNDS && b->imm != PE_PHILOX_FAST_ROUNDS)) return false;
+                for (int j = 0; j < 3; j++)
+                    if (b->a[j] >= i || k->body[b->a[j]].dtype != PE_I32) return false;
+            } else if (pe_op_table[b->op].kind == PE_KIND_GENERATOR) {
+                if (b->n != 0) return false; /* a[0] is an axis, no value */
+            } else {
                 for (int j = 0; j < b->n; j++)
                     if (b->a[j] >= i) return false;
+            }
             if (b->op == PE_OP_concat && (b->n != 2 || b->a[2] >= k->rank || b->imm < 0)) return false;
             break;
         case KIR_GATHER:

@@ -87,7 +87,9 @@ typedef struct {
 typedef enum {
     KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
     KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
-                 generators (n = 0): pe_index's axis in a[0];
+                 generators (n = 0): pe_index's axis in a[0]; the random
+                 generators (n = 3): i32 key words and draw number, the
+                 Philox round count in imm (irformat/philox.h);
                  concat (n = 2): a[0] where coordinate a[2] < imm, else a[1] */
     KIR_STORE, /* param a[0] at i = value a[1] */
     KIR_REDUCE, /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
@@ -105,7 +107,7 @@ typedef struct {
     uint8_t ctype; /* KIR_OP: type operands are converted to; KIR_REDUCE: the operands' type */
     uint8_t n;     /* number of operands */
     uint16_t a[3];
-    int64_t imm; /* concat: the first operand's extent along the axis (0 otherwise) */
+    int64_t imm; /* concat: the first operand's extent along the axis; random: the rounds (0 otherwise) */
 } kir_inst;
 
 /* An axis reduction (axis_reduction set): the iteration shape is the
@@ -122,6 +124,9 @@ typedef struct {
     kir_param params[KIR_MAX_PARAMS];
     kir_inst body[KIR_MAX_BODY];
 } kir_kernel;
+
+/* Whether op is one of the random generators (n = 3 values, rounds in imm). */
+static inline bool kir_is_random(unsigned op) { return op == PE_OP_random_uniform || op == PE_OP_random_normal; }
 
 /* The 64-bit FNV-1a hash of k's canonical bytes (the fields that define the
  * computation, in a fixed order); equal kernels hash equally. */

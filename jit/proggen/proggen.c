@@ -309,6 +309,7 @@ static void add_member(group *g, uint32_t pi)
     for (int k = 0; k < p->n_in; k++) op.a[k] = operand_value(g, p->in[k]);
     if (pe_op_table[p->op].kind == PE_KIND_GENERATOR) { /* values from the element's coordinates */
         if (p->op == PE_OP_index) op.a[0] = (uint16_t)p->param[0];
+        if (kir_is_random(p->op)) op.imm = p->param[0]; /* the rounds; key and draw are the operands */
         g->shaped = true;
     }
     bind_member(g, pi, value_of(g, op));

@@ -91,11 +91,11 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
     q->key_epoch = pe_rt.batch_epoch;
     q->key_external = q->key_same_as = k->n_externals;
     bool scalar = q->op == PE_OP_constant && !q->buf;
-    if (scalar && !q->literal) /* equal C scalars (a name's value passed again): one kernel parameter */
+    if (scalar && !q->literal && !q->unshared) /* equal C scalars (a name's value passed again): one kernel parameter */
         for (uint32_t j = k->n_externals > SAME_SCALAR_WINDOW ? k->n_externals - SAME_SCALAR_WINDOW : 0;
              j < k->n_externals; j++) {
             const pe_port *e = pe_port_at(k->externals[j]);
-            if (e->op == PE_OP_constant && !e->buf && !e->literal && e->dtype == q->dtype &&
+            if (e->op == PE_OP_constant && !e->buf && !e->literal && !e->unshared && e->dtype == q->dtype &&
                 memcmp(&e->value, &q->value, sizeof q->value) == 0) {
                 q->key_same_as = e->key_same_as;
                 break;
