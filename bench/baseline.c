@@ -6,6 +6,8 @@
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "baseline.h"
 
@@ -218,4 +220,95 @@ int64_t c_monte_carlo_pi(uint64_t seed, uint32_t draw_x, uint32_t draw_y, int64_
         inside += x * x + y * y < 1.0f;
     }
     return inside;
+}
+
+/* ---------------------------------------------------------- the gallery */
+
+/* heat2d.c's steps: the interior's five-point update, the boundary kept. */
+void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha)
+{
+    for (int s = 0; s < steps; s++) {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) {
+            const float *up = u + (i - 1) * n, *row = u + i * n, *down = u + (i + 1) * n;
+            float *o = tmp + i * n;
+            if (i == 0 || i == n - 1) {
+                for (int64_t j = 0; j < n; j++) o[j] = row[j];
+                continue;
+            }
+            o[0] = row[0], o[n - 1] = row[n - 1];
+#pragma omp simd
+            for (int64_t j = 1; j < n - 1; j++) o[j] = row[j] + alpha * (((up[j] + down[j]) + row[j - 1]) + row[j + 1] - 4.0f * row[j]);
+        }
+        float *t = u;
+        u = tmp, tmp = t;
+    }
+    if (steps % 2) memcpy(tmp, u, (size_t)(n * n) * sizeof *u); /* the result where the caller's u is */
+}
+
+/* nbody.c's accelerations, all pairs, summed in double. */
+void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        double acc0 = 0, acc1 = 0, acc2 = 0;
+#pragma omp simd reduction(+ : acc0, acc1, acc2)
+        for (int64_t j = 0; j < n; j++) {
+            float d0 = x[j] - x[i], d1 = x[n + j] - x[n + i], d2 = x[2 * n + j] - x[2 * n + i];
+            float r2 = d0 * d0 + d1 * d1 + d2 * d2 + softening;
+            float w = m[j] / (r2 * sqrtf(r2));
+            acc0 += d0 * w, acc1 += d1 * w, acc2 += d2 * w;
+        }
+        a[i] = (float)acc0, a[n + i] = (float)acc1, a[2 * n + i] = (float)acc2;
+    }
+}
+
+/* mandelbrot.c's counts, as C is written: each point's loop stops when it escapes. */
+void c_mandelbrot(const float *re, const float *im, int32_t *count, int64_t n, int iterations)
+{
+#pragma omp parallel for schedule(dynamic, 1024)
+    for (int64_t p = 0; p < n; p++) {
+        float zr = 0, zi = 0;
+        int32_t c = 0;
+        for (int k = 0; k < iterations; k++) {
+            float zr2 = zr * zr, zi2 = zi * zi;
+            if (!(zr2 + zi2 <= 4.0f)) break;
+            float nr = (zr2 - zi2) + re[p];
+            zi = (2.0f * zr) * zi + im[p], zr = nr, c++;
+        }
+        count[p] = c;
+    }
+}
+
+/* kmeans.c's Lloyd iterations (2-d points): the nearest centroid per point,
+ * then the means (per-thread sums, added in thread order). */
+void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int64_t k, int iterations)
+{
+    for (int it = 0; it < iterations; it++) {
+        double *sum = calloc((size_t)k * 3, sizeof *sum);
+        if (!sum) return;
+#pragma omp parallel
+        {
+            double *local = calloc((size_t)k * 3, sizeof *local);
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < n; i++) {
+                float best = INFINITY;
+                int32_t at = 0;
+                for (int64_t j = 0; j < k; j++) {
+                    float e0 = x[2 * i] - centroids[2 * j], e1 = x[2 * i + 1] - centroids[2 * j + 1];
+                    float d = (float)((double)(e0 * e0) + (double)(e1 * e1));
+                    if (d < best) best = d, at = (int32_t)j;
+                }
+                assign[i] = at;
+                if (local) local[3 * at] += 1, local[3 * at + 1] += x[2 * i], local[3 * at + 2] += x[2 * i + 1];
+            }
+#pragma omp critical
+            for (int64_t j = 0; local && j < 3 * k; j++) sum[j] += local[j];
+            free(local);
+        }
+        for (int64_t j = 0; j < k; j++)
+            if (sum[3 * j] > 0)
+                centroids[2 * j] = (float)(sum[3 * j + 1] / sum[3 * j]), centroids[2 * j + 1] = (float)(sum[3 * j + 2] / sum[3 * j]);
+        free(sum);
+    }
 }

@@ -20,4 +20,9 @@ void c_add_transpose(const float *a, float *out, int64_t n); /* n x n */
 void c_gather(const float *a, const int32_t *index, float *out, int64_t n);
 
 int64_t c_monte_carlo_pi(uint64_t seed, uint32_t draw_x, uint32_t draw_y, int64_t n); /* bench_rng's */
+/* bench_gallery's: the gallery programs' computations (examples/) */
+void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha); /* u updated in place (tmp: n x n) */
+void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening); /* x, a: 3 x n */
+void c_mandelbrot(const float *re, const float *im, int32_t *count, int64_t n, int iterations);
+void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int64_t k, int iterations); /* x: n x 2 */
 #endif

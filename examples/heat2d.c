@@ -32,6 +32,22 @@ static pe_array step(pe_array u, pe_array inside, int64_t n)
     return pe_cond(inside, pe_add(u, pe_mul(ALPHA, pe_sub(around, pe_mul(4.0f, u)))), u);
 }
 
+/* `steps` steps from u (the caller's reference, taken over): each step
+ * recorded in a block and a scope; the last grid. */
+static pe_array simulate(pe_array u, pe_array inside, int64_t n, long steps)
+{
+    for (long s = 0; s < steps; s++) {
+        pe_scope scope = pe_scope_begin();
+        pe_block_begin();
+        pe_array next = pe_keep(step(u, inside, n));
+        pe_block_end();
+        pe_scope_end(scope);
+        pe_release(u);
+        u = next;
+    }
+    return u;
+}
+
 /* The same step as a C loop, in the same order of operations. */
 static void c_step(const float *u, float *v, int64_t n)
 {
@@ -64,16 +80,8 @@ int main(int argc, char **argv)
     if (pe_init(NULL) != PE_OK) return 1;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) inside[i * n + j] = i > 0 && j > 0 && i < n - 1 && j < n - 1;
-    pe_array u = pe_f32_2d(u0, n, n), in = pe_from_host(PE_BOOL, 2, ((int64_t[]){n, n}), inside);
-    for (long s = 0; s < steps; s++) {
-        pe_scope scope = pe_scope_begin();
-        pe_block_begin();
-        pe_array next = pe_keep(step(u, in, n));
-        pe_block_end();
-        pe_scope_end(scope);
-        pe_release(u);
-        u = next;
-    }
+    pe_array in = pe_from_host(PE_BOOL, 2, ((int64_t[]){n, n}), inside);
+    pe_array u = simulate(pe_f32_2d(u0, n, n), in, n, steps);
     int rc = pe_read(u, got, (size_t)(n * n) * sizeof *got);
     pe_release(u), pe_release(in);
     pe_shutdown();

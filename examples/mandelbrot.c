@@ -32,6 +32,21 @@ static void iterate(pe_array cr, pe_array ci, pe_array *zr, pe_array *zi, pe_arr
     *zr = r, *zi = i, *count = c;
 }
 
+/* The iteration counts of the points re + i im (an h x w image) into count. */
+static int counts_of(const float *re, const float *im, const int64_t shape[2], long iterations, int32_t *count)
+{
+    pe_array cr = pe_from_host(PE_F32, 2, shape, re), ci = pe_from_host(PE_F32, 2, shape, im);
+    pe_array zr = pe_fill(PE_F32, 2, shape, 0.0), zi = pe_fill(PE_F32, 2, shape, 0.0), counts = pe_fill(PE_I32, 2, shape, 0.0);
+    for (long k = 0; k < iterations; k += ITERATIONS_PER_BLOCK) {
+        pe_block_begin();
+        for (long j = k; j < iterations && j < k + ITERATIONS_PER_BLOCK; j++) iterate(cr, ci, &zr, &zi, &counts);
+        pe_block_end();
+    }
+    int rc = pe_read(counts, count, (size_t)(shape[0] * shape[1]) * sizeof *count);
+    pe_release(cr), pe_release(ci), pe_release(zr), pe_release(zi), pe_release(counts);
+    return rc;
+}
+
 static float coordinate(float from, float to, int64_t k, int64_t n) { return from + (to - from) * (float)k / (float)(n - 1); }
 
 int main(int argc, char **argv)
@@ -52,15 +67,7 @@ int main(int argc, char **argv)
 
     if (pe_init(NULL) != PE_OK) return 1;
     const int64_t shape[2] = {h, w};
-    pe_array cr = pe_from_host(PE_F32, 2, shape, re), ci = pe_from_host(PE_F32, 2, shape, im);
-    pe_array zr = pe_fill(PE_F32, 2, shape, 0.0), zi = pe_fill(PE_F32, 2, shape, 0.0), counts = pe_fill(PE_I32, 2, shape, 0.0);
-    for (long k = 0; k < iterations; k += ITERATIONS_PER_BLOCK) {
-        pe_block_begin();
-        for (long j = k; j < iterations && j < k + ITERATIONS_PER_BLOCK; j++) iterate(cr, ci, &zr, &zi, &counts);
-        pe_block_end();
-    }
-    int rc = pe_read(counts, count, n * sizeof *count);
-    pe_release(cr), pe_release(ci), pe_release(zr), pe_release(zi), pe_release(counts);
+    int rc = counts_of(re, im, shape, iterations, count);
     pe_shutdown();
     if (rc != PE_OK) return 1;
 

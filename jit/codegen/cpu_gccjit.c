@@ -1415,12 +1415,16 @@ static bool emits_costly_op(const kir_kernel *k, const bool *emits, const bool *
  * permutes, slower than 8). */
 static int row_lanes(emitter *e, const kir_kernel *k, const int *reductions, int n_red, const bool *emits, const bool *reload)
 {
-    if (emits_costly_op(k, emits, reload)) return REDUCE_LANES;
+    int lanes = ROW_LANES;
+    if (emits_costly_op(k, emits, reload)) lanes = REDUCE_LANES;
     for (int r = 0; r < n_red; r++) {
         const kir_inst *red = &k->body[reductions[r]];
-        if (acc_type(e, red) != e->t_double || is_arg_extreme(red) || pe_reduction_of((pe_op)red->op)->acc == PE_ACC_PROD) return REDUCE_LANES;
+        if (acc_type(e, red) != e->t_double || is_arg_extreme(red) || pe_reduction_of((pe_op)red->op)->acc == PE_ACC_PROD) lanes = REDUCE_LANES;
     }
-    return ROW_LANES;
+    /* no more lanes than the row has elements: a row of 2 (k-means'
+     * distances over 2-d points) combined 32 lanes per result */
+    while (lanes > 1 && lanes > k->shape[k->rank - 1]) lanes /= 2;
+    return lanes;
 }
 
 /* One loop along the row at flat index `start` emitting what e->emits
