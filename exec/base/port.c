@@ -134,8 +134,10 @@ static void free_port(uint32_t idx)
     }
     if (p->dev_buf) pe_rt.executor->free_device_copy(p);
     free(p->err_msg);
+    free(p->ref);
     p->buf = NULL;
     p->err_msg = NULL;
+    p->ref = NULL;
     p->state = PE_PORT_FREE;
     p->next_free = NO_SLOT;
     if (pe_rt.free_tail == NO_SLOT) pe_rt.free_head = idx;
@@ -173,6 +175,7 @@ void pe_ports_forget_since(uint32_t first)
         if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
         if (p->retained) pe_rt.retained_bytes -= (int64_t)pe_port_bytes(p);
         free(p->err_msg);
+        free(p->ref);
         uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
         memset(p, 0, sizeof *p);
         p->gen = gen;
