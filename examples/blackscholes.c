@@ -11,6 +11,26 @@
 
 static double cnd(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
+/* The prices of n options (spot S, strike X, years T; rate r, volatility v)
+ * into call and put; PE_OK or the read's error.  (tests/cpp compares
+ * blackscholes.cpp's C++ prices with these, bitwise.) */
+int blackscholes_prices(int64_t n, const float *S, const float *X, const float *T, float r, float v, float *call, float *put);
+int blackscholes_prices(int64_t n, const float *S, const float *X, const float *T, float r, float v, float *call, float *put)
+{
+    pe_scope scope = pe_scope_begin();
+    pe_array s = pe_f32_1d(S, n), x = pe_f32_1d(X, n), t = pe_f32_1d(T, n);
+    pe_array sqrt_t = pe_sqrt(t);
+    pe_array d1 = pe_div(pe_add(pe_log(pe_div(s, x)), pe_mul(r + 0.5f * v * v, t)), pe_mul(v, sqrt_t));
+    pe_array d2 = pe_sub(d1, pe_mul(v, sqrt_t));
+    pe_array discounted = pe_mul(x, pe_exp(pe_mul(-r, t)));
+    pe_array c = pe_sub(pe_mul(s, pe_cdf_norm(d1)), pe_mul(discounted, pe_cdf_norm(d2)));
+    pe_array p = pe_sub(pe_mul(discounted, pe_cdf_norm(pe_neg(d2))), pe_mul(s, pe_cdf_norm(pe_neg(d1))));
+    int rc = pe_read(c, call, (size_t)n * sizeof *call);
+    if (rc == PE_OK) rc = pe_read(p, put, (size_t)n * sizeof *put);
+    pe_scope_end(scope);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int64_t n = argc > 1 ? atoll(argv[1]) : 100000;
@@ -30,17 +50,7 @@ int main(int argc, char **argv)
     const float r = 0.02f, v = 0.30f;
 
     if (pe_init(NULL) != PE_OK) return 1;
-    pe_scope scope = pe_scope_begin();
-    pe_array s = pe_f32_1d(S, n), x = pe_f32_1d(X, n), t = pe_f32_1d(T, n);
-    pe_array sqrt_t = pe_sqrt(t);
-    pe_array d1 = pe_div(pe_add(pe_log(pe_div(s, x)), pe_mul(r + 0.5f * v * v, t)), pe_mul(v, sqrt_t));
-    pe_array d2 = pe_sub(d1, pe_mul(v, sqrt_t));
-    pe_array discounted = pe_mul(x, pe_exp(pe_mul(-r, t)));
-    pe_array c = pe_sub(pe_mul(s, pe_cdf_norm(d1)), pe_mul(discounted, pe_cdf_norm(d2)));
-    pe_array p = pe_sub(pe_mul(discounted, pe_cdf_norm(pe_neg(d2))), pe_mul(s, pe_cdf_norm(pe_neg(d1))));
-    int rc = pe_read(c, call, n * sizeof *call);
-    if (rc == PE_OK) rc = pe_read(p, put, n * sizeof *put);
-    pe_scope_end(scope);
+    int rc = blackscholes_prices(n, S, X, T, r, v, call, put);
     pe_shutdown();
     if (rc != PE_OK) return 1;
 

@@ -5,6 +5,8 @@
  * object they produce (`ld -r`), compile-and-link commands get it linked in.
  * libclang parses each source with the command's preprocessor and language
  * flags; a source it cannot parse still compiles, with a warning and no IR.
+ * A source that never includes pe.h (includes.c decides from its #include
+ * lines) is left to the compiler alone: same command, same object.
  *
  *   pecc [--print-ir] COMPILER ARGS...   --print-ir: the IR as text on stdout
  *   pecc --version */
@@ -17,8 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "emit.h"
-#include "extract.h"
+#include "includes.h"
 
 static const char *tmp_dir;
 static const char *lto_flag; /* -flto...: the IR object is LTO too, merged by the compiler's incremental link */
@@ -66,37 +67,48 @@ static bool parse_flag(const char *a)
     return false;
 }
 
-/* Extracts a source's IR and compiles the object carrying it into
- * `obj_path`; false (after a warning) when there is none. */
+/* The extractor (pecc_extract.c), beside this program. */
+static char extractor[4096];
+static bool find_extractor(void)
+{
+    ssize_t n = readlink("/proc/self/exe", extractor, sizeof extractor - 32);
+    if (n <= 0) return false;
+    extractor[n] = 0;
+    char *slash = strrchr(extractor, '/');
+    if (!slash) return false;
+    strcpy(slash + 1, "pecc-extract");
+    return access(extractor, X_OK) == 0;
+}
+
+/* Extracts a source's IR (pecc-extract, which warns when it cannot) and
+ * compiles the object carrying it into `obj_path`; false when there is
+ * none. */
 static bool ir_object(const char *cc, const char *source, const char *const *flags, int n_flags, const char *obj_path,
                       bool print)
 {
-    pe_ir_unit unit;
-    pe_function_facts *facts;
-    char err[600];
-    if (!pe_extract(source, flags, n_flags, &unit, &facts, err, sizeof err)) {
-        fprintf(stderr, "pecc: warning: %s: compiled without static IR: %s\n", source, err);
-        return false;
-    }
-    if (print) pe_ir_print_text(&unit, stdout);
-    size_t len;
-    uint8_t *blob = pe_ir_encode(&unit, &len);
-    pe_facts_free(facts, unit.n_functions);
-    pe_ir_free(&unit);
-    if (!blob) {
-        fprintf(stderr, "pecc: warning: %s: out of memory for its static IR\n", source);
-        return false;
-    }
     char c_path[4200];
     snprintf(c_path, sizeof c_path, "%s/ir.c", tmp_dir);
-    bool ok = pe_emit_ir_source(c_path, blob, len, err, sizeof err);
-    free(blob);
-    if (!ok) {
-        fprintf(stderr, "pecc: warning: %s: %s\n", source, err);
+    if (!extractor[0] && !find_extractor()) {
+        fprintf(stderr, "pecc: warning: %s: compiled without static IR: no pecc-extract beside pecc\n", source);
+        extractor[0] = '-'; /* warned: do not look again */
         return false;
     }
-    char *argv[] = {(char *)cc, "-c", "-O0", "-fPIC", "-w", "-o", (char *)obj_path, c_path, (char *)lto_flag, NULL};
-    if (run(argv) != 0) {
+    if (extractor[0] == '-') return false;
+    const char **argv = calloc((size_t)n_flags + 6, sizeof *argv);
+    if (!argv) return false;
+    int a = 0;
+    argv[a++] = extractor;
+    if (print) argv[a++] = "--print-ir";
+    argv[a++] = source;
+    argv[a++] = c_path;
+    for (int i = 0; i < n_flags; i++) argv[a++] = flags[i];
+    argv[a] = NULL;
+    fflush(stdout);
+    int rc = run((char *const *)argv);
+    free(argv);
+    if (rc != 0) return false; /* it warned */
+    char *cc_argv[] = {(char *)cc, "-c", "-O0", "-fPIC", "-w", "-o", (char *)obj_path, c_path, (char *)lto_flag, NULL};
+    if (run(cc_argv) != 0) {
         fprintf(stderr, "pecc: warning: %s: the object holding its static IR did not compile\n", source);
         return false;
     }
@@ -165,6 +177,15 @@ int main(int argc, char **argv)
         }
         if (takes_operand(a) && i + 1 < n) i++;
     }
+    /* units that never include pe.h have nothing to extract: the compiler
+     * alone compiles them (includes.c), the same object as without pecc */
+    int n_pe = 0;
+    for (int s = 0; s < n_sources; s++) {
+        if (pe_unit_reaches_pe(sources[s], flags, n_flags)) sources[n_pe++] = sources[s];
+        else if (print) fprintf(stderr, "pecc: %s does not include pe.h: no static IR\n", sources[s]);
+    }
+    bool one_object = compile_only && output && n_sources == 1; /* -o names the one object */
+    n_sources = n_pe;
     if (n_sources == 0 || other_mode) { /* nothing for pecc to add */
         free(sources), free(flags);
         execvp(cc, cmd);
@@ -181,7 +202,7 @@ int main(int argc, char **argv)
         rc = run(cmd);
         for (int s = 0; rc == 0 && tmp_dir && s < n_sources; s++) {
             char obj[4200], ir_obj[4200];
-            if (output && n_sources == 1) {
+            if (one_object) {
                 snprintf(obj, sizeof obj, "%s", output);
             } else { /* the compiler's own name for it: the source's base name with .o, here */
                 char *copy = strdup(sources[s]);

@@ -9,7 +9,7 @@
  *
  * Not yet in this version (later work, not declared here so that nothing
  * unfinished links): random numbers, intrinsics (matmul, fft, lu, conv, spmv),
- * complex dtypes (PE_C64/PE_C128 are reserved and rejected), PE_MACRO.
+ * complex dtypes (PE_C64/PE_C128 are reserved and rejected).
  *
  * Threading: any number of application threads may call the API at once; a
  * scope belongs to the thread that opened it.
@@ -165,6 +165,10 @@ typedef struct {
     uint64_t kernel_outputs;     /* arrays fused kernels wrote, over every launch (a reduction's partials not counted) */
     uint64_t stores_shared;      /* values a kernel computed twice (equal expressions) and stored once: the
                                     second array shares the first's buffer (a copy where that is the caller's) */
+    uint64_t macro_hits;         /* PE_MACRO executions replayed from the macro cache (the body skipped) */
+    uint64_t macro_records;      /* PE_MACRO executions that ran their body (a miss: recorded, cached unless it failed) */
+    uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
+    uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 
@@ -506,6 +510,54 @@ int pe_peek_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
 pe_array pe_reference_at(const pe_site *s, pe_array a);
 #define pe_peek(a, dst, n) pe_peek_at(PE_HERE, (a), (dst), (n))
 #define pe_reference(a) pe_reference_at(PE_HERE, (a))
+
+/* ------------------------------------------------- code reuse sections
+ *
+ *   pe_array ins[2] = {acc, y}, outs[1]; int mode = 0;
+ *   PE_MACRO(step, ins, 2, outs, 1, &mode, sizeof mode) { outs[0] = body(ins[0], ins[1]); }
+ *
+ * The first execution with a given key — each input's dtype, shape and
+ * whether it is a uniform constant (pe_scalar, pe_fill, folds: then its value
+ * too, since record-time folds specialise on it), and the `ctl_bytes` bytes at
+ * `ctl`, compared byte for byte — runs the body and records what it asks for;
+ * later executions with that key replay the recording in one call and skip
+ * the body: each output is a new array computed as the body computed it
+ * from the new inputs (the trace cache then hands back the compiled kernels).
+ * `name` is an identifier (for messages); a section is the place it is
+ * written.  The body assigns every outs[j] (an array it made, or an input);
+ * the other arrays it made are released at its end (a section is a scope).
+ * C scalars and constants made in the body are recorded with their values:
+ * a value that changes between executions must be an input or in `ctl`.
+ * Errors (PE_E_MACRO, at the line): reading or writing host data in the body
+ * (pe_read*, pe_map, pe_unmap, pe_from_host, pe_adopt, pe_f32_1d, ...: the
+ * section is abandoned), an operand made outside the section that is not an
+ * input, releasing or reassigning an input, an output not assigned, the same
+ * section beginning inside its own body (recursion), and a body left by
+ * break, return or goto (found when the section begins again in the same
+ * function, at the end of a section around it, or at the next host access).
+ * Then nothing is cached and the outputs are invalid arrays — but after a
+ * host access, which abandons the thread's open sections: they go on as
+ * plain code.  `continue` ends the body.  A section inside a recording body
+ * is part of that recording.  The cache holds
+ * PE_MACRO_CACHE entries over all sections (default 256, least recently used
+ * evicted; 0: every execution runs its body).  Counters: pe_stats.macro_*. */
+typedef struct {
+    int run_body;  /* the for-loop runs the body: a recording */
+    uint64_t serial;
+    pe_array *ins;
+    int n_ins;
+    pe_array *outs;
+    int n_outs;
+} pe_macro_state;
+/* `frame`: the calling function's frame (the same section begun again in the same frame while its last
+ * execution is open was left by break, return or goto; in another frame it is a recursion) */
+pe_macro_state pe_macro_begin_at(const pe_site *s, const void *frame, const char *name, pe_array *ins,
+                                 int n_ins, pe_array *outs, int n_outs, const void *ctl, size_t ctl_bytes);
+int pe_macro_end_at(const pe_site *s, pe_macro_state *st); /* 0: the body ran once */
+#define PE_MACRO(name, ins, n_ins, outs, n_outs, ctl, ctl_bytes)                                              \
+    for (pe_macro_state pe__macro_##name =                                                                   \
+             pe_macro_begin_at(PE_HERE, __builtin_frame_address(0), #name, (ins), (n_ins), (outs), (n_outs), (ctl), (ctl_bytes));        \
+         pe__macro_##name.run_body; pe__macro_##name.run_body = pe_macro_end_at(PE_HERE, &pe__macro_##name))
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

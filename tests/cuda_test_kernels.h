@@ -254,6 +254,27 @@ static inline kir_kernel concat_kernel(void)
     return k;
 }
 
+/* gather as the program generator makes it: an i32 index array (p0), the
+ * f64 array of GATHER_EXTENT elements it reads (p1, KIR_IN_GATHERED), the
+ * out-of-range flag (p2), the element plus 0.5 in f32 (p3). */
+enum { GATHER_EXTENT = 37 };
+static inline kir_kernel gather_kernel(void)
+{
+    kir_kernel k = {0};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = PE_I32};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_GATHERED, .dtype = PE_F64, .extent = GATHER_EXTENT};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_FLAG, .dtype = PE_I32};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = PE_F32};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_IN_LITERAL, .dtype = PE_F64, .value = 0.5};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_I32, .n = 1, .a = {0}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_GATHER, .dtype = PE_F64, .n = 3, .a = {1, 0, 2}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = PE_F64, .n = 1, .a = {4}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_add, .dtype = PE_F64, .ctype = PE_F64, .n = 2, .a = {1, 2}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cast, .dtype = PE_F32, .ctype = PE_F64, .n = 1, .a = {3}};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .n = 2, .a = {3, 4}};
+    return k;
+}
+
 /* Reductions along an axis (kir_kernel.axis_reduction) the CUDA generator
  * emits: each op with operand and result types the recorder gives it
  * (integer sums and products wrap; means, variances of integers are f64;

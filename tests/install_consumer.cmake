@@ -27,12 +27,27 @@ int main(void) {
     return y == 14.0f ? 0 : 1;
 }
 ]=])
+file(WRITE ${BIN}/app/main.cpp [=[
+#include <pe.hpp>
+#include <cstdio>
+int main() {
+    pe::session session;
+    float x[3] = {1, 2, 3};
+    pe::array a = pe::from_host(x, {3});
+    double y = pe::sum(a * a).item();
+    std::printf("%g\n", y);
+    return y == 14.0 ? 0 : 1;
+}
+]=])
 file(WRITE ${BIN}/app/CMakeLists.txt [=[
 cmake_minimum_required(VERSION 3.25)
-project(consumer C)
+project(consumer C CXX)
 find_package(PE REQUIRED)
 add_executable(app main.c)
 target_link_libraries(app PRIVATE PE::pe)
+add_executable(app_cpp main.cpp)
+set_target_properties(app_cpp PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_link_libraries(app_cpp PRIVATE PE::pe)
 ]=])
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${BIN}/app -B ${BIN}/app/build -DCMAKE_PREFIX_PATH=${prefix}
                 RESULT_VARIABLE rc)
@@ -46,6 +61,10 @@ endif()
 execute_process(COMMAND ${BIN}/app/build/app RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(rc OR NOT out MATCHES "^14")
   message(FATAL_ERROR "consumer via find_package printed '${out}' (exit ${rc})")
+endif()
+execute_process(COMMAND ${BIN}/app/build/app_cpp RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc OR NOT out MATCHES "^14")
+  message(FATAL_ERROR "C++ consumer (pe.hpp) via find_package printed '${out}' (exit ${rc})")
 endif()
 
 # pkg-config, static link as a C programmer would write it by hand.

@@ -76,7 +76,8 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
     vs.body[3] = (kir_inst){.kind = KIR_REDUCE, .op = PE_OP_sum, .dtype = PE_F64, .ctype = PE_F32, .n = 2, .a = {2, 2}};
     add(&l, vs);
     add(&l, concat_kernel());
-    compile_all(&l, "reductions, broadcast, views, concat, scalars, literals, generators");
+    add(&l, gather_kernel());
+    compile_all(&l, "reductions, broadcast, views, concat, gather, scalars, literals, generators");
     free(l.k);
 }
 

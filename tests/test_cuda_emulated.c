@@ -251,6 +251,54 @@ static void test_fragmented_device_memory_evicts(void **state)
     assert_int_equal(count(captured, "warning"), 0);
 }
 
+/* A gather is a GPU kernel: the values the indices pick, plus one, from
+ * the GPU with nothing interpreted; then an index out of range in a fused
+ * consumer: the kernel reads element 0, sets its flag, and the interpreter
+ * recomputes the members and reports the index at the gather's line (no
+ * warning: the GPU stays on), and a kernel after it reads its values. */
+static void test_a_gather_runs_on_the_gpu_and_reports_a_bad_index(void **state)
+{
+    (void)state;
+    enum { M = 1000 };
+    static int32_t idx[M];
+    static float got[M];
+    for (int i = 0; i < M; i++) idx[i] = (int32_t)((i * 7919L) % N);
+    capture_begin();
+    assert_int_equal(pe_init(&(pe_config){.device = 2, .log_level = PE_LOG_WARN + 1}), PE_OK);
+    tu_errors_clear();
+    pe_stats before, after;
+    pe_get_stats(&before);
+    long ran = tu_emul_kernels_run(0);
+    int64_t m = M;
+    pe_array a = pe_f32_1d(x, N), index = pe_from_host(PE_I32, 1, &m, idx);
+    pe_array y = pe_add(pe_gather(a, index), 1.0f);
+    assert_int_equal(pe_read(y, got, sizeof got), PE_OK);
+    for (int i = 0; i < M; i++) assert_true(got[i] == x[idx[i]] + 1.0f);
+    pe_get_stats(&after);
+    assert_true(tu_emul_kernels_run(0) > ran);
+    assert_int_equal(after.ops_interpreted, before.ops_interpreted);
+    assert_true(after.gpu_batches > before.gpu_batches);
+    pe_release(y);
+    idx[M / 2] = N; /* one past the end */
+    pe_array bad_index = pe_from_host(PE_I32, 1, &m, idx);
+    int line = __LINE__ + 1;
+    pe_array g = pe_gather(a, bad_index);
+    pe_array z = pe_mul(pe_add(g, 1.0f), 2.0f);
+    ran = tu_emul_kernels_run(0);
+    assert_int_equal(pe_read(z, got, sizeof got), PE_E_ARG);
+    assert_true(tu_emul_kernels_run(0) > ran); /* the GPU's kernel found it */
+    char where[64];
+    snprintf(where, sizeof where, "test_cuda_emulated.c:%d", line);
+    assert_non_null(strstr(tu_errors.message, where));
+    assert_non_null(strstr(tu_errors.message, "out of range"));
+    tu_errors_clear();
+    pe_release(g), pe_release(z), pe_release(index), pe_release(bad_index), pe_release(a);
+    pe_shutdown();
+    capture_end();
+    assert_int_equal(count(captured, "warning"), 0);
+    idx[M / 2] = (int32_t)(((M / 2) * 7919L) % N);
+}
+
 static void test_nvrtc_failing_leaves_the_work_to_the_cpu(void **state)
 {
     (void)state;
@@ -282,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_device_memory_running_out_leaves_the_work_to_the_cpu),
         cmocka_unit_test(test_fragmented_device_memory_evicts),
         cmocka_unit_test(test_nvrtc_failing_leaves_the_work_to_the_cpu),
+        cmocka_unit_test(test_a_gather_runs_on_the_gpu_and_reports_a_bad_index),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (tu_emul_misuses() != 0) {

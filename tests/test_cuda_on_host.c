@@ -390,6 +390,38 @@ static void test_concat_selects_by_coordinate(void **state)
     dlclose(lib);
 }
 
+/* gather (cuda_test_kernels.h): in-range indices read the array; one out
+ * of range (negative, at the extent, far past it) reads element 0 and sets
+ * the flag; all in range leaves the flag 0. */
+static void test_gather_reads_in_range_and_flags_outside(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    kir_kernel k = gather_kernel();
+    assert_true(kir_valid(&k));
+    void *lib = host_build_vectorised(&k);
+    double src[GATHER_EXTENT];
+    for (int e = 0; e < GATHER_EXTENT; e++) src[e] = 3.25 * e - 7;
+    const int32_t bad[] = {0, -1, GATHER_EXTENT, INT32_MAX, INT32_MIN};
+    for (int b = 0; b < (int)(sizeof bad / sizeof bad[0]); b++) {
+        int32_t idx[N];
+        float o[N];
+        uint32_t flag = 0;
+        for (int e = 0; e < N; e++) idx[e] = (e * 7) % GATHER_EXTENT;
+        if (b > 0) idx[(b * 61) % N] = bad[b];
+        pe_cuda_args args = {0};
+        void *ptrs[4] = {idx, src, &flag, o};
+        for (int p = 0; p < 4; p++) args.p[p].ptr = (unsigned long long)(uintptr_t)ptrs[p];
+        host_launch(lib, &k, N, &args, 2, 16);
+        for (int e = 0; e < N; e++) {
+            bool inside = idx[e] >= 0 && idx[e] < GATHER_EXTENT;
+            assert_true(o[e] == (float)(src[inside ? idx[e] : 0] + 0.5));
+        }
+        assert_int_equal(flag, b > 0);
+    }
+    dlclose(lib);
+}
+
 /* An offset past 2^32 elements: the index is 64-bit.  The buffer's pointer
  * is handed over that many elements before the data (the kernel adds them
  * back), so no such buffer is needed; one row, so that the row stride (as
@@ -881,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_views_read_through_index_maps),
         cmocka_unit_test(test_view_index_is_64_bit),
         cmocka_unit_test(test_concat_selects_by_coordinate),
+        cmocka_unit_test(test_gather_reads_in_range_and_flags_outside),
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
         cmocka_unit_test(test_combiner_runs_on_the_host),

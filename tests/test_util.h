@@ -111,6 +111,20 @@ static inline bool tu_broadcastable(pe_array a, pe_array b)
     return true;
 }
 
+/* The runtime's counters now; the arrays alive once every batch has run. */
+static inline pe_stats tu_stats(void)
+{
+    pe_stats st;
+    pe_get_stats(&st);
+    return st;
+}
+
+static inline int64_t tu_live_arrays(void)
+{
+    pe_sync();
+    return tu_stats().live_arrays;
+}
+
 /* Reads a whole array as doubles (any dtype).  The caller frees. */
 static inline double *tu_read_as_f64(pe_array a, int64_t *n_out)
 {

@@ -147,12 +147,36 @@ static void test_gather_and_concat(void **state)
     tu_expect_error(PE_E_SHAPE, line);
 }
 
+/* A gather from a uniform constant (pe_fill: a value, no buffer): the
+ * kernel reads it at computed positions, so the executor gives it a buffer
+ * first (a kernel once read through its null pointer); an index out of range
+ * is still an error at the gather's line. */
+static void test_gather_from_a_constant(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {3, 4}, m = 3;
+    int32_t idx[3] = {0, 11, 5};
+    pe_array a = pe_fill(PE_F32, 2, shape, 1.5);
+    float out[3];
+    assert_int_equal(pe_read(pe_add(pe_gather(a, pe_from_host(PE_I32, 1, &m, idx)), 1.0f), out, sizeof out), PE_OK);
+    for (int i = 0; i < 3; i++) assert_true(out[i] == 2.5f);
+    idx[1] = 12;
+    int line = __LINE__ + 1;
+    pe_array g = pe_gather(a, pe_from_host(PE_I32, 1, &m, idx));
+    assert_int_equal(pe_read(pe_mul(g, 2.0f), out, sizeof out), PE_E_ARG);
+    char where[64];
+    snprintf(where, sizeof where, "test_view_ops.c:%d", line);
+    assert_non_null(strstr(tu_errors.message, where));
+    tu_errors_clear();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reshape_and_transpose, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_slice_periodic_spread, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_gather_and_concat, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_gather_from_a_constant, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

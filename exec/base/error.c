@@ -21,6 +21,7 @@ static int n_handlers;
 static _Thread_local pe_error last_error;
 static _Thread_local char last_message[MESSAGE_MAX];
 static _Thread_local bool have_last_error;
+static _Thread_local uint64_t raised_here; /* errors raised on this thread (a section's recording asks) */
 
 void pe_push_error_handler(pe_error_handler h, void *user)
 {
@@ -42,6 +43,8 @@ void pe_pop_error_handler(void)
 }
 
 const pe_error *pe_last_error(void) { return have_last_error ? &last_error : NULL; }
+
+uint64_t pe_errors_raised_here(void) { return raised_here; }
 
 const char *pe_status_name(pe_status code)
 {
@@ -96,6 +99,7 @@ pe_status pe_raise_message(const pe_site *s, pe_status code, const char *message
     last_error = (pe_error){code, last_message, s && s->file ? s->file : "?", s ? s->line : 0,
                             s && s->func ? s->func : "?"};
     have_last_error = true;
+    raised_here++;
     for (int i = n_handlers - 1; i >= 0; i--)
         if (handlers[i].fn(&last_error, handlers[i].user)) return code;
     fprintf(stderr, "pe: %s\n", last_message);

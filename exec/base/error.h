@@ -12,6 +12,9 @@ pe_status pe_raise(const pe_site *s, pe_status code, const char *api, const char
 /* Formats the same text into a heap string, for errors raised later (at a read). */
 char *pe_format_error(const pe_site *s, const char *api, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 pe_status pe_raise_message(const pe_site *s, pe_status code, const char *message);
+/* How many errors the calling thread has raised (a code reuse section's
+ * recording is not cached when its body raised one). */
+uint64_t pe_errors_raised_here(void);
 void pe_log_message(pe_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pe_format_shape(char *out, size_t n, int rank, const int64_t *shape);
 

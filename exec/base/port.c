@@ -287,6 +287,21 @@ void pe_port_result_drop(pe_port *p)
     p->buf = NULL;
 }
 
+bool pe_port_fill_buffer(pe_port *p)
+{
+    if (p->buf || p->op != PE_OP_constant || p->state != PE_PORT_READY) return true;
+    void *buf = pe_mem_alloc(pe_port_bytes(p)); /* never NULL for 0 bytes: an element 0 to read */
+    if (!buf) return false;
+    for (int64_t i = 0; i < p->numel; i++) switch ((pe_dtype)p->dtype) {
+        case PE_F32: ((float *)buf)[i] = (float)p->value; break;
+        case PE_I32: ((int32_t *)buf)[i] = (int32_t)p->value; break;
+        case PE_BOOL: ((uint8_t *)buf)[i] = p->value != 0; break;
+        default: ((double *)buf)[i] = p->value; break;
+        }
+    p->buf = buf;
+    return true;
+}
+
 bool pe_port_host(pe_port *p)
 {
     assert(pe_api_held());

@@ -238,6 +238,11 @@ void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zer
  * result is computed straight into it), or a new one; false when out of
  * memory.  Drop gives back all but a lent one. */
 bool pe_port_result_buffer(pe_port *p);
+/* A uniform constant (pe_fill, pe_scalar: a value, no buffer) given a
+ * buffer holding it in every element, for a kernel that reads it at
+ * computed positions (a gather's array); false when out of memory.  Any
+ * other port is left as it is (true). */
+bool pe_port_fill_buffer(pe_port *p);
 void pe_port_result_drop(pe_port *p);
 /* Lends dst to pending port p as its result buffer (free_fn marks it lent).
  * `keeps_handle`: the reader keeps its handle, so the buffer is the port's

@@ -209,6 +209,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             }
             args[i] = k->params[i].kind == KIR_OUT_PARTIAL ? (void *)partials : q->buf;
         } else {
+            if (k->params[i].kind == KIR_IN_GATHERED && !pe_port_fill_buffer(q)) return members_on_interpreter(p);
             args[i] = q->buf;
         }
     }
@@ -220,7 +221,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         int depth = pe_api_suspend();
         if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
-        else if (p->numel > 0) pe_pool_run(fn, args, p->numel);
+        else if (p->numel > 0) pe_pool_run(fn, args, p->numel, k->axis_reduction ? k->shape[k->reduce_axis] : 1);
         pe_api_resume(depth);
         pe_rt.stats.kernels_launched++;
         for (int i = 0; i < k->n_params; i++) pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;

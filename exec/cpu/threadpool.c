@@ -13,7 +13,7 @@
 #include "threadpool.h"
 #include "../../profiler/collect.h"
 
-#define MIN_PARALLEL 32768 /* iterations below which one thread runs the launch */
+#define MIN_PARALLEL 32768 /* elements below which one thread runs the launch */
 #define CHUNK_ALIGN 64
 
 static struct {
@@ -90,17 +90,21 @@ void pe_pool_stop(void)
     pool.n_workers = 0;
 }
 
-void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n)
+void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work)
 {
-    if (n < MIN_PARALLEL || pool.n_workers == 0) {
+    if (work < 1) work = 1;
+    if (n < 2 || n * work < MIN_PARALLEL || pool.n_workers == 0) {
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         fn(0, n, args);
         if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
         return;
     }
     int64_t chunk = n / ((int64_t)(pool.n_workers + 1) * 4);
-    chunk = (chunk + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
-    if (chunk < MIN_PARALLEL / 4) chunk = MIN_PARALLEL / 4;
+    int64_t align = work >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / work;      /* iterations per aligned step */
+    int64_t least = (MIN_PARALLEL / 4 + work - 1) / work;              /* a chunk's least work */
+    chunk = (chunk + align - 1) / align * align;
+    if (chunk < least) chunk = least;
+    if (chunk < 1) chunk = 1;
     pe_pool_run_chunks(fn, args, n, chunk);
 }
 
@@ -147,5 +151,5 @@ void pe_mem_copy(void *dst, const void *src, size_t bytes)
         return;
     }
     void *args[2] = {dst, (void *)src};
-    pe_pool_run(copy_range, args, (int64_t)bytes);
+    pe_pool_run(copy_range, args, (int64_t)bytes, 1);
 }

@@ -14,8 +14,12 @@ typedef void (*pe_kernel_fn)(int64_t begin, int64_t end, void *const *args);
 /* Starts threads - 1 workers (the calling thread is the last one). */
 bool pe_pool_start(int threads);
 void pe_pool_stop(void);
-/* Runs fn over [0, n) in chunks on all threads; returns when all are done. */
-void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n);
+/* Runs fn over [0, n) in chunks on all threads; returns when all are done.
+ * `work` is the elements one iteration touches (1 for an element-wise
+ * kernel; a row's length for a reduction along an axis, whose iterations
+ * are its results): the split is sized by n * work, so 8192 row sums of
+ * 4096 elements each run on every core, not on one. */
+void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work);
 /* The same with launches cut exactly at multiples of `chunk`, on any number
  * of threads (reductions write one partial per chunk). */
 void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t chunk);

@@ -136,7 +136,8 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
             return true; /* nothing to compute: every member is invalid */
         }
     }
-    int result = -1; /* a reduction's parameter */
+    int result = -1;      /* a reduction's parameter */
+    CUdeviceptr flag = 0; /* a gather's out-of-range flag (KIR_OUT_FLAG) */
     for (int i = 0; i < k->n_params; i++) {
         pe_port *q = pe_port_at(p->bind[i]);
         switch (k->params[i].kind) {
@@ -145,7 +146,9 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
             break;
         case KIR_IN_LITERAL: /* compiled in */
             break;
-        case KIR_IN_CONTIG: case KIR_IN_STRIDED:
+        case KIR_IN_CONTIG: case KIR_IN_STRIDED: case KIR_IN_GATHERED:
+            /* a gathered constant is read at computed positions: a buffer of it */
+            if (k->params[i].kind == KIR_IN_GATHERED && !pe_port_fill_buffer(q)) return false;
             if (!pe_cuda_to_device(g, q, keep, k->n_params)) return false;
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
             break;
@@ -157,6 +160,10 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
             if (k->params[i].kind == KIR_OUT_PARTIAL) result = i;
             break;
         }
+        case KIR_OUT_FLAG:
+            if (!(flag = pe_cuda_device_alloc(g, sizeof(uint32_t), keep, k->n_params))) return false;
+            args.p[i].ptr = flag;
+            break;
         }
     }
     long long n = p->numel, n_chunks = (n + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
@@ -178,6 +185,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
     CUresult r = PE_CUDA_SUCCESS;
     for (int w = 0; w < sync->n_waits && r == PE_CUDA_SUCCESS; w++)
         r = pe_cuda_api_in_use->cuStreamWaitEvent(stream, g->events[waits[sync->wait_begin + w]], 0);
+    if (r == PE_CUDA_SUCCESS && flag) r = pe_cuda_api_in_use->cuMemsetD8Async(flag, 0, sizeof(uint32_t), stream);
     if (r != PE_CUDA_SUCCESS) {
     } else if (partials) {
         if (n_chunks > 0)
@@ -201,12 +209,27 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
                                    params, NULL);
     }
     if (partials) pe_cuda_device_free(g, partials, partial_bytes); /* deferred: reused once this batch has finished */
+    /* A kernel that gathers: its flag read back before anything consumes its
+     * members (one wait on its stream).  An index out of range leaves the
+     * members to the interpreter, which reports it at the caller's line, as
+     * on the CPU (exec/cpu/cpu.c); its consumers, launched after, read the
+     * interpreter's values. */
+    uint32_t out_of_range = 0;
+    const char *failed = "cuLaunchKernel failed";
+    if (r == PE_CUDA_SUCCESS && flag && n > 0) {
+        failed = "a kernel that gathers failed";
+        r = pe_cuda_api_in_use->cuMemcpyDtoHAsync(&out_of_range, flag, sizeof out_of_range, stream);
+        /* waited for holding the runtime lock: the batch is half launched */
+        if (r == PE_CUDA_SUCCESS) r = pe_cuda_api_in_use->cuStreamSynchronize(stream);
+    }
+    if (flag) pe_cuda_device_free(g, flag, sizeof(uint32_t));
     /* the record goes even when nothing launched (n = 0): a later wait needs it */
     if (r == PE_CUDA_SUCCESS && sync->record_event >= 0) r = pe_cuda_api_in_use->cuEventRecord(g->events[sync->record_event], stream);
     if (r != PE_CUDA_SUCCESS) {
-        pe_cuda_disable(g, "cuLaunchKernel failed", r);
+        pe_cuda_disable(g, failed, r);
         return false;
     }
+    if (out_of_range) return false; /* the caller has the interpreter compute the members */
     *launched = true;
     pe_rt.stats.kernels_launched++;
     for (int i = 0; i < k->n_params; i++) {

@@ -3,6 +3,7 @@
  * generators (pe_index, pe_identity). */
 #include <string.h>
 
+#include "../macro/macro.h"
 #include "../record/record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/memory.h"
@@ -44,6 +45,7 @@ pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_from_host")) return pe_invalid_result(s, PE_OP_data, PE_E_MACRO);
     const char *api = "pe_from_host";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
     if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_data, pe_last_error()->code);
@@ -77,6 +79,7 @@ pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shap
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_adopt")) return pe_invalid_result(s, PE_OP_data, PE_E_MACRO);
     const char *api = "pe_adopt";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
     if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_data, pe_last_error()->code);

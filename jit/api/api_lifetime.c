@@ -1,5 +1,6 @@
 /* api_lifetime.c — pe_retain and pe_release: the application's references.
  * (Scopes, which release on the application's behalf, are in scope.c.) */
+#include "../record/macro_rec.h"
 #include "../record/record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
@@ -13,6 +14,7 @@ pe_array pe_retain_at(const pe_site *s, pe_array a)
     pe_port *p = pe_port_lookup(s, a, "pe_retain", &idx);
     if (!p) return (pe_array){0};
     p->refs_app++;
+    if (pe_macro_top) pe_macro_note_publish(idx, UINT32_MAX); /* the body holds another reference */
     return a;
 }
 

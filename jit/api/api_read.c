@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../record/irload.h"
+#include "../macro/macro.h"
 #include "../record/record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/executor.h"
@@ -133,6 +134,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_read")) return PE_E_MACRO;
     /* a result on the GPU goes straight into dst (pe_port_copy_out); on the
      * CPU a result still to be computed is computed into dst itself */
     int rc = read_into(s, a, dst, dst_bytes, pe_ir_read_is_last_use(s, a), "pe_read");
@@ -144,6 +146,7 @@ int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_read_release")) return PE_E_MACRO;
     uint32_t idx;
     if (!pe_port_lookup(s, a, "pe_read_release", &idx)) return status_of_failure();
     int rc = read_into(s, a, dst, dst_bytes, true, "pe_read_release");
@@ -181,6 +184,7 @@ int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_read_f32")) return PE_E_MACRO;
     int rc = read_one(s, a, v, true, "pe_read_f32");
     if (rc == PE_OK) pe_ir_release_operands(s, "pe_read_f32", &a, 1);
     return rc;
@@ -190,6 +194,7 @@ int pe_read_f64_at(const pe_site *s, pe_array a, double *v)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_read_f64")) return PE_E_MACRO;
     int rc = read_one(s, a, v, false, "pe_read_f64");
     if (rc == PE_OK) pe_ir_release_operands(s, "pe_read_f64", &a, 1);
     return rc;
@@ -199,6 +204,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_map")) return NULL;
     pe_port *p = wait_for(s, a, "pe_map", true);
     if (!p) return NULL;
     if (!p->buf && !pe_interp_materialise(p)) {
@@ -221,6 +227,7 @@ void pe_unmap_at(const pe_site *s, pe_array a)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
+    if (pe_macro_refuse_host(s, "pe_unmap")) return;
     if (!pe_require_init(s, "pe_unmap")) return;
     uint32_t idx;
     pe_port *p = pe_port_peek(a, &idx);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "../aot/aot.h"
+#include "../macro/macro.h"
 #include "../codegen/target.h"
 #include "../provision/provision.h"
 #include "../record/irload.h"
@@ -57,6 +58,7 @@ static void stop_executors(void)
  * exec/base/deferred.c) before those expressions are stored instead */
 #define DEFAULT_RETAIN_LIMIT_MB 256
 #define DEFAULT_TRACE_ENTRIES 256
+#define DEFAULT_MACRO_ENTRIES 256 /* PE_MACRO_CACHE: code reuse sections' entries (jit/macro) */
 
 const char *pe_version(void) { return PE_VERSION_STRING; }
 
@@ -186,6 +188,7 @@ int pe_init(const pe_config *cfg)
         stop_executors();
         return PE_E_NOMEM;
     }
+    pe_macro_start((int)env_int("PE_MACRO_CACHE", DEFAULT_MACRO_ENTRIES, 0));
     pe_rt.initialised = true;
     pe_rt.shut_down = false;
     pe_aot_start(); /* after the executor: it compiles for it */
@@ -221,6 +224,7 @@ void pe_shutdown(void)
     pe_prof_finish();
     if (pe_rt.stats.live_arrays > 0)
         pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
+    pe_macro_stop(); /* its entries hold constants: before the ports go */
     pe_scopes_free();
     pe_ports_free_all();
     stop_executors();

@@ -26,8 +26,17 @@
 #include "gccjit_build.h"
 #include "../../irformat/fnv.h"
 
-/* Accumulators of a reduction kernel (consecutive elements, one per lane). */
+/* Accumulators of a reduction kernel (consecutive elements, one per lane).
+ * A flat reduction and a row pass whose body has a costly op use
+ * REDUCE_LANES: eight doubles, two AVX-512 halves or two AVX2 vectors, and
+ * the body emitted eight times.  A row pass with a cheap body (a row sum, a
+ * softmax's max and its sum of the exp copy) reads its row from cache, where
+ * two chains of 4-cycle adds would bound it at 2 elements a cycle: ROW_LANES
+ * give four independent AVX-512 (eight AVX2) chains.  The lane count fixes
+ * the combination order, so each kernel's choice is part of its result. */
 #define REDUCE_LANES 8
+#define ROW_LANES 32
+#define MAX_LANES 32
 
 typedef struct {
     gcc_jit_context *ctx;
@@ -858,20 +867,20 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
     return true;
 }
 
-/* The accumulators of REDUCE_LANES lanes combined pairwise in a fixed
+/* The accumulators of n_lanes lanes combined pairwise in a fixed
  * order into (hi, lo): lo the compensation of f64 sums, argmax's and
  * argmin's index (a long), else 0; a keyed extreme's lanes (their keys and
  * NaN flags) into its value. */
-static void combine_all_lanes(emitter *e, const kir_inst *reduce, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
+static void combine_all_lanes(emitter *e, const kir_inst *reduce, int n_lanes, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
                               gcc_jit_lvalue **at, gcc_jit_rvalue **hi_out, gcc_jit_rvalue **lo_out)
 {
-    gcc_jit_rvalue *hi[REDUCE_LANES], *lo[REDUCE_LANES];
+    gcc_jit_rvalue *hi[MAX_LANES] = {0}, *lo[MAX_LANES] = {0};
     key_kind kind = key_of(e, reduce);
     if (kind != KEY_NONE) {
         gcc_jit_type *K = key_type(e, kind);
-        for (int l = 0; l < REDUCE_LANES; l++)
+        for (int l = 0; l < n_lanes; l++)
             hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]), lo[l] = comp[l] ? gcc_jit_lvalue_as_rvalue(comp[l]) : NULL;
-        for (int width = REDUCE_LANES; width > 1; width /= 2)
+        for (int width = n_lanes; width > 1; width /= 2)
             for (int l = 0; l < width / 2; l++) {
                 hi[l] = key_better(e, reduce, K, hi[2 * l], hi[2 * l + 1]);
                 if (lo[0]) lo[l] = to_local(e, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_OR, K, lo[2 * l], lo[2 * l + 1]), K);
@@ -881,11 +890,11 @@ static void combine_all_lanes(emitter *e, const kir_inst *reduce, gcc_jit_lvalue
         return;
     }
     bool with_comp = comp[0] != NULL, arg = is_arg_extreme(reduce);
-    for (int l = 0; l < REDUCE_LANES; l++) {
+    for (int l = 0; l < n_lanes; l++) {
         hi[l] = gcc_jit_lvalue_as_rvalue(acc[l]);
         lo[l] = with_comp ? gcc_jit_lvalue_as_rvalue(comp[l]) : arg ? gcc_jit_lvalue_as_rvalue(at[l]) : num(e, PE_F64, 0.0);
     }
-    for (int width = REDUCE_LANES; width > 1; width /= 2)
+    for (int width = n_lanes; width > 1; width /= 2)
         for (int l = 0; l < width / 2; l++) {
             if (with_comp) { /* (hi, lo) pairs added without losing the low parts */
                 gcc_jit_rvalue *a = hi[2 * l], *b = hi[2 * l + 1];
@@ -1132,15 +1141,15 @@ static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
     return init_local(e, e->t_double, name, num(e, PE_F64, init));
 }
 
-/* REDUCE_LANES lanes' accumulators at their identity, compensations (or a
+/* n_lanes lanes' accumulators at their identity, compensations (or a
  * keyed float extreme's NaN flags, else NULL), argmax's and argmin's
  * indices (else NULL): lane l's first element, first + l (past the
  * elements for a lane that gets none, which then loses every tie). */
-static void lane_locals(emitter *e, const kir_inst *reduce, bool with_comp, gcc_jit_rvalue *first, gcc_jit_lvalue **acc,
+static void lane_locals(emitter *e, const kir_inst *reduce, int n_lanes, bool with_comp, gcc_jit_rvalue *first, gcc_jit_lvalue **acc,
                         gcc_jit_lvalue **comp, gcc_jit_lvalue **at)
 {
     gcc_jit_type *flag = nan_flag_type(e, reduce);
-    for (int l = 0; l < REDUCE_LANES; l++) {
+    for (int l = 0; l < n_lanes; l++) {
         acc[l] = init_local(e, acc_type(e, reduce), "acc", acc_identity(e, reduce));
         comp[l] = with_comp ? double_local(e, "comp", 0.0) : flag ? init_local(e, flag, "nan", gcc_jit_context_zero(e->ctx, flag)) : NULL;
         at[l] = is_arg_extreme(reduce) ? long_local(e, "at", bin_long(e, GCC_JIT_BINARY_OP_PLUS, first, l)) : NULL;
@@ -1268,7 +1277,7 @@ static void set_lane(emitter *e, int v, gcc_jit_lvalue *acc, gcc_jit_lvalue *com
  * pass 0 accumulates the reductions of values the row's elements give,
  * pass p those of values computed from the results of the passes before it
  * (x - mean_axis(x, 1), softmax: the results broadcast back), each in
- * REDUCE_LANES lanes (element k in lane k mod REDUCE_LANES, combined in a
+ * row_lanes lanes (element k in lane k mod the lanes, combined in a
  * fixed order: the same result for any launch); a pass also stores the
  * members it computes.  Each pass loads the row again (from cache) and
  * recomputes what it needs, so nothing between the reductions is stored. */
@@ -1318,12 +1327,28 @@ static void row_copy(emitter *e, const kir_kernel *k, int v, int64_t len)
     e->row_copy[v] = gcc_jit_function_new_local(e->fn, NULL, row, name);
 }
 
-/* Whether what a pass emits has a costly op (the catalog's cost). */
-static bool emits_costly_op(const kir_kernel *k, const bool *emits)
+/* Whether what a pass emits computes a costly op (the catalog's cost; a
+ * value reloaded from its row copy costs a load). */
+static bool emits_costly_op(const kir_kernel *k, const bool *emits, const bool *reload)
 {
     for (int v = 0; v < k->n_body; v++)
-        if (emits[v] && k->body[v].kind == KIR_OP && pe_op_table[k->body[v].op].cost >= ROW_COPY_COST) return true;
+        if (emits[v] && !reload[v] && k->body[v].kind == KIR_OP && pe_op_table[k->body[v].op].cost >= ROW_COPY_COST) return true;
     return false;
+}
+
+/* The lanes of a row pass: ROW_LANES where each of its reductions adds
+ * doubles (sum, mean, norms: lanes the vectoriser packs whole into
+ * registers) and nothing costly is computed, else REDUCE_LANES (keyed
+ * extremes in 32 lanes made gcc interleave 16 iterations of the group with
+ * permutes, slower than 8). */
+static int row_lanes(emitter *e, const kir_kernel *k, const int *reductions, int n_red, const bool *emits, const bool *reload)
+{
+    if (emits_costly_op(k, emits, reload)) return REDUCE_LANES;
+    for (int r = 0; r < n_red; r++) {
+        const kir_inst *red = &k->body[reductions[r]];
+        if (acc_type(e, red) != e->t_double || is_arg_extreme(red) || pe_reduction_of((pe_op)red->op)->acc == PE_ACC_PROD) return REDUCE_LANES;
+    }
+    return ROW_LANES;
 }
 
 /* One loop along the row at flat index `start` emitting what e->emits
@@ -1382,7 +1407,7 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
          * computes them into the row's copies (a loop the vectoriser takes,
          * where eight lanes of inline exp are not), then the lanes reduce
          * the copies */
-        bool split = n_red > 0 && len <= ROW_COPY_MAX && emits_costly_op(k, emits);
+        bool split = n_red > 0 && len <= ROW_COPY_MAX && emits_costly_op(k, emits, reload);
         if (split)
             for (int r = 0; r < n_red; r++) {
                 const kir_inst *red = &k->body[reductions[r]];
@@ -1399,27 +1424,28 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
                 for (int j = 1; j < red->n; j++) emits[red->a[j]] = reload[red->a[j]] = true;
             }
         }
-        gcc_jit_lvalue *acc[KIR_MAX_BODY][REDUCE_LANES], *comp[KIR_MAX_BODY][REDUCE_LANES], *at[KIR_MAX_BODY][REDUCE_LANES];
+        gcc_jit_lvalue *acc[KIR_MAX_BODY][MAX_LANES], *comp[KIR_MAX_BODY][MAX_LANES], *at[KIR_MAX_BODY][MAX_LANES];
+        int lanes = row_lanes(e, k, reductions, n_red, emits, reload);
         for (int r = 0; r < n_red; r++) {
             const kir_inst *red = &k->body[reductions[r]];
-            lane_locals(e, red, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
+            lane_locals(e, red, lanes, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
         }
         gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
         gcc_jit_block *lanes_cond = block(e, "lanes_cond"), *lanes_body = block(e, "lanes_body");
         gcc_jit_block *rem_cond = block(e, "rem_cond"), *rem_body = block(e, "rem_body"), *finish = block(e, "finish");
         gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
         gcc_jit_block_end_with_conditional(lanes_cond, NULL,
-                                           cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, REDUCE_LANES)), lng(e, len)),
+                                           cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, lanes)), lng(e, len)),
                                            lanes_body, rem_cond);
         e->cur = lanes_body;
-        for (int l = 0; l < REDUCE_LANES; l++) {
+        for (int l = 0; l < lanes; l++) {
             e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
             e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
             e->pos = e->c_last;
             for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][l], comp[r][l], at[r][l]);
             emit_body(e, k);
         }
-        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
+        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, lanes));
         gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
         gcc_jit_block_end_with_conditional(rem_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), rem_body, finish);
         e->cur = rem_body;
@@ -1434,7 +1460,7 @@ static gcc_jit_block *emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         for (int r = 0; r < n_red; r++) { /* the row's result: stored, and a local for the passes after */
             const kir_inst *red = &k->body[reductions[r]];
             gcc_jit_rvalue *hi, *lo;
-            combine_all_lanes(e, red, acc[r], comp[r], at[r], &hi, &lo);
+            combine_all_lanes(e, red, lanes, acc[r], comp[r], at[r], &hi, &lo);
             gcc_jit_rvalue *result = to_local(e, finish_axis_result(e, red, hi, lo, len), type_of(e, (pe_dtype)red->dtype));
             gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], rv(o)), result);
             e->val[reductions[r]] = result;
@@ -1467,12 +1493,12 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
     gcc_jit_block_add_assignment(entry, NULL, e->i, begin);
     gcc_jit_rvalue *i = rv(e->i);
-    gcc_jit_lvalue *acc[REDUCE_LANES], *comp[REDUCE_LANES], *at[REDUCE_LANES];
+    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
     bool with_comp = reduce && compensated(reduce);
     if (reduce) {
         /* REDUCE_LANES accumulators over consecutive elements: independent
          * chains the vectoriser packs, combined in a fixed tree at the end */
-        lane_locals(e, reduce, with_comp, begin, acc, comp, at);
+        lane_locals(e, reduce, REDUCE_LANES, with_comp, begin, acc, comp, at);
         gcc_jit_block *lanes_cond = block(e, "lanes_cond");
         gcc_jit_block *lanes_body = block(e, "lanes_body");
         gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
@@ -1502,7 +1528,7 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
         e->cur = done;
         gcc_jit_rvalue *hi, *lo;
-        combine_all_lanes(e, reduce, acc, comp, at, &hi, &lo);
+        combine_all_lanes(e, reduce, REDUCE_LANES, acc, comp, at, &hi, &lo);
         if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
             hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
         gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */

@@ -8,7 +8,7 @@
  * nothing indexes a table (gathers would stop the vectoriser under generic
  * tuning).
  *   expf: Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2 (n rounded by
- *         the 1.5 * 2^23 trick), degree-7 Taylor
+ *         the 1.5 * 2^23 trick), degree-7 Taylor (Horner, FMA where the ISA has it)
  *         polynomial (truncation 5e-9), 2^n applied in two exact steps so
  *         that subnormal results and overflow come out right.
  *   logf: x = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact),
@@ -210,8 +210,7 @@ static gcc_jit_function *build_expf(pe_prims *p)
     /* r = x - n ln2, ln2 split so that n * LN2_HI is exact */
     gcc_jit_rvalue *r = local(&B, fsub(&B, fsub(&B, x, fmul(&B, nf, fc(&B, 0.693359375))), fmul(&B, nf, fc(&B, -2.12194440e-4))), B.f);
     static const double taylor[] = {1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0};
-    gcc_jit_rvalue *poly = fc(&B, taylor[0]);
-    for (int k = 1; k < 8; k++) poly = local(&B, fadd(&B, fmul(&B, poly, r), fc(&B, taylor[k])), B.f);
+    gcc_jit_rvalue *poly = horner(&B, r, taylor, 8); /* FMA where the ISA has it: a softmax's row pass is bound by this chain */
     /* times 2^n in two steps of at most 2^±75, both exact unless the result
      * is subnormal */
     gcc_jit_rvalue *n = local(&B, gcc_jit_context_new_cast(B.ctx, NULL, nf, B.i), B.i);

@@ -450,6 +450,20 @@ static void emit_axis_update(emitter *e, const kir_inst *r)
     }
 }
 
+/* A gather's element: the array at the index when it lies in [0, extent),
+ * else element 0 (never outside the array) with the kernel's flag set (any
+ * thread may store the same 1; the executor reads the flag after the kernel
+ * and has the interpreter report the index), as the CPU generator does. */
+static void emit_gather(emitter *e, int v, const kir_inst *in)
+{
+    const kir_param *array = &e->k->params[in->a[0]];
+    const char *T = ctype_name((pe_dtype)in->dtype);
+    put(e->t, "    const long long j%d = (long long)v%d;\n", v, in->a[1]);
+    put(e->t, "    const bool inside%d = (unsigned long long)j%d < %lldULL;\n", v, v, (long long)array->extent);
+    put(e->t, "    if (!inside%d) *(unsigned *)a.p[%d].ptr = 1u;\n", v, in->a[2]);
+    put(e->t, "    %s v%d = ((const %s *)a.p[%d].ptr)[inside%d ? j%d : 0LL];\n", T, v, ctype_name((pe_dtype)array->dtype), in->a[0], v, v);
+}
+
 static void emit_body(emitter *e)
 {
     const kir_kernel *k = e->k;
@@ -489,6 +503,8 @@ static void emit_body(emitter *e)
         } else if (in->kind == KIR_REDUCE) {
             if (k->axis_reduction) emit_axis_update(e, in);
             else emit_reduce(e, in);
+        } else if (in->kind == KIR_GATHER) {
+            emit_gather(e, v, in);
         } else {
             emit_op(e, v, in);
             if (__builtin_expect(in->op == e->perturbed_op, 0)) perturb(e, v, (pe_dtype)in->dtype);

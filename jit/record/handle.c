@@ -7,6 +7,7 @@
  * (exec/base/port.c). */
 #include <stdio.h>
 
+#include "macro_rec.h"
 #include "record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
@@ -116,6 +117,7 @@ pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t 
 
 void pe_port_release_app(uint32_t idx, const pe_site *s)
 {
+    if (pe_macro_top && !pe_macro_note_release(idx, s)) return; /* a section's body releasing its input */
     pe_port *p = pe_port_at(idx);
     if (--p->refs_app == 0) {
         /* C-scalar temporaries never reach the application: keep the slot's

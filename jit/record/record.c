@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "irload.h"
+#include "macro_rec.h"
 #include "record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
@@ -19,11 +20,11 @@
 pe_array pe_publish(uint32_t idx)
 {
     pe_port_at(idx)->refs_app++;
-    pe_scope_register(idx);
+    if (!pe_macro_top || pe_macro_note_publish(idx, pe_scope_depth_here())) pe_scope_register(idx);
     return pe_handle_of(idx);
 }
 
-static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, bool raised, const char *message)
+pe_array pe_publish_invalid(const pe_site *s, pe_op op, pe_status code, bool raised, const char *message)
 {
     if (pe_rt.shutting_down) return (pe_array){0}; /* the port table is about to go */
     uint32_t idx = pe_port_new();
@@ -41,7 +42,7 @@ static pe_array publish_invalid(const pe_site *s, pe_op op, pe_status code, bool
 pe_array pe_invalid_result(const pe_site *s, pe_op op, pe_status code)
 {
     const pe_error *e = pe_last_error();
-    return publish_invalid(s, op, code, true, e ? e->message : NULL);
+    return pe_publish_invalid(s, op, code, true, e ? e->message : NULL);
 }
 
 void pe_release_temps(const pe_array *ins, int n)
@@ -78,7 +79,7 @@ bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n,
      * first failure is the one worth reporting, at the read. */
     for (int i = 0; i < n; i++) {
         if (in[i]->state == PE_PORT_INVALID) {
-            *result = publish_invalid(s, op, in[i]->err_code, in[i]->err_raised, in[i]->err_msg);
+            *result = pe_publish_invalid(s, op, in[i]->err_code, in[i]->err_raised, in[i]->err_msg);
             return false;
         }
     }
@@ -136,6 +137,7 @@ uint32_t pe_make_constant(pe_dtype t, int rank, const int64_t *shape, double v, 
     p->weak = weak;
     p->site = s;
     p->state = PE_PORT_READY;
+    if (pe_macro_top) pe_macro_note_constant(idx);
     return idx;
 }
 
@@ -168,6 +170,8 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
         pe_raise(s, PE_E_NOMEM, pe_op_table[op].name, "out of memory for the work queue");
         const pe_error *e = pe_last_error();
         p->err_msg = e ? strdup(e->message) : NULL;
+    } else if (pe_macro_top) {
+        pe_macro_note_op(idx);
     }
     return idx;
 }

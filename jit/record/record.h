@@ -25,6 +25,9 @@ bool pe_require_init(const pe_site *s, const char *api);
 /* Registers a newly made port with the application: one app reference, the
  * current scope, a handle. */
 pe_array pe_publish(uint32_t idx);
+/* A new invalid array carrying an error (raised: the read says
+ * PE_E_INVALID; else the read is its first report). */
+pe_array pe_publish_invalid(const pe_site *s, pe_op op, pe_status code, bool raised, const char *message);
 /* An invalid result for a failed request (the error was raised already). */
 pe_array pe_invalid_result(const pe_site *s, pe_op op, pe_status code);
 /* Looks up the operands of a request.  Returns false when a handle was bad
@@ -105,5 +108,6 @@ void pe_queue_maybe_flush(void);
 
 void pe_scope_register(uint32_t idx);
 void pe_scopes_free(void);
+uint32_t pe_scope_depth_here(void); /* the calling thread's open scopes */
 
 #endif

@@ -31,6 +31,8 @@ void pe_scope_register(uint32_t idx)
         pe_log_message(PE_LOG_WARN, "out of memory in a scope: an array will outlive its scope");
 }
 
+uint32_t pe_scope_depth_here(void) { return my.scope_depth; }
+
 pe_scope pe_scope_begin_at(const pe_site *s)
 {
     PE_API_GUARD;

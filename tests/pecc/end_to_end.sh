@@ -14,12 +14,16 @@
 #     value is released after it;
 #     branches, early returns, goto, break and continue (departures.c) and
 #     the Black-Scholes example print the same with and without pecc;
+#     a code reuse section (macro.c) gives the same values, body runs and
+#     replays with and without pecc;
 #     Black-Scholes written naturally (natural.c: a scope, names never
 #     released, nested calls): with pecc every intermediate, named or
 #     anonymous, is released at its last use — one kernel writing exactly
 #     the two values read, none left an expression, nothing alive at the
 #     scope's end — and the values are the plain build's and C's;
-#  4. a source libclang cannot parse still compiles, with a warning;
+#  4. a source libclang cannot parse still compiles, with a warning; a
+#     source that never includes pe.h compiles to the plain compiler's very
+#     object, one reaching it through its own header gets its IR;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR;
 #  6. the trace cache persists: a second run runs the program generator 0
@@ -97,6 +101,15 @@ grep -q "black-scholes: kernels 1 outputs 2 deferred [1-9][0-9]* alive at scope 
   fail "natural without pecc: $(grep black-scholes "$work/nat_plain.txt")"
 echo "natural Black-Scholes with pecc:$(grep black-scholes "$work/nat_pecc.txt" | cut -d: -f2); without:$(grep black-scholes "$work/nat_plain.txt" | cut -d: -f2)"
 
+# a code reuse section (macro.c): the same values, one body run per control value, every
+# other execution a replay, only the loop's arrays alive at the end, with and without pecc
+"$bin/macro_plain" 200 >"$work/mac_plain.txt" || fail "macro (plain) failed"
+"$bin/macro_pecc" 200 >"$work/mac_pecc.txt" || fail "macro (pecc) failed"
+diff -u "$work/mac_plain.txt" "$work/mac_pecc.txt" || fail "macro: the pecc build differs"
+grep -qx "body runs 2" "$work/mac_pecc.txt" && grep -qx "replays 198" "$work/mac_pecc.txt" &&
+  grep -qx "live arrays 0" "$work/mac_pecc.txt" || fail "macro: $(tr '\n' ' ' <"$work/mac_pecc.txt")"
+echo "macro section: $(tr '\n' ' ' <"$work/mac_pecc.txt")"
+
 "$bin/blackscholes_plain" 50000 >"$work/bs_plain.txt"
 "$bin/blackscholes_pecc" 50000 >"$work/bs_pecc.txt"
 diff "$work/bs_plain.txt" "$work/bs_pecc.txt" || fail "Black-Scholes differs with pecc"
@@ -109,6 +122,19 @@ C
 "$pecc" gcc -I include -c "$work/nested_function.c" -o "$work/nested.o" 2>"$work/warn.txt" || fail "pecc must still compile"
 grep -q "compiled without static IR" "$work/warn.txt" || fail "no warning for a unit libclang cannot parse"
 [ -s "$work/nested.o" ] || fail "no object"
+
+# a unit that never includes pe.h: the compiler alone, the same object as
+# without pecc; one that reaches it through a header of its own: its IR
+mkdir -p "$work/proj/inc"
+printf 'static int twice(int x) { return 2 * x; }\nint add(int a, int b) { return twice(a) + b; }\n' >"$work/proj/plain.c"
+printf '#include "pe.h"\n' >"$work/proj/inc/app.h"
+printf '#include <app.h>\nint f(void) { pe_array a = pe_f32_1d((float[]){1}, 1); pe_release(a); return 0; }\n' >"$work/proj/uses.c"
+gcc -O2 -c "$work/proj/plain.c" -o "$work/proj/plain_gcc.o"
+"$pecc" gcc -O2 -c "$work/proj/plain.c" -o "$work/proj/plain_pecc.o"
+cmp -s "$work/proj/plain_gcc.o" "$work/proj/plain_pecc.o" || fail "pecc changed the object of a unit without pe.h"
+"$pecc" gcc -O2 -I include -I "$work/proj/inc" -c "$work/proj/uses.c" -o "$work/proj/uses.o"
+"$pe_ir" "$work/proj/uses.o" | grep -q "pe_f32_1d_at" || fail "no IR for a unit reaching pe.h through its own header"
+echo "units without pe.h untouched"
 
 "$pecc" gcc -I include -fPIC -shared tests/pecc/leakloop.c -Dmain=leakloop_main -o "$work/libleak.so"
 "$pe_ir" "$work/libleak.so" | grep -q "function main\|function leakloop_main" || fail "no IR in the shared library"
