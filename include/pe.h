@@ -9,8 +9,7 @@
  *
  * Not yet in this version (later work, not declared here so that nothing
  * unfinished links): intrinsics (matmul, fft, lu, conv, spmv),
- * complex dtypes (PE_C64/PE_C128 are reserved and rejected), pe_peek and
- * pe_reference.
+ * complex dtypes (PE_C64/PE_C128 are reserved and rejected).
  *
  * Threading: any number of application threads may call the API at once; a
  * scope belongs to the thread that opened it.
@@ -102,6 +101,8 @@ typedef struct pe_config {
     int log_level;            /* PE_LOG, as pe_log_level + 1 (0: default warn) */
     int64_t queue_limit;      /* work-queue entries before an automatic flush (PE_QUEUE_LIMIT) */
     const char *executor;     /* "jit" (default) or "interp": the reference interpreter (PE_EXECUTOR) */
+    const char *check;        /* "off" (default), "copyout" or "all": values compared with the reference (PE_CHECK) */
+    double check_scale;       /* allowed relative error of f32 and f64 results (PE_CHECK_SCALE; 0: the defaults) */
 } pe_config;
 
 int pe_init(const pe_config *cfg); /* NULL: defaults, then PE_* environment; PE_OK or a pe_status */
@@ -517,6 +518,28 @@ void pe_sync_at(const pe_site *s);                  /* wait until all queued wor
 #define pe_block_end() pe_block_end_at(PE_HERE)
 #define pe_flush() pe_flush_at(PE_HERE)
 #define pe_sync() pe_sync_at(PE_HERE)
+
+/* ------------------------------------------------------------ debugging
+ * PE_CHECK=copyout compares every value copied out (pe_read*, pe_map) with
+ * the reference interpreter's (double precision, each op rounded to its
+ * dtype, as PE_EXECUTOR=interp computes); PE_CHECK=all also every value a
+ * batch stores, once it ran.  The first difference beyond the allowed error
+ * (PE_CHECK_SCALE, README) raises PE_E_CHECK at the line of the op that
+ * computed the value, naming the element and both values: a read raises it
+ * itself (and returns PE_E_CHECK, the value copied all the same), a batch's
+ * is raised by the next read, map, pe_sync or pe_shutdown. */
+/* a's value computed on the interpreter from a clone of its pending
+ * expression (values already computed are taken as they are): the work
+ * queue, its batches and fusion are as without the call.  dst_bytes as for
+ * pe_read. */
+int pe_peek_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
+/* The reference result of a, as a new array of a's dtype and shape: with
+ * PE_CHECK, the reference of the whole program (from the references of
+ * a's inputs); without, a's pending expression computed on the interpreter
+ * from the values it reads (a value computed already is its own reference). */
+pe_array pe_reference_at(const pe_site *s, pe_array a);
+#define pe_peek(a, dst, n) pe_peek_at(PE_HERE, (a), (dst), (n))
+#define pe_reference(a) pe_reference_at(PE_HERE, (a))
 
 /* ------------------------------------------------- code reuse sections
  *

@@ -24,17 +24,6 @@ typedef struct {
     bool live;
 } value;
 
-/* NumPy broadcasting compatibility, from the queries (which never wait). */
-static bool compatible(pe_array a, pe_array b)
-{
-    int ra = pe_rank(a), rb = pe_rank(b);
-    for (int k = 1; k <= ra && k <= rb; k++) {
-        int64_t x = pe_dim(a, ra - k), y = pe_dim(b, rb - k);
-        if (x != y && x != 1 && y != 1) return false;
-    }
-    return true;
-}
-
 /* Three inputs of random values: m x n, 1 x n and m x 1 (n <= max_n). */
 static int make_inputs(value *v, pe_dtype t, uint32_t max_n)
 {
@@ -86,7 +75,7 @@ static int run_program(uint64_t seed, pe_dtype t, double *out, int max_out)
     int nv = make_inputs(v, t, 70), n_out = 0;
     for (int step = 0; step < STEPS; step++) {
         int i = (int)(next() % (uint32_t)nv), j = (int)(next() % (uint32_t)nv);
-        if (!v[i].live || !v[j].live || !compatible(v[i].a, v[j].a)) continue;
+        if (!v[i].live || !v[j].live || !tu_broadcastable(v[i].a, v[j].a)) continue;
         pe_array r = random_op(v[i].a, v[j].a);
         if (nv < MAX_VALUES) v[nv++] = (value){r, true};
         else pe_release(r);
@@ -185,7 +174,7 @@ static int run_held_program(uint64_t seed, pe_dtype t, bool eager, double *out, 
     int nv = make_inputs(v, t, 3000), n_out = 0;
     for (int step = 0; step < STEPS && nv < MAX_VALUES; step++) {
         int i = (int)(next() % (uint32_t)nv), j = (int)(next() % (uint32_t)nv);
-        if (!v[i].live || !v[j].live || !compatible(v[i].a, v[j].a)) continue;
+        if (!v[i].live || !v[j].live || !tu_broadcastable(v[i].a, v[j].a)) continue;
         pe_array r = random_op(v[i].a, v[j].a);
         if (eager) pe_hint_read(r);
         v[nv++] = (value){r, true};

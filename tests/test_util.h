@@ -100,6 +100,17 @@ static inline const char *tu_basename(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* NumPy broadcasting compatibility of a and b, from the queries (which never wait). */
+static inline bool tu_broadcastable(pe_array a, pe_array b)
+{
+    int ra = pe_rank(a), rb = pe_rank(b);
+    for (int k = 1; k <= ra && k <= rb; k++) {
+        int64_t x = pe_dim(a, ra - k), y = pe_dim(b, rb - k);
+        if (x != y && x != 1 && y != 1) return false;
+    }
+    return true;
+}
+
 /* The runtime's counters now; the arrays alive once every batch has run. */
 static inline pe_stats tu_stats(void)
 {

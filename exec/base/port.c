@@ -134,8 +134,10 @@ static void free_port(uint32_t idx)
     }
     if (p->dev_buf) pe_rt.executor->free_device_copy(p);
     free(p->err_msg);
+    free(p->ref);
     p->buf = NULL;
     p->err_msg = NULL;
+    p->ref = NULL;
     p->state = PE_PORT_FREE;
     p->next_free = NO_SLOT;
     if (pe_rt.free_tail == NO_SLOT) pe_rt.free_head = idx;
@@ -173,6 +175,7 @@ void pe_ports_forget_since(uint32_t first)
         if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
         if (p->retained) pe_rt.retained_bytes -= (int64_t)pe_port_bytes(p);
         free(p->err_msg);
+        free(p->ref);
         uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
         memset(p, 0, sizeof *p);
         p->gen = gen;
@@ -282,21 +285,6 @@ void pe_port_result_drop(pe_port *p)
     if (p->free_fn == lent_buffer_free) return; /* the application's buffer */
     if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
     p->buf = NULL;
-}
-
-bool pe_port_fill_buffer(pe_port *p)
-{
-    if (p->buf || p->op != PE_OP_constant || p->state != PE_PORT_READY) return true;
-    void *buf = pe_mem_alloc(pe_port_bytes(p)); /* never NULL for 0 bytes: an element 0 to read */
-    if (!buf) return false;
-    for (int64_t i = 0; i < p->numel; i++) switch ((pe_dtype)p->dtype) {
-        case PE_F32: ((float *)buf)[i] = (float)p->value; break;
-        case PE_I32: ((int32_t *)buf)[i] = (int32_t)p->value; break;
-        case PE_BOOL: ((uint8_t *)buf)[i] = p->value != 0; break;
-        default: ((double *)buf)[i] = p->value; break;
-        }
-    p->buf = buf;
-    return true;
 }
 
 bool pe_port_host(pe_port *p)

@@ -90,6 +90,13 @@ typedef struct pe_port {
     /* The profiler's "stored, never read" (profiler/collect.c sets both, only under PE_PROFILE): */
     bool prof_stored;        /* a program stored its value (a kernel's output, an interpreted result) */
     bool prof_read;          /* a program loaded it, or pe_read / pe_map read it */
+    /* PE_CHECK (exec/interp/reference.c): the reference value, computed by the interpreter from
+     * its inputs' reference values before the batch ran (NULL: none made; an input's reference is
+     * its own value) */
+    void *ref;
+    bool ref_failed;         /* its reference could not be computed (an input's failed, out of memory) */
+    double ref_floor;        /* the magnitude its operands' references give to the allowed error (add, sub, sums) */
+    double ref_factors;      /* a product's factor count: its allowed relative error is that many times the scale */
 } pe_port;
 
 /* ------------------------------------------------------------- work queue */
@@ -168,6 +175,14 @@ typedef struct {
     bool retain_check_held;  /* a scope is ending: its expressions go too, the bound is checked after */
     uint32_t *expressions;
     size_t n_expressions, cap_expressions, compact_expressions_at;
+    /* PE_CHECK (exec/interp/reference.c): what is compared with the reference, the allowed
+     * relative error per dtype, and a difference a batch found that no application call has
+     * raised yet (its message names the op's line) */
+    int check;                        /* pe_check_mode */
+    double check_scale[PE_DTYPE__COUNT];
+    const pe_site *check_site;
+    char *check_message;
+    bool check_reported;              /* the run's first difference was raised: no more are looked for */
     pe_stats stats;
 } pe_runtime;
 
@@ -226,11 +241,6 @@ void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zer
  * result is computed straight into it), or a new one; false when out of
  * memory.  Drop gives back all but a lent one. */
 bool pe_port_result_buffer(pe_port *p);
-/* A uniform constant (pe_fill, pe_scalar: a value, no buffer) given a
- * buffer holding it in every element, for a kernel that reads it at
- * computed positions (a gather's array); false when out of memory.  Any
- * other port is left as it is (true). */
-bool pe_port_fill_buffer(pe_port *p);
 void pe_port_result_drop(pe_port *p);
 /* Lends dst to pending port p as its result buffer (free_fn marks it lent).
  * `keeps_handle`: the reader keeps its handle, so the buffer is the port's

@@ -209,7 +209,8 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
             }
             args[i] = k->params[i].kind == KIR_OUT_PARTIAL ? (void *)partials : q->buf;
         } else {
-            if (k->params[i].kind == KIR_IN_GATHERED && !pe_port_fill_buffer(q)) return members_on_interpreter(p);
+            /* a gathered constant is read at computed positions: a buffer of it */
+            if (k->params[i].kind == KIR_IN_GATHERED && !q->buf && !pe_interp_materialise(q)) return members_on_interpreter(p);
             args[i] = q->buf;
         }
     }

@@ -147,8 +147,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
         case KIR_IN_LITERAL: /* compiled in */
             break;
         case KIR_IN_CONTIG: case KIR_IN_STRIDED: case KIR_IN_GATHERED:
-            /* a gathered constant is read at computed positions: a buffer of it */
-            if (k->params[i].kind == KIR_IN_GATHERED && !pe_port_fill_buffer(q)) return false;
+            /* (a gathered constant: pe_cuda_to_device gives it a buffer first) */
             if (!pe_cuda_to_device(g, q, keep, k->n_params)) return false;
             args.p[i].ptr = (CUdeviceptr)(uintptr_t)q->dev_buf;
             break;

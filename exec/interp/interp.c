@@ -462,15 +462,32 @@ static void run_generator(pe_port *p, pe_port *const *in)
 
 /* ------------------------------------------------------------- driver */
 
+void pe_interp_fill(void *dst, pe_dtype t, double v, int64_t n)
+{
+    pe_port p = {.dtype = (uint8_t)t, .buf = dst};
+    for (int64_t i = 0; i < n; i++) store(&p, i, v);
+}
+
 /* Materialises a uniform constant into a buffer (for pe_map). */
 bool pe_interp_materialise(pe_port *p)
 {
     if (p->buf) return true;
     p->buf = pe_mem_alloc(pe_port_bytes(p));
     if (!p->buf) return false;
-    double v = p->value;
-    for (int64_t i = 0; i < p->numel; i++) store(p, i, v);
+    pe_interp_fill(p->buf, (pe_dtype)p->dtype, p->value, p->numel);
     return true;
+}
+
+bool pe_interp_compute_into(pe_port *p, pe_port *const *in)
+{
+    switch (pe_op_table[p->op].kind) {
+    case PE_KIND_MAP: run_map(p, in); break;
+    case PE_KIND_REDUCE: run_reduce(p, in); break;
+    case PE_KIND_VIEW: run_view(p, in); break;
+    case PE_KIND_GENERATOR: run_generator(p, in); break;
+    case PE_KIND_INTRINSIC: case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); break;
+    }
+    return p->state != PE_PORT_INVALID;
 }
 
 static bool compute(pe_port *p)
@@ -491,14 +508,7 @@ static bool compute(pe_port *p)
         fail(p, PE_E_NOMEM, what);
         return false;
     }
-    switch (pe_op_table[p->op].kind) {
-    case PE_KIND_MAP: run_map(p, in); break;
-    case PE_KIND_REDUCE: run_reduce(p, in); break;
-    case PE_KIND_VIEW: run_view(p, in); break;
-    case PE_KIND_GENERATOR: run_generator(p, in); break;
-    case PE_KIND_INTRINSIC: case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); return false;
-    }
-    if (p->state == PE_PORT_INVALID) {
+    if (!pe_interp_compute_into(p, in)) {
         pe_port_result_drop(p);
         return false;
     }

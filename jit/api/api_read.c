@@ -16,6 +16,7 @@
 #include "../../exec/cpu/threadpool.h"
 #include "../../exec/cuda/cuda.h"
 #include "../../exec/interp/interp.h"
+#include "../../exec/interp/reference.h"
 #include "../../profiler/collect.h"
 /* Makes a's value available (on the host, if `host`: a GPU result is copied
  * down on first use); raises PE_E_INVALID for an invalid array. */
@@ -71,19 +72,6 @@ static pe_status status_of_failure(void)
     return e ? e->code : PE_E_ARG;
 }
 
-static void fill_uniform(void *dst, pe_dtype t, double v, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        switch (t) {
-        case PE_F32: ((float *)dst)[i] = (float)v; break;
-        case PE_F64: ((double *)dst)[i] = v; break;
-        case PE_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
-        case PE_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
-        default: break;
-        }
-    }
-}
-
 /* Below this a copy costs less than the bookkeeping. */
 #define MIN_IN_PLACE_BYTES 16384
 
@@ -136,10 +124,10 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
     } else if (p->buf) {
         pe_mem_copy(dst, p->buf, bytes);
     } else {
-        fill_uniform(dst, (pe_dtype)p->dtype, p->value, p->numel);
+        pe_interp_fill(dst, (pe_dtype)p->dtype, p->value, p->numel);
     }
     if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now()), pe_prof_value_read(p);
-    return PE_OK;
+    return __builtin_expect(pe_rt.check == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, dst);
 }
 
 int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
@@ -189,7 +177,7 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
         pe_prof_io_at(s, PE_PROF_READ, as_f32 ? sizeof(float) : sizeof(double), now, now);
         pe_prof_value_read(p);
     }
-    return PE_OK;
+    return __builtin_expect(pe_rt.check == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, p->buf);
 }
 
 int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
@@ -224,6 +212,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
         return NULL;
     }
     p->maps++;
+    if (__builtin_expect(pe_rt.check != PE_CHECK_OFF, 0)) pe_check_copyout(s, "pe_map", p, p->buf); /* the view stays */
     if (pe_prof_on) { /* a view, not a copy: a read of no time */
         uint64_t now = pe_prof_now();
         pe_prof_io_at(s, PE_PROF_READ, pe_port_bytes(p), now, now);
@@ -351,4 +340,5 @@ void pe_sync_at(const pe_site *s)
     if (!pe_require_init(s, "pe_sync")) return;
     pe_queue_wait_idle();
     if (pe_rt.executor->wait) pe_rt.executor->wait(pe_rt.executor); /* GPU batches end without waiting for the GPU */
+    if (__builtin_expect(pe_rt.check != PE_CHECK_OFF, 0)) pe_check_raise_pending();
 }

@@ -2,6 +2,7 @@
  * PE_* environment), devices, counters.  The runtime state and its lock
  * live in the ground layer (exec/base/runtime.c). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "../../exec/cuda/cuda.h"
 #include "../../exec/cuda/cuda_driver.h"
 #include "../../exec/interp/interp.h"
+#include "../../exec/interp/reference.h"
 #include "../../profiler/collect.h"
 static pe_device_info cpu_info;
 
@@ -105,6 +107,36 @@ static int env_device(void)
     return -1;
 }
 
+/* PE_CHECK: off | copyout | all, and PE_CHECK_SCALE, the allowed relative
+ * error of the floating dtypes (exec/interp/reference.c). */
+static void configure_check(const pe_config *cfg)
+{
+    const char *v = cfg && cfg->check ? cfg->check : getenv("PE_CHECK");
+    pe_rt.check = PE_CHECK_OFF;
+    if (v && *v && strcasecmp(v, "copyout") == 0) pe_rt.check = PE_CHECK_COPYOUT;
+    else if (v && *v && strcasecmp(v, "all") == 0) pe_rt.check = PE_CHECK_ALL;
+    else if (v && *v && strcasecmp(v, "off") != 0)
+        pe_log_message(PE_LOG_WARN, "PE_CHECK=%s is not one of off|copyout|all; using off", v);
+    pe_check_default_scales(pe_rt.check_scale);
+    double scale = cfg && cfg->check_scale > 0 ? cfg->check_scale : 0;
+    const char *sv = getenv("PE_CHECK_SCALE");
+    if (scale == 0 && sv && *sv) {
+        char *end;
+        scale = strtod(sv, &end);
+        if (*end || !(scale >= 0) || isinf(scale)) {
+            pe_log_message(PE_LOG_WARN, "PE_CHECK_SCALE=%s is not a number >= 0; using the defaults", sv);
+            scale = 0;
+        } else if (scale == 0) { /* exactly */
+            pe_rt.check_scale[PE_F32] = pe_rt.check_scale[PE_F64] = 0;
+        }
+    }
+    if (scale > 0) pe_rt.check_scale[PE_F32] = pe_rt.check_scale[PE_F64] = scale;
+    free(pe_rt.check_message);
+    pe_rt.check_message = NULL;
+    pe_rt.check_site = NULL;
+    pe_rt.check_reported = false;
+}
+
 int pe_init(const pe_config *cfg)
 {
     pe_api_install_fork_handlers();
@@ -122,6 +154,7 @@ int pe_init(const pe_config *cfg)
     pe_rt.device = env_device();
     if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
     pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
+    configure_check(cfg);
     pe_rt.retain_limit = env_int("PE_RETAIN_LIMIT", DEFAULT_RETAIN_LIMIT_MB, 0) << 20;
     if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
     const char *executor = cfg && cfg->executor ? cfg->executor : getenv("PE_EXECUTOR");
@@ -186,6 +219,7 @@ void pe_shutdown(void)
         if (pe_api_others_inside() == 0) break;
         pe_api_wait_left(); /* they may submit more work before they leave: flushed and run again */
     }
+    if (pe_rt.check) pe_check_raise_pending(); /* a difference no read raised */
     pe_esched_stop();
     pe_aot_stop();
     pe_prof_finish();
@@ -198,6 +232,8 @@ void pe_shutdown(void)
     stop_executors();
     pe_mem_trim();
     free(pe_rt.queue);
+    free(pe_rt.check_message);
+    pe_rt.check_message = NULL;
     free(pe_rt.expressions);
     pe_rt.expressions = NULL;
     pe_rt.n_expressions = pe_rt.cap_expressions = pe_rt.compact_expressions_at = 0;

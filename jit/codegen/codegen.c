@@ -2,6 +2,8 @@
  * irformat/ops_codegen.def, and the facts both generators derive from it:
  * which ops they emit in which compute types, and kernel names. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "codegen.h"
 
@@ -75,4 +77,15 @@ bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype
             return false;
     }
     return true;
+}
+
+/* PE_TEST_PERTURB_OP: the op whose results the CPU generator makes wrong
+ * (tests only: cpu_gccjit.c's perturbed), or -1. */
+int pe_codegen_perturbed_op(void)
+{
+    const char *name = getenv("PE_TEST_PERTURB_OP");
+    if (!name || !*name) return -1;
+    for (int op = 0; op < PE_OP__COUNT; op++)
+        if (strcmp(pe_op_table[op].name, name) == 0) return op;
+    return -1;
 }

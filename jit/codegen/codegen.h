@@ -122,6 +122,9 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
 /* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
  * `dtype` (operand0: the dtype of the first operand, for casts): the
  * executors' fusion rules (pe_emittable_fn). */
+/* The op PE_TEST_PERTURB_OP names, whose results the CPU generator makes
+ * wrong for tests of PE_CHECK (tests/test_check.c), or -1 (always, outside tests). */
+int pe_codegen_perturbed_op(void);
 bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 

@@ -76,6 +76,7 @@ typedef struct {
     pe_prims *prims;       /* vectorisable routines of this context */
     bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
     int n_locals;
+    int perturbed_op;      /* PE_TEST_PERTURB_OP's op, else -1 */
 } emitter;
 
 /* --------------------------------------------------------- what we emit */
@@ -851,6 +852,20 @@ static gcc_jit_rvalue *combine_lanes(emitter *e, const kir_inst *reduce, gcc_jit
     return choose(e, take, b, a, e->t_double);
 }
 
+/* The test-only fault (PE_TEST_PERTURB_OP=<op name>, tests/test_check.c): the
+ * op's results made wrong by a part in 128 (floats) or by one (i32, bool), so
+ * that PE_CHECK has a kernel to catch.  Never set outside tests; kernels made
+ * with it are filed on disk under a tag of their own (provision.c; the CUDA
+ * generator's, cuda_emit.c's perturb, under target.c's cuda_disk_tag). */
+static gcc_jit_rvalue *perturbed(emitter *e, gcc_jit_rvalue *r, pe_dtype t)
+{
+    if (!pe_dtype_valid(t)) return r;
+    if (is_float(t)) return bin(e, GCC_JIT_BINARY_OP_MULT, t, r, num(e, t, 1.0 + 1.0 / 128));
+    gcc_jit_type *T = type_of(e, t);
+    if (t == PE_BOOL) return gcc_jit_context_new_comparison(e->ctx, NULL, GCC_JIT_COMPARISON_EQ, r, gcc_jit_context_zero(e->ctx, T));
+    return bin(e, GCC_JIT_BINARY_OP_PLUS, t, r, gcc_jit_context_one(e->ctx, T));
+}
+
 /* A gather's element: the array at the index when it lies in [0, extent),
  * else element 0 (never outside the array) with e->bad set, so that the
  * executor has the interpreter report the index. */
@@ -915,6 +930,7 @@ static void emit_body(emitter *e, const kir_kernel *k)
             gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
             gcc_jit_rvalue *r = emit_op(e, in);
             if (gcc_jit_rvalue_get_type(r) != T) r = gcc_jit_context_new_cast(e->ctx, NULL, r, T);
+            if (__builtin_expect(in->op == e->perturbed_op, 0)) r = perturbed(e, r, (pe_dtype)in->dtype);
             e->val[v] = to_local(e, r, T);
         }
         if (e->emits && e->spill_here[v])
@@ -1866,7 +1882,7 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
     /* x86-64-v3 and v4 have FMA */
     bool fma = isa && (strcmp(isa, "x86-64-v3") == 0 || strcmp(isa, "x86-64-v4") == 0);
-    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma)};
+    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma), .perturbed_op = pe_codegen_perturbed_op()};
     e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);

@@ -151,6 +151,7 @@ typedef struct {
     bool has_tail[KIR_MAX_BODY]; /* tail<v> = pe_cdf_tail_f32(|v|) is emitted */
     bool lanes; /* the body of the vector loop: arrays are the lane arrays in<p>[L] / out<p>[L] */
     int pass;   /* an axis reduction's walk along its axis (var: 3, f64 norm2: 2); stores in the first only */
+    int perturbed_op; /* PE_TEST_PERTURB_OP's op (tests only: codegen.c), else -1 */
 } emitter;
 
 /* Value v converted to type `to`. */
@@ -193,6 +194,15 @@ static void coordinate(emitter *e, int axis, char *out, size_t n)
     long long inner = 1;
     for (int d = e->k->rank - 1; d > axis; d--) inner *= e->k->shape[d];
     snprintf(out, n, "(int)((i / %lldLL) %% %lldLL)", inner, (long long)e->k->shape[axis]);
+}
+
+/* The test-only fault, as the CPU generator's (cpu_gccjit.c's perturbed):
+ * value v wrong by a part in 128 (floats) or by one (i32, bool). */
+static void perturb(emitter *e, int v, pe_dtype t)
+{
+    if (is_float(t)) put(e->t, "    v%d = v%d * (%s)(1.0 + 1.0 / 128);\n", v, v, ctype_name(t));
+    else if (t == PE_BOOL) put(e->t, "    v%d = (unsigned char)!v%d;\n", v, v);
+    else put(e->t, "    v%d = pe_wrap((unsigned)v%d + 1u);\n", v, v);
 }
 
 static void emit_op(emitter *e, int v, const kir_inst *in)
@@ -526,6 +536,7 @@ static void emit_body(emitter *e)
             emit_gather(e, v, in);
         } else {
             emit_op(e, v, in);
+            if (__builtin_expect(in->op == e->perturbed_op, 0)) perturb(e, v, (pe_dtype)in->dtype);
         }
     }
 }
@@ -790,7 +801,7 @@ static void emit_axis_kernel(emitter *e, const char *name)
 
 static void emit_kernel(text *t, const kir_kernel *k)
 {
-    emitter e = {.t = t, .k = k};
+    emitter e = {.t = t, .k = k, .perturbed_op = pe_codegen_perturbed_op()};
     char name[48];
     kir_kernel_name(k, name, sizeof name);
     const kir_inst *r = reduction_of(k);

@@ -18,6 +18,7 @@
 #include "../../exec/cuda/cuda.h"
 #include "../../exec/cuda/cuda_driver.h"
 #include "../../exec/interp/interp.h"
+#include "../../exec/interp/reference.h"
 static size_t interpret(const pe_batch *b) { return pe_interp_executor.run(&pe_interp_executor, b, NULL, NULL, 0); }
 
 static void log_sequence(const pe_program_seq *seq, bool from_trace, const char *where)
@@ -110,11 +111,21 @@ static size_t with_gpus(const pe_batch *b)
     return computed == PE_RUN_DECLINED ? on_cpu(b) : computed;
 }
 
-size_t pe_batch_run(const pe_batch *b)
+static size_t run_anywhere(const pe_batch *b)
 {
-    assert(pe_api_held());
     pe_executor *ex = pe_rt.executor;
     if (!(ex->caps & PE_EXEC_RUNS_KERNELS)) return interpret(b);
     if (ex->caps & PE_EXEC_DEVICE_MEMORY) return with_gpus(b);
     return on_cpu(b);
+}
+
+size_t pe_batch_run(const pe_batch *b)
+{
+    assert(pe_api_held());
+    if (__builtin_expect(pe_rt.check == PE_CHECK_OFF, 1)) return run_anywhere(b);
+    /* PE_CHECK: the references first (the inputs are still held), the results compared after */
+    pe_check_before_run(b);
+    size_t computed = run_anywhere(b);
+    pe_check_after_run(b);
+    return computed;
 }
