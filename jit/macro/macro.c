@@ -14,7 +14,8 @@
  * made them, the outputs are published, the body's other values released
  * (RELEASE entries) — the same queue the body would make, so the batch's
  * trace key repeats and the trace cache hands back the compiled program
- * sequence.  Replays never go through the API's checks, folds or the
+ * sequence; the entries' key bytes are appended in one piece the entry made
+ * when filed (jit/trace/trace.c, pe_trace_piece).  Replays never go through the API's checks, folds or the
  * static IR's facts: those were decided once, when recording, for this
  * signature.
  *
@@ -250,6 +251,7 @@ static void describe(const pe_macro_item *it, pe_port *p)
 /* The trace key of the entries the replay queued from `base`. */
 static void key_replay(const macro_entry *e, size_t base)
 {
+    if (pe_rt.queue_len == base) return; /* nothing queued (the queue may not exist yet) */
     pe_trace_append_piece(&pe_rt.trace_key, e->piece, pe_rt.queue + base, pe_rt.queue_len - base, base);
 }
 

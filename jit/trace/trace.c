@@ -5,7 +5,9 @@
  * and operand references numbered within the key (the queue position of a
  * producer in the batch, or the number of an external operand, whose kind,
  * dtype and shape are appended once); for a RELEASE, REVIVE or HINT entry
- * (of a port in the batch) the position it names.  Scalar values are not in the key (source literals the static
+ * (of a port in the batch) the position it names.  A replayed code reuse
+ * section appends its entries' bytes as one piece made when it was recorded
+ * (pe_trace_piece, the same bytes).  Scalar values are not in the key (source literals the static
  * IR names are, being compiled in): uniform constants are kernel
  * parameters read at launch; which of them are equal is (so a kernel
  * passes a value given twice once, and shares what is computed from it).  So two batches with equal keys get equal
@@ -278,6 +280,7 @@ static bool piece_matches(const pe_trace_piece *pc, const pe_entry *entries, siz
 
 void pe_trace_append_piece(pe_trace_key *k, const pe_trace_piece *pc, const pe_entry *entries, size_t n, size_t base)
 {
+    if (n == 0) return;
     if (!piece_matches(pc, entries, n) || base + n > UINT32_MAX) {
         for (size_t i = 0; i < n; i++) pe_trace_append(k, &entries[i], base + i);
         return;
