@@ -4,8 +4,12 @@
  * for one body); replays skip the body; nesting, several sections in a
  * loop, a new entry per input signature or control bytes, the LRU bound
  * and its counters; each misuse is PE_E_MACRO naming the line, leaves
- * invalid outputs and nothing alive. */
+ * invalid outputs and nothing alive.  A replay's trace key, appended in one
+ * piece, is byte for byte the key its queue entries get one by one. */
 #include "test_util.h"
+
+#include "exec/base/runtime.h"
+#include "jit/trace/trace.h"
 
 static uint64_t next_random(uint64_t *s)
 {
@@ -522,6 +526,84 @@ static void test_invalid_input(void **state)
     pe_release(outs[0]), pe_release(bad), pe_release(a), pe_release(b);
 }
 
+/* The batch's trace key against the one pe_trace_append makes from the
+ * same queue entry by entry (the queue's own path, the reference): bytes,
+ * externals, bucket. */
+static void assert_key_is_entries_key(void)
+{
+    int guard = pe_api_lock();
+    const pe_trace_key *k = &pe_rt.trace_key;
+    assert_false(k->broken);
+    /* the externals forget their numbers in this batch, so that the reference numbers them again */
+    for (uint32_t i = 0; i < k->n_externals; i++) pe_port_at(k->externals[i])->key_epoch = ~pe_rt.batch_epoch;
+    pe_trace_key ref = {0};
+    for (size_t i = 0; i < pe_rt.queue_len; i++) pe_trace_append(&ref, &pe_rt.queue[i], i);
+    assert_false(ref.broken);
+    assert_int_equal(ref.len, k->len);
+    assert_memory_equal(ref.bytes, k->bytes, k->len);
+    assert_int_equal(ref.n_externals, k->n_externals);
+    assert_memory_equal(ref.externals, k->externals, sizeof *k->externals * k->n_externals);
+    assert_true(ref.first_site == k->first_site);
+    pe_trace_key_free(&ref);
+    pe_api_unlock(&guard);
+}
+
+/* A section over an array and a uniform constant input, equal to one of
+ * its C scalars (one kernel parameter: the key says which are equal). */
+static pe_array scaled(pe_array a, pe_array c)
+{
+    pe_array ins[2] = {a, c}, outs[1];
+    PE_MACRO(scaled, ins, 2, outs, 1, NULL, 0)
+    {
+        pe_array t = pe_mul(ins[0], ins[1]);
+        pe_array u = pe_add(pe_mul(t, 2.5f), ins[0]);
+        pe_release(t);
+        outs[0] = pe_sub(u, 2.5f);
+        pe_release(u);
+    }
+    return outs[0];
+}
+
+static void test_replay_key_piece(void **state)
+{
+    (void)state;
+    enum { N = 300, STEPS = 6 };
+    static float x[N], y[N];
+    uint64_t seed = 99;
+    fill_random(x, N, &seed);
+    fill_random(y, N, &seed);
+    int64_t base = tu_live_arrays();
+    pe_array a = pe_f32_1d(x, N), b = pe_f32_1d(y, N), c = pe_scalar(PE_F32, 2.5);
+    pe_release(sectioned(a, b)), pe_release(scaled(a, c)); /* recorded */
+    pe_flush();
+    size_t pieces = pe_trace_pieces_appended;
+    /* replays at the batch's first position, then after other work, each
+     * over the last one's pending output (an operand in the batch) */
+    pe_array acc = pe_retain(a);
+    for (int k = 0; k < STEPS; k++) {
+        pe_array r = sectioned(acc, b);
+        pe_array q = scaled(r, c), s = pe_add(q, 1.0f);
+        assert_key_is_entries_key();
+        pe_release(acc), pe_release(r), pe_release(q);
+        acc = s;
+        if (k == STEPS / 2) pe_flush();
+    }
+    assert_int_equal(pe_trace_pieces_appended - pieces, 2 * STEPS);
+    pe_array want = pe_retain(a); /* the same chain, plain */
+    for (int k = 0; k < STEPS; k++) {
+        pe_scope sc = pe_scope_begin();
+        pe_array r = body_ops(want, b), next = pe_add(pe_sub(pe_add(pe_mul(pe_mul(r, c), 2.5f), r), 2.5f), 1.0f);
+        pe_keep(next);
+        pe_scope_end(sc);
+        pe_release(want);
+        want = next;
+    }
+    assert_same_f32(acc, want, N);
+    pe_release(acc), pe_release(want), pe_release(a), pe_release(b), pe_release(c);
+    tu_expect_no_error();
+    assert_int_equal(tu_live_arrays(), base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +619,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recursion, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_break_out_of_body, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_invalid_input, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_replay_key_piece, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

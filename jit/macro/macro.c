@@ -14,7 +14,8 @@
  * made them, the outputs are published, the body's other values released
  * (RELEASE entries) — the same queue the body would make, so the batch's
  * trace key repeats and the trace cache hands back the compiled program
- * sequence.  Replays never go through the API's checks, folds or the
+ * sequence; the entries' key bytes are appended in one piece the entry made
+ * when filed (jit/trace/trace.c, pe_trace_piece).  Replays never go through the API's checks, folds or the
  * static IR's facts: those were decided once, when recording, for this
  * signature.
  *
@@ -35,6 +36,7 @@
 #include "macro.h"
 #include "../record/macro_rec.h"
 #include "../record/record.h"
+#include "../trace/trace.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/runtime.h"
@@ -62,6 +64,7 @@ typedef struct macro_entry {
     uint32_t *released; /* items the body held and the section releases at its end */
     size_t n_released;
     uint32_t *ports;    /* a replay's scratch: the port of each ref */
+    pe_trace_piece *piece; /* a replay's part of the trace key, or NULL: keyed entry by entry */
 } macro_entry;
 
 struct macro_section {
@@ -112,6 +115,7 @@ static void entry_free(macro_entry *e)
     free(e->out_refs);
     free(e->released);
     free(e->ports);
+    pe_trace_piece_free(e->piece);
     free(e);
 }
 
@@ -232,8 +236,28 @@ static void outputs_after_error(const pe_site *s, pe_array *outs, int n_outs)
 
 /* --------------------------------------------------------------- replay */
 
-static void replay_failed(macro_entry *e, size_t made, const pe_site *s, pe_array *outs)
+/* The fields pe_port_describe gives a recorded operation's port, as the
+ * item holds them (its operands aside). */
+static void describe(const pe_macro_item *it, pe_port *p)
 {
+    p->op = it->op, p->dtype = it->dtype, p->ctype = it->ctype, p->rank = it->rank, p->n_in = it->n_in;
+    for (int d = 0; d < it->rank; d++) p->shape[d] = it->shape[d];
+    for (int k = 0; k < it->n_params; k++) p->param[k] = it->param[k]; /* the rest is zero, as recorded */
+    p->numel = it->numel;
+    p->weak = it->weak;
+    p->site = it->site;
+}
+
+/* The trace key of the entries the replay queued from `base`. */
+static void key_replay(const macro_entry *e, size_t base)
+{
+    if (pe_rt.queue_len == base) return; /* nothing queued (the queue may not exist yet) */
+    pe_trace_append_piece(&pe_rt.trace_key, e->piece, pe_rt.queue + base, pe_rt.queue_len - base, base);
+}
+
+static void replay_failed(macro_entry *e, size_t base, size_t made, const pe_site *s, pe_array *outs)
+{
+    key_replay(e, base);
     pe_raise(s, PE_E_NOMEM, "PE_MACRO", "out of memory replaying section %s", e->section->name);
     for (size_t i = 0; i < made; i++) {
         uint32_t idx = e->ports[e->n_ins + i];
@@ -244,8 +268,12 @@ static void replay_failed(macro_entry *e, size_t made, const pe_site *s, pe_arra
     outputs_after_error(s, outs, e->n_outs);
 }
 
+/* The queue the body would make, without the body: a pending port per
+ * operation, its COMPUTE entry, the outputs published, RELEASE entries for
+ * the body's other values; keyed in one piece at the end. */
 static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_array *outs)
 {
+    size_t base = pe_rt.queue_len;
     for (int k = 0; k < e->n_ins; k++) e->ports[k] = in_idx[k];
     for (size_t i = 0; i < e->n_items; i++) {
         pe_macro_item *it = &e->items[i];
@@ -254,28 +282,22 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
             continue;
         }
         uint32_t idx = pe_port_new();
-        if (idx == NO_SLOT) return replay_failed(e, i, s, outs);
+        if (idx == NO_SLOT) return replay_failed(e, base, i, s, outs);
         e->ports[e->n_ins + i] = idx;
         pe_port *p = pe_port_at(idx);
-        uint32_t in[PE_PORT_MAX_INPUTS];
-        for (int k = 0; k < it->n_in; k++) in[k] = e->ports[it->in[k]];
         if (it->fresh) it->param[it->fresh_param] = it->fresh(it->fresh_ctx, it->param[it->fresh_param]);
-        /* pe_port_describe's fields, copied whole (the item holds them as the recorded port had them) */
-        p->op = it->op, p->dtype = it->dtype, p->ctype = it->ctype, p->rank = it->rank, p->n_in = it->n_in;
-        for (int d = 0; d < it->rank; d++) p->shape[d] = it->shape[d];
-        for (int k = 0; k < it->n_params; k++) p->param[k] = it->param[k]; /* the rest is zero, as recorded */
-        for (int k = 0; k < it->n_in; k++) p->in[k] = in[k];
-        p->numel = it->numel;
-        p->weak = it->weak;
-        p->site = it->site;
-        for (int k = 0; k < it->n_in; k++) pe_port_ref(in[k]);
+        describe(it, p);
+        for (int k = 0; k < it->n_in; k++) {
+            p->in[k] = e->ports[it->in[k]];
+            pe_port_at(p->in[k])->refs_int++; /* pe_port_ref: the pending consumer's */
+        }
         if (pe_prof_on) pe_prof_call(it->site);
-        if (!pe_queue_push(PE_ENTRY_COMPUTE, idx)) {
+        if (!pe_queue_push_unkeyed(PE_ENTRY_COMPUTE, idx)) {
             pe_port_drop_inputs(p);
             p->state = PE_PORT_INVALID;
             p->err_code = PE_E_NOMEM;
             pe_port_maybe_free(idx);
-            return replay_failed(e, i, s, outs);
+            return replay_failed(e, base, i, s, outs);
         }
     }
     for (int j = 0; j < e->n_outs; j++) outs[j] = pe_publish(e->ports[e->out_refs[j]]);
@@ -283,12 +305,47 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
         uint32_t idx = e->ports[e->n_ins + e->released[r]];
         pe_port *p = pe_port_at(idx);
         if (p->refs_app == 0 && p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch)
-            pe_queue_push(PE_ENTRY_RELEASE, idx);
+            pe_queue_push_unkeyed(PE_ENTRY_RELEASE, idx);
     }
+    key_replay(e, base);
     pe_rt.stats.macro_hits++;
     pe_rt.stats.macro_ops_replayed += e->n_items;
     pe_check_retained(s);
     pe_queue_maybe_flush();
+}
+
+/* The trace-key piece of e's replays: its operations' COMPUTE entries (an
+ * operand made by an earlier operation named by that one's entry, an input
+ * or a constant left to each replay), then the RELEASE entries.  NULL
+ * (replays keyed entry by entry) when a parameter takes a fresh value per
+ * replay, or out of memory. */
+static pe_trace_piece *make_piece(const macro_entry *e)
+{
+    for (size_t i = 0; i < e->n_items; i++)
+        if (e->items[i].fresh) return NULL;
+    pe_trace_piece *pc = pe_trace_piece_new();
+    uint32_t *entry_of = malloc((e->n_items ? e->n_items : 1) * sizeof *entry_of);
+    if (!pc || !entry_of) {
+        pe_trace_piece_free(pc);
+        free(entry_of);
+        return NULL;
+    }
+    uint32_t n_entries = 0;
+    for (size_t i = 0; i < e->n_items; i++) {
+        const pe_macro_item *it = &e->items[i];
+        entry_of[i] = it->kind == PE_MACRO_ITEM_OP ? n_entries++ : PE_TRACE_PIECE_OUTSIDE;
+        if (it->kind != PE_MACRO_ITEM_OP) continue;
+        pe_port p;
+        memset(&p, 0, sizeof p);
+        describe(it, &p);
+        uint32_t rel[PE_PORT_MAX_INPUTS];
+        for (int k = 0; k < it->n_in; k++)
+            rel[k] = it->in[k] < (uint32_t)e->n_ins ? PE_TRACE_PIECE_OUTSIDE : entry_of[it->in[k] - e->n_ins];
+        pe_trace_piece_compute(pc, &p, rel);
+    }
+    for (size_t r = 0; r < e->n_released; r++) pe_trace_piece_position(pc, PE_ENTRY_RELEASE, entry_of[e->released[r]]);
+    free(entry_of);
+    return pc;
 }
 
 /* ------------------------------------------------------------ recording */
@@ -382,6 +439,7 @@ static macro_entry *make_entry(pe_macro_frame *f, const uint32_t *out_refs)
         pe_rt.stats.live_arrays--;
     }
     e->n_items = f->n_items;
+    e->piece = make_piece(e);
     e->signature = f->signature; /* the entry's key */
     e->signature_len = f->signature_len;
     f->signature = NULL;

@@ -18,28 +18,22 @@
 /* Inside a block the queue may grow past its limit, but not without bound. */
 #define BLOCK_LIMIT_FACTOR 64
 
-bool pe_queue_push(pe_entry_kind kind, uint32_t port)
+/* A new queue starts as long as the last batch (programs repeat their
+ * batches: a loop's queue then never grows entry by entry), at least 256. */
+static size_t queue_first_cap = 256;
+
+bool pe_queue_grow(void)
 {
     assert(pe_api_held());
     /* the queue goes with each batch: a new one starts where batches end */
-    if (!PE_GROW_FROM(pe_rt.queue, pe_rt.queue_cap, pe_rt.queue_len + 1, 256)) return false;
-    pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
-    if (kind == PE_ENTRY_COMPUTE) {
-        pe_port_at(port)->batch = pe_rt.batch_epoch;
-        pe_port_at(port)->released_in_batch = false;
-        pe_port_at(port)->demanded_in_batch = false;
-    } else if (kind == PE_ENTRY_HINT) {
-        pe_port *p = pe_port_at(port); /* a hint for a batch already submitted changes nothing */
-        if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) p->demanded_in_batch = true; /* stored */
-    } else if (kind == PE_ENTRY_RELEASE) {
-        pe_port_at(port)->released_in_batch = true;
-    } else if (kind == PE_ENTRY_REVIVE) {
-        pe_port_at(port)->released_in_batch = false; /* visible after the batch again: stored */
-    }
-    pe_trace_append(&pe_rt.trace_key, &pe_rt.queue[pe_rt.queue_len], pe_rt.queue_len);
-    pe_rt.queue_len++;
-    if (kind == PE_ENTRY_COMPUTE) pe_port_ref(port);
-    pe_rt.stats.queued = (int64_t)pe_rt.queue_len;
+    return PE_GROW_FROM(pe_rt.queue, pe_rt.queue_cap, pe_rt.queue_len + 1, queue_first_cap);
+}
+
+bool pe_queue_push(pe_entry_kind kind, uint32_t port)
+{
+    assert(pe_api_held());
+    if (!pe_queue_push_unkeyed(kind, port)) return false;
+    pe_trace_append(&pe_rt.trace_key, &pe_rt.queue[pe_rt.queue_len - 1], pe_rt.queue_len - 1);
     return true;
 }
 
@@ -59,6 +53,8 @@ static void take_batch(bool here)
     pe_rt.queue_len = pe_rt.queue_cap = 0;
     pe_rt.trace_key = (pe_trace_key){0};
     pe_rt.stats.queued = 0;
+    queue_first_cap = n > 256 ? n : 256; /* the next batch's queue and key start as long as this one's */
+    pe_trace_key_reserve(&pe_rt.trace_key, key.len);
     if (here && pe_esched_outstanding() == 0) pe_esched_run_here(entries, n, key, epoch, pe_rt.device);
     else pe_esched_submit(entries, n, key, epoch, pe_rt.device);
 }

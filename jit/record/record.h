@@ -95,6 +95,34 @@ uint32_t pe_fold_map(const pe_site *s, pe_op op, pe_port *const *in, const uint3
 /* --------------------------------------------------------------- queue.c */
 
 bool pe_queue_push(pe_entry_kind kind, uint32_t port);
+bool pe_queue_grow(void); /* room for one more entry; false when out of memory */
+/* pe_queue_push without extending the batch's trace key: the caller keys
+ * the entries it queued before anything else is queued (a replayed section,
+ * jit/macro: pe_trace_append_piece).  Inline: a replay queues an entry per
+ * operation. */
+static inline bool pe_queue_push_unkeyed(pe_entry_kind kind, uint32_t port)
+{
+    if (pe_rt.queue_len == pe_rt.queue_cap && !pe_queue_grow()) return false;
+    pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
+    pe_port *p = pe_port_at(port);
+    if (kind == PE_ENTRY_COMPUTE) {
+        p->batch = pe_rt.batch_epoch;
+        p->queue_pos = (uint32_t)pe_rt.queue_len;
+        p->released_in_batch = false;
+        p->demanded_in_batch = false;
+        p->refs_int++; /* the entry's own reference */
+    } else if (kind == PE_ENTRY_HINT) {
+        /* a hint for a batch already submitted changes nothing */
+        if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) p->demanded_in_batch = true; /* stored */
+    } else if (kind == PE_ENTRY_RELEASE) {
+        p->released_in_batch = true;
+    } else if (kind == PE_ENTRY_REVIVE) {
+        p->released_in_batch = false; /* visible after the batch again: stored */
+    }
+    pe_rt.queue_len++;
+    pe_rt.stats.queued = (int64_t)pe_rt.queue_len;
+    return true;
+}
 /* Hands the whole queue to the E-scheduler (the C-scheduler's trigger); does
  * not wait for it to run. */
 void pe_queue_flush(void);

@@ -5,7 +5,9 @@
  * and operand references numbered within the key (the queue position of a
  * producer in the batch, or the number of an external operand, whose kind,
  * dtype and shape are appended once); for a RELEASE, REVIVE or HINT entry
- * (of a port in the batch) the position it names.  Scalar values are not in the key (source literals the static
+ * (of a port in the batch) the position it names.  A replayed code reuse
+ * section appends its entries' bytes as one piece made when it was recorded
+ * (pe_trace_piece, the same bytes).  Scalar values are not in the key (source literals the static
  * IR names are, being compiled in): uniform constants are kernel
  * parameters read at launch; which of them are equal is (so a kernel
  * passes a value given twice once, and shares what is computed from it).  So two batches with equal keys get equal
@@ -62,6 +64,11 @@ static void put_growing(pe_trace_key *k, const void *p, size_t n)
     k->len += n;
 }
 
+void pe_trace_key_reserve(pe_trace_key *k, size_t bytes)
+{
+    (void)PE_GROW_FROM(k->bytes, k->cap, bytes, 1024); /* else put grows it later, or breaks it */
+}
+
 /* Inline for the common case, so that each field's copy has its constant
  * size (every queue entry puts 2 to 6 of them: a replayed PE_MACRO section
  * spends half its time here). */
@@ -111,33 +118,193 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
     return EXTERNAL_BIT | q->key_external;
 }
 
+/* A COMPUTE entry's bytes that depend on its port alone: head, site, shape,
+ * parameters (reductions, views).  The one definition of them, for
+ * pe_trace_append and for a replay's piece. */
+#define FIXED_MAX (6 + sizeof(uint64_t) + sizeof(int64_t) * PE_MAX_RANK + sizeof(int64_t) * 2 * PE_MAX_RANK)
+
+static size_t fixed_bytes(const pe_port *p, uint64_t site, uint8_t out[FIXED_MAX])
+{
+    uint8_t head[6] = {'C', p->op, p->dtype, p->ctype, p->rank, p->n_in}, *o = out;
+    memcpy(o, head, sizeof head), o += sizeof head;
+    memcpy(o, &site, sizeof site), o += sizeof site;
+    memcpy(o, p->shape, sizeof p->shape[0] * p->rank), o += sizeof p->shape[0] * p->rank;
+    if (pe_op_table[p->op].kind != PE_KIND_MAP) memcpy(o, p->param, sizeof p->param), o += sizeof p->param;
+    return (size_t)(o - out);
+}
+
+/* An operand's code: its producer's queue position in the batch, or its
+ * external number (its signature appended at its first use). */
+static inline uint32_t operand_code(pe_trace_key *k, uint32_t qi)
+{
+    pe_port *q = pe_port_at(qi);
+    if (q->state == PE_PORT_PENDING && q->batch == pe_rt.batch_epoch) return q->queue_pos; /* in the batch */
+    if (q->key_epoch == pe_rt.batch_epoch) return EXTERNAL_BIT | q->key_external;     /* numbered already */
+    return external_code(k, qi);
+}
+
+/* The entry kinds other than COMPUTE name a position: a tag and it. */
+static uint8_t position_tag(pe_entry_kind kind)
+{
+    return kind == PE_ENTRY_RELEASE ? 'R' : kind == PE_ENTRY_REVIVE ? 'V' : 'H';
+}
+
 void pe_trace_append(pe_trace_key *k, const pe_entry *entry, size_t position)
 {
     pe_port *p = pe_port_at(entry->port);
     if (entry->kind == PE_ENTRY_HINT && !p->demanded_in_batch) return;
     if (entry->kind != PE_ENTRY_COMPUTE) {
         /* a revived port is visible again, a demanded one stored: the key tells them apart */
-        uint8_t tag = entry->kind == PE_ENTRY_RELEASE ? 'R' : entry->kind == PE_ENTRY_REVIVE ? 'V' : 'H';
+        uint8_t tag = position_tag((pe_entry_kind)entry->kind);
         uint32_t pos = p->queue_pos;
         put(k, &tag, 1);
         put(k, &pos, sizeof pos);
         return;
     }
-    p->queue_pos = (uint32_t)position;
     /* sites by their stable ids, not addresses: a key means the same in the
      * next run of the program (the persistent trace cache) */
     uint64_t site = pe_site_stable_id(p->site);
     if (position == 0 || !k->first_site) k->first_site = site;
-    uint8_t head[6] = {'C', p->op, p->dtype, p->ctype, p->rank, p->n_in};
-    put(k, head, sizeof head);
-    put(k, &site, sizeof site);
-    put(k, p->shape, sizeof p->shape[0] * p->rank);
-    if (pe_op_table[p->op].kind != PE_KIND_MAP) put(k, p->param, sizeof p->param);
+    uint8_t fixed[FIXED_MAX];
+    put(k, fixed, fixed_bytes(p, site, fixed));
     for (int i = 0; i < p->n_in; i++) {
-        pe_port *q = pe_port_at(p->in[i]);
-        bool in_batch = q->state == PE_PORT_PENDING && q->batch == pe_rt.batch_epoch;
-        uint32_t code = in_batch ? q->queue_pos : external_code(k, p->in[i]);
+        uint32_t code = operand_code(k, p->in[i]);
         put(k, &code, sizeof code);
+    }
+}
+
+/* ------------------------------------------------ a replay's key piece */
+
+/* A piece's bytes are its entries' as pe_trace_append would append them at
+ * positions counted from the replay's first entry, less the operands from
+ * outside the replay (the section's inputs, its constants), which are
+ * appended where they go at each replay (`holes`: an external's signature
+ * comes with its first use in the batch).  `relative`: the offsets of the
+ * positions that name one of the replay's entries, moved by the replay's
+ * first position. */
+typedef struct {
+    uint32_t at;      /* offset in the piece's bytes */
+    uint32_t entry;   /* the entry (counted from the replay's first) whose operand goes there */
+    uint32_t operand; /* which of its port's operands */
+} piece_hole;
+
+struct pe_trace_piece {
+    uint8_t *bytes;
+    size_t len, cap;
+    uint8_t *kinds; /* each entry's kind: the replay's entries must match them */
+    size_t n_entries, kinds_cap;
+    uint32_t *relative;
+    size_t n_relative, relative_cap;
+    piece_hole *holes;
+    size_t n_holes, holes_cap;
+    uint64_t first_site; /* the first nonzero site id of its COMPUTE entries (0: none) */
+    bool broken;         /* out of memory while building: replays are keyed entry by entry */
+};
+
+size_t pe_trace_pieces_appended;
+
+pe_trace_piece *pe_trace_piece_new(void) { return calloc(1, sizeof(pe_trace_piece)); }
+
+void pe_trace_piece_free(pe_trace_piece *pc)
+{
+    if (!pc) return;
+    free(pc->bytes);
+    free(pc->kinds);
+    free(pc->relative);
+    free(pc->holes);
+    free(pc);
+}
+
+static bool piece_put(pe_trace_piece *pc, const void *p, size_t n)
+{
+    if (pc->broken || !PE_GROW_FROM(pc->bytes, pc->cap, pc->len + n, 256)) return !(pc->broken = true);
+    memcpy(pc->bytes + pc->len, p, n);
+    pc->len += n;
+    return true;
+}
+
+static bool piece_entry(pe_trace_piece *pc, pe_entry_kind kind)
+{
+    if (pc->broken || !PE_GROW(pc->kinds, pc->kinds_cap, pc->n_entries + 1)) return !(pc->broken = true);
+    pc->kinds[pc->n_entries++] = (uint8_t)kind;
+    return true;
+}
+
+/* A position naming entry `rel` of the replay. */
+static void piece_relative(pe_trace_piece *pc, uint32_t rel)
+{
+    if (pc->broken || !PE_GROW(pc->relative, pc->relative_cap, pc->n_relative + 1)) {
+        pc->broken = true;
+        return;
+    }
+    pc->relative[pc->n_relative++] = (uint32_t)pc->len;
+    piece_put(pc, &rel, sizeof rel);
+}
+
+void pe_trace_piece_compute(pe_trace_piece *pc, const pe_port *p, const uint32_t *rel)
+{
+    uint32_t entry = (uint32_t)pc->n_entries;
+    if (!piece_entry(pc, PE_ENTRY_COMPUTE)) return;
+    uint64_t site = pe_site_stable_id(p->site);
+    if (!pc->first_site) pc->first_site = site;
+    uint8_t fixed[FIXED_MAX];
+    piece_put(pc, fixed, fixed_bytes(p, site, fixed));
+    for (int i = 0; i < p->n_in && !pc->broken; i++) {
+        if (rel[i] != PE_TRACE_PIECE_OUTSIDE) {
+            piece_relative(pc, rel[i]);
+            continue;
+        }
+        if (!PE_GROW(pc->holes, pc->holes_cap, pc->n_holes + 1)) {
+            pc->broken = true;
+            return;
+        }
+        pc->holes[pc->n_holes++] = (piece_hole){(uint32_t)pc->len, entry, (uint32_t)i};
+    }
+}
+
+void pe_trace_piece_position(pe_trace_piece *pc, pe_entry_kind kind, uint32_t rel)
+{
+    assert(kind == PE_ENTRY_RELEASE || kind == PE_ENTRY_REVIVE); /* a HINT's bytes depend on the batch */
+    uint8_t tag = position_tag(kind);
+    if (piece_entry(pc, kind) && piece_put(pc, &tag, 1)) piece_relative(pc, rel);
+}
+
+/* Whether the replay queued the entries the piece stands for. */
+static bool piece_matches(const pe_trace_piece *pc, const pe_entry *entries, size_t n)
+{
+    if (!pc || pc->broken || n != pc->n_entries) return false;
+    for (size_t i = 0; i < n; i++)
+        if (entries[i].kind != pc->kinds[i]) return false;
+    return true;
+}
+
+void pe_trace_append_piece(pe_trace_key *k, const pe_trace_piece *pc, const pe_entry *entries, size_t n, size_t base)
+{
+    if (n == 0) return;
+    if (!piece_matches(pc, entries, n) || base + n > UINT32_MAX) {
+        for (size_t i = 0; i < n; i++) pe_trace_append(k, &entries[i], base + i);
+        return;
+    }
+    pe_trace_pieces_appended++;
+    if (base == 0 || !k->first_site) k->first_site = pc->first_site;
+    /* the bytes up to each hole, their relative positions moved, then the hole's operand */
+    size_t from = 0, r = 0;
+    for (size_t h = 0;; h++) {
+        size_t to = h < pc->n_holes ? pc->holes[h].at : pc->len, at = k->len;
+        put(k, pc->bytes + from, to - from);
+        if (k->broken) return;
+        for (; r < pc->n_relative && pc->relative[r] < to; r++) {
+            uint8_t *q = k->bytes + at + (pc->relative[r] - from);
+            uint32_t pos;
+            memcpy(&pos, q, sizeof pos);
+            pos += (uint32_t)base;
+            memcpy(q, &pos, sizeof pos);
+        }
+        if (h == pc->n_holes) return;
+        const piece_hole *hole = &pc->holes[h];
+        uint32_t code = operand_code(k, pe_port_at(entries[hole->entry].port)->in[hole->operand]);
+        put(k, &code, sizeof code);
+        from = to;
     }
 }
 

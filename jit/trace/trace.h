@@ -7,9 +7,36 @@
 #include "../proggen/proggen.h"
 #include "../../exec/base/runtime.h"
 
-/* Called by the queue for every entry it appends at `position`. */
+/* Called by the queue for every entry it appends at `position` (a COMPUTE
+ * entry's port has its queue_pos set already). */
 void pe_trace_append(pe_trace_key *key, const pe_entry *entry, size_t position);
 void pe_trace_key_free(pe_trace_key *key);
+/* Room for `bytes` in an empty key (a batch's key starts as long as the
+ * last one's: no growth step by step); out of memory leaves it as it was. */
+void pe_trace_key_reserve(pe_trace_key *key, size_t bytes);
+
+/* A replayed code reuse section's part of the key (jit/macro), made once
+ * from its recording: the bytes its queue entries append, with positions
+ * counted from the replay's first entry, appended in one call, byte for byte
+ * what pe_trace_append makes entry by entry (it leaves the operands from
+ * outside the replay, inputs and constants, to each replay: whether one is
+ * in the batch, and its external number, are the batch's). */
+typedef struct pe_trace_piece pe_trace_piece;
+#define PE_TRACE_PIECE_OUTSIDE UINT32_MAX /* an operand from outside the replay */
+pe_trace_piece *pe_trace_piece_new(void); /* NULL: out of memory */
+void pe_trace_piece_free(pe_trace_piece *piece);
+/* The next entry: COMPUTE of a port with p's fields, whose operand i is the
+ * replay's entry rel[i] (counted from its first) or from outside; a RELEASE
+ * or REVIVE of the replay's entry rel.  Out of memory leaves the piece
+ * broken, which keys every replay entry by entry. */
+void pe_trace_piece_compute(pe_trace_piece *piece, const pe_port *p, const uint32_t *rel);
+void pe_trace_piece_position(pe_trace_piece *piece, pe_entry_kind kind, uint32_t rel);
+/* Appends the key of the n entries queued from `base`: the piece's bytes
+ * when the entries are those it stands for (their kinds, in order), else
+ * (or with no piece) entry by entry. */
+void pe_trace_append_piece(pe_trace_key *key, const pe_trace_piece *piece, const pe_entry *entries, size_t n,
+                           size_t base);
+extern size_t pe_trace_pieces_appended; /* how many replays were keyed from their piece (tests) */
 
 /* Sets limits: `entries` programs sequences at most (0: the cache is off). */
 void pe_trace_configure(int entries);
