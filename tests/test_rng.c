@@ -429,6 +429,46 @@ static void test_handles_do_not_survive_shutdown(void **state)
     tu_expect_error(PE_E_HANDLE, line);
 }
 
+/* A draw inside a PE_MACRO body advances on every replay (spec): three
+ * executions of a section adding a uniform draw to its input give the first
+ * three draws of the same seed made plainly, bitwise, while the body ran
+ * once and the other two were replays. */
+static void test_draws_in_a_section_advance_on_every_replay(void **state)
+{
+    (void)state;
+    enum { N = 64, TIMES = 3 };
+    int64_t n = N;
+    float got[TIMES][N], want[N];
+    int body_runs = 0;
+    pe_stats before, after;
+    pe_get_stats(&before);
+    pe_rng r = pe_rng_create(PE_RNG_PHILOX, 0x1234567890abcdefULL);
+    pe_array x = pe_fill(PE_F32, 1, &n, 1.0);
+    for (int k = 0; k < TIMES; k++) {
+        pe_array ins[1] = {x}, outs[1];
+        PE_MACRO(draw_and_add, ins, 1, outs, 1, NULL, 0)
+        {
+            body_runs++;
+            outs[0] = pe_add(ins[0], pe_rng_uniform(r, PE_F32, 1, &n));
+        }
+        assert_int_equal(pe_read(outs[0], got[k], sizeof got[k]), PE_OK);
+        pe_release(outs[0]);
+    }
+    pe_get_stats(&after);
+    assert_int_equal(body_runs, 1);
+    assert_int_equal(after.macro_hits - before.macro_hits, TIMES - 1);
+    pe_rng plain = pe_rng_create(PE_RNG_PHILOX, 0x1234567890abcdefULL);
+    for (int k = 0; k < TIMES; k++) {
+        pe_scope scope = pe_scope_begin();
+        assert_int_equal(pe_read(pe_add(x, pe_rng_uniform(plain, PE_F32, 1, &n)), want, sizeof want), PE_OK);
+        pe_scope_end(scope);
+        assert_memory_equal(got[k], want, sizeof want);
+    }
+    assert_true(memcmp(got[0], got[1], sizeof got[0]) != 0);
+    pe_rng_destroy(r), pe_rng_destroy(plain);
+    pe_release(x);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "gpu") == 0) {
@@ -462,6 +502,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_bad_input_names_the_line, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_redraw_advances_the_generator, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_handles_do_not_survive_shutdown, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_draws_in_a_section_advance_on_every_replay, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,11 @@ typedef struct {
     const pe_site *check_site;
     char *check_message;
     bool check_reported;              /* the run's first difference was raised: no more are looked for */
+    /* A replayed section's recorded operand (jit/macro/macro.c): the port
+     * to bind in its place, the same one but for a random draw's draw
+     * number, which advances on every replay (jit/api/api_rng.c sets it;
+     * NO_SLOT after an error was raised at s) */
+    uint32_t (*replay_operand)(const pe_site *s, uint32_t port);
     pe_stats stats;
 } pe_runtime;
 

@@ -154,6 +154,7 @@ int pe_init(const pe_config *cfg)
     pe_rt.device = env_device();
     if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
     pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
+    pe_rt.replay_operand = pe_rng_replay_operand; /* draws in PE_MACRO bodies advance on every replay */
     configure_check(cfg);
     pe_rt.retain_limit = env_int("PE_RETAIN_LIMIT", DEFAULT_RETAIN_LIMIT_MB, 0) << 20;
     if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;

@@ -255,10 +255,12 @@ static void key_replay(const macro_entry *e, size_t base)
     pe_trace_append_piece(&pe_rt.trace_key, e->piece, pe_rt.queue + base, pe_rt.queue_len - base, base);
 }
 
-static void replay_failed(macro_entry *e, size_t base, size_t made, const pe_site *s, pe_array *outs)
+/* A replay stopped at item `made`: out of memory (raised here), or an
+ * error a draw raised already (`raised`). */
+static void replay_failed(macro_entry *e, size_t base, size_t made, const pe_site *s, pe_array *outs, bool raised)
 {
     key_replay(e, base);
-    pe_raise(s, PE_E_NOMEM, "PE_MACRO", "out of memory replaying section %s", e->section->name);
+    if (!raised) pe_raise(s, PE_E_NOMEM, "PE_MACRO", "out of memory replaying section %s", e->section->name);
     for (size_t i = 0; i < made; i++) {
         uint32_t idx = e->ports[e->n_ins + i];
         pe_port *p = pe_port_at(idx);
@@ -277,12 +279,14 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
     for (int k = 0; k < e->n_ins; k++) e->ports[k] = in_idx[k];
     for (size_t i = 0; i < e->n_items; i++) {
         pe_macro_item *it = &e->items[i];
-        if (it->kind == PE_MACRO_ITEM_CONSTANT) {
-            e->ports[e->n_ins + i] = it->port;
+        if (it->kind == PE_MACRO_ITEM_CONSTANT) { /* held by the entry; a draw number is a new one each time */
+            uint32_t q = pe_rt.replay_operand ? pe_rt.replay_operand(s, it->port) : it->port;
+            if (q == NO_SLOT) return replay_failed(e, base, i, s, outs, true);
+            e->ports[e->n_ins + i] = q;
             continue;
         }
         uint32_t idx = pe_port_new();
-        if (idx == NO_SLOT) return replay_failed(e, base, i, s, outs);
+        if (idx == NO_SLOT) return replay_failed(e, base, i, s, outs, false);
         e->ports[e->n_ins + i] = idx;
         pe_port *p = pe_port_at(idx);
         if (it->fresh) it->param[it->fresh_param] = it->fresh(it->fresh_ctx, it->param[it->fresh_param]);
@@ -297,7 +301,7 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
             p->state = PE_PORT_INVALID;
             p->err_code = PE_E_NOMEM;
             pe_port_maybe_free(idx);
-            return replay_failed(e, base, i, s, outs);
+            return replay_failed(e, base, i, s, outs, false);
         }
     }
     for (int j = 0; j < e->n_outs; j++) outs[j] = pe_publish(e->ports[e->out_refs[j]]);
