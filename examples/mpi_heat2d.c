@@ -32,20 +32,9 @@
 
 #include <pe.h>
 
-#define ALPHA 0.2f
+#include "mpi_pe.h"
 
-/* A PE error on any rank ends the whole job with PE's message: the other
- * ranks would otherwise wait forever in their next exchange. */
-static int abort_job(const pe_error *e, void *user)
-{
-    (void)user;
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "rank %d: %s\n", rank, e->message);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 3);
-    return 0;
-}
+#define ALPHA 0.2f
 
 static void free_halo(void *data, void *ctx)
 {
@@ -128,7 +117,7 @@ int main(int argc, char **argv)
     int up = rank > 0 ? rank - 1 : MPI_PROC_NULL, down = rank < ranks - 1 ? rank + 1 : MPI_PROC_NULL;
 
     if (pe_init(NULL) != PE_OK) MPI_Abort(MPI_COMM_WORLD, 1);
-    pe_push_error_handler(abort_job, NULL);
+    pe_push_error_handler(mpi_pe_abort_job, NULL); /* an error ends the job (mpi_pe.h) */
     pe_array u = pe_f32_2d(block, m, n), in = pe_from_host(PE_BOOL, 2, ((int64_t[]){m, n}), inside);
     if (rank == fail_rank) pe_add(u, pe_fill(PE_F32, 1, ((int64_t[]){n + 1}), 0.0)); /* shapes that do not broadcast */
     double *row_sums = malloc((size_t)n * sizeof *row_sums), residual = 0;

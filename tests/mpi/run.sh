@@ -3,7 +3,8 @@
 # ranks (4 oversubscribed on this 2-core machine), PE_THREADS per rank so
 # that ranks x threads = cores; the grid's hash and the residual must be
 # bitwise the same for every rank count, and each run equal to the plain C
-# loop; then one rank given an invalid input: the job must end (no hang)
+# loop; mpi_montecarlo on 1, 2, 4 ranks within 4 standard errors of
+# Black-Scholes; then one rank given an invalid input: the job must end (no hang)
 # with PE's message naming the line, and a non-zero status.
 set -euo pipefail
 bin=$1
@@ -21,6 +22,11 @@ for np in 1 2 4; do
   [ "$line" = "$first" ] || fail "np=$np: '$line' differs from np=1's '$first'"
 done
 echo "mpi_heat2d: bitwise the same on 1, 2 and 4 ranks"
+for np in 1 2 4; do # per-rank Philox streams, partial sums reduced on rank 0: within 4 standard errors
+  threads=$((cores / np)); [ "$threads" -ge 1 ] || threads=1
+  out=$(PE_THREADS=$threads timeout 300 mpirun -np "$np" "$bin/mpi_montecarlo" 300000 2>&1) || { echo "$out"; fail "mpi_montecarlo np=$np failed"; }
+  echo "$out" | grep "Monte Carlo" || fail "mpi_montecarlo np=$np printed no price"
+done
 set +e
 out=$(PE_THREADS=1 timeout 120 mpirun -np 2 "$bin/mpi_heat2d" 64 5 --fail-rank 1 2>&1); rc=$?
 set -e
