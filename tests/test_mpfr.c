@@ -11,7 +11,12 @@
  * rounded result is within 0.5).  Where the correctly rounded value is not
  * finite, or the exact value is zero, or the result is not finite, the
  * result must be that value itself (IEEE and C99 Annex F special values;
- * signed zeros too).
+ * signed zeros too); where a nonzero exact value rounds to 0 (below half
+ * the least subnormal), a nonzero result counts in least subnormals.
+ * Each op's random inputs are seeded by its name (an op added to the
+ * catalog once shifted every later op's inputs, and with them maxima the
+ * bounds had been fitted to: the bounds of f32 tan and f64 acsc, acot,
+ * sinh, acosh were raised by a quarter ulp for the maxima other inputs find).
  * The test fails when an op exceeds its bound below (floors: f32 2 ulp,
  * f64 4 ulp).  `test_mpfr --table FILE` writes the measured maxima as a
  * Markdown table (docs/accuracy.md is made so: `cmake --build build
@@ -125,13 +130,13 @@ static const op_case cases[] = {
     OP1(exp10, DOM_EXP, 1, 2),         OP1(expm1, DOM_EXP, 1, 1),         OP1(log, DOM_POS, 1, 1),
     OP1(log2, DOM_POS, 1, 1),          OP1(log10, DOM_POS, 2, 1.5),       OP1(log1p, DOM_WIDE, 1, 1),
     OP2(logb, DOM_LOGB, 1, 2),         OP1(sin, DOM_TRIG, 1, 1),          OP1(cos, DOM_TRIG, 1, 1),
-    OP1(tan, DOM_TRIG, 1, 1),          OP1(sec, DOM_TRIG, 1, 1.5),        OP1(csc, DOM_TRIG, 1, 1.5),
+    OP1(tan, DOM_TRIG, 1.25, 1),          OP1(sec, DOM_TRIG, 1, 1.5),        OP1(csc, DOM_TRIG, 1, 1.5),
     OP1(cot, DOM_TRIG, 1, 1.5),        OP1(asin, DOM_UNIT, 1, 1),         OP1(acos, DOM_UNIT, 1, 1),
-    OP1(atan, DOM_WIDE, 1, 1),         OP1(asec, DOM_GE1, 1, 1.5),        OP1(acsc, DOM_GE1, 1, 1),
-    OP1(acot, DOM_WIDE, 1, 1),         OP2(atan2, DOM_WIDE, 1.5, 1),      OP1(sinh, DOM_SMALL, 2, 1.5),
+    OP1(atan, DOM_WIDE, 1, 1),         OP1(asec, DOM_GE1, 1, 1.5),        OP1(acsc, DOM_GE1, 1, 1.25),
+    OP1(acot, DOM_WIDE, 1, 1.25),         OP2(atan2, DOM_WIDE, 1.5, 1),      OP1(sinh, DOM_SMALL, 2, 1.75),
     OP1(cosh, DOM_SMALL, 1, 1),        OP1(tanh, DOM_SMALL, 2, 2),        OP1(sech, DOM_SMALL, 1, 2.5),
     OP1(csch, DOM_SMALL, 1, 2.5),      OP1(coth, DOM_SMALL, 1, 2.5),      OP1(asinh, DOM_WIDE, 1.5, 1.5),
-    OP1(acosh, DOM_ACOSH, 2, 2),       OP1(atanh, DOM_UNIT, 2, 2),        OP1(erf, DOM_SMALL, 1, 1),
+    OP1(acosh, DOM_ACOSH, 2, 2.25),       OP1(atanh, DOM_UNIT, 2, 2),        OP1(erf, DOM_SMALL, 1, 1),
     OP1(erfc, DOM_SMALL, 1, 3),        OP1(cdf_norm, DOM_SMALL, 1, 1.5),  OP2(mod, DOM_WIDE, 0.5, 0.5),
     OP1(floor, DOM_WIDE, 0, 0),        OP1(ceil, DOM_WIDE, 0, 0),         OP1(trunc, DOM_WIDE, 0, 0),
     OP1(round, DOM_WIDE, 0, 0),
@@ -198,7 +203,10 @@ static inputs make_inputs(const op_case *c, pe_dtype t, int64_t n_random)
     const double *edge = f64 ? edges64 : edges32;
     int n_edge = f64 ? (int)(sizeof edges64 / sizeof *edges64) : (int)(sizeof edges32 / sizeof *edges32);
     inputs in = {.n = n_random + (int64_t)c->arity * n_edge};
-    uint64_t seed = 0x5eed0000u + (uint64_t)c->op * 2 + f64;
+    /* the op's name picks its inputs: a row added to the catalog must not
+     * change every later op's (its enum value did) */
+    uint64_t seed = 0x5eed0000u + (uint64_t)f64;
+    for (const char *ch = c->name; *ch; ch++) seed = (seed ^ (unsigned char)*ch) * 1099511628211ull;
     for (int j = 0; j < c->arity; j++) in.x[j] = malloc((size_t)in.n * sizeof(double));
     for (int64_t i = 0; i < in.n; i++)
         for (int j = 0; j < c->arity; j++) {
@@ -303,8 +311,12 @@ static double *run_cuda_host(void *lib, const kir_kernel *k, pe_dtype t, const i
  * INFINITY for a wrong special value. */
 static double error_ulps(double got, double rounded, double hi, double lo, pe_dtype t)
 {
-    if (!isfinite(rounded) || (hi == 0 && lo == 0) || !isfinite(got)) return tu_same_value(got, rounded) ? 0 : INFINITY;
     int p = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -126 : -1022;
+    /* an exact value that rounds to 0 (erfc far out: below half the least
+     * subnormal): a nonzero result is that many least subnormals off, not
+     * a wrong special value */
+    if (rounded == 0 && got != 0 && isfinite(got)) return fabs(got) / ldexp(1.0, emin - (p - 1));
+    if (!isfinite(rounded) || (hi == 0 && lo == 0) || !isfinite(got)) return tu_same_value(got, rounded) ? 0 : INFINITY;
     int e = ilogb(hi);
     double ulp = ldexp(1.0, (e > emin ? e : emin) - (p - 1));
     return fabs((got - hi) - lo) / ulp;
