@@ -32,9 +32,9 @@
 
 #include <pe.h>
 
+#include "heat2d_c.h"
 #include "mpi_pe.h"
 
-#define ALPHA 0.2f
 
 static void free_halo(void *data, void *ctx)
 {
@@ -57,21 +57,6 @@ static pe_array step(pe_array u, pe_array above, pe_array below, pe_array inside
     pe_array east = pe_slice(tiled, ((int64_t[]){0, 1}), ((int64_t[]){m, n}));
     pe_array around = pe_add(pe_add(pe_add(north, south), west), east);
     return pe_cond(inside, pe_add(u, pe_mul(ALPHA, pe_sub(around, pe_mul(4.0f, u)))), u);
-}
-
-/* heat2d.c's C loop over the whole grid, for rank 0's check. */
-static void c_step(const float *u, float *v, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++) {
-            float c = u[i * n + j];
-            if (i == 0 || j == 0 || i == n - 1 || j == n - 1) {
-                v[i * n + j] = c;
-                continue;
-            }
-            float around = ((u[(i - 1) * n + j] + u[(i + 1) * n + j]) + u[i * n + j - 1]) + u[i * n + j + 1];
-            v[i * n + j] = c + ALPHA * (around - 4.0f * c);
-        }
 }
 
 static uint64_t fnv1a(const void *data, size_t bytes)
@@ -162,14 +147,8 @@ int main(int argc, char **argv)
     pe_shutdown();
     int rc = 0;
     if (rank == 0) { /* the plain C loop over the whole grid */
-        float *a = calloc((size_t)(n * n), sizeof *a), *b = malloc((size_t)(n * n) * sizeof *b);
-        if (!a || !b) MPI_Abort(MPI_COMM_WORLD, 1);
-        for (int64_t j = 0; j < n; j++) a[j] = 1.0f;
-        for (long s = 0; s < steps; s++) {
-            c_step(a, b, n);
-            float *t = a;
-            a = b, b = t;
-        }
+        float *a = c_heat(n, steps);
+        if (!a) MPI_Abort(MPI_COMM_WORLD, 1);
         double worst = 0;
         for (int64_t k = 0; k < n * n; k++) worst = fmax(worst, fabs((double)whole[k] - a[k]));
         printf("heat equation on %d ranks, %lld x %lld grid, %ld steps (PE %s)\n", ranks, (long long)n, (long long)n, steps,
@@ -178,7 +157,7 @@ int main(int argc, char **argv)
         printf("time stepping: %.3f s (the slowest rank)\n", slowest);
         printf("largest difference from the plain C loop: %.3g -> %s\n", worst, worst == 0 ? "OK" : "MISMATCH");
         rc = worst == 0 ? 0 : 1;
-        free(a), free(b), free(whole);
+        free(a), free(whole);
     }
     free(block), free(inside), free(row_sums), free(counts), free(starts), free(elem_counts), free(elem_starts);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -103,8 +103,7 @@ void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work)
     int64_t align = work >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / work;      /* iterations per aligned step */
     int64_t least = (MIN_PARALLEL / 4 + work - 1) / work;              /* a chunk's least work */
     chunk = (chunk + align - 1) / align * align;
-    if (chunk < least) chunk = least;
-    if (chunk < 1) chunk = 1;
+    if (chunk < least) chunk = least; /* at least 1: least >= 1 for work >= 1 */
     pe_pool_run_chunks(fn, args, n, chunk);
 }
 
