@@ -579,14 +579,16 @@ typedef struct {
     pe_array *outs;
     int n_outs;
 } pe_macro_state;
-/* `frame`: the calling function's frame (the same section begun again in the same frame while its last
- * execution is open was left by break, return or goto; in another frame it is a recursion) */
-pe_macro_state pe_macro_begin_at(const pe_site *s, const void *frame, const char *name, pe_array *ins,
+/* `self`: the address of a variable the statement declares (the same section begun again with the
+ * same address while its last execution is open was left by break, return or goto; with another it is
+ * a recursion).  Not the frame's address: a compiler that inlines a recursive function into itself
+ * gives both executions one frame, while their variables, both alive, never share an address. */
+pe_macro_state pe_macro_begin_at(const pe_site *s, const void *self, const char *name, pe_array *ins,
                                  int n_ins, pe_array *outs, int n_outs, const void *ctl, size_t ctl_bytes);
 int pe_macro_end_at(const pe_site *s, pe_macro_state *st); /* 0: the body ran once */
 #define PE_MACRO(name, ins, n_ins, outs, n_outs, ctl, ctl_bytes)                                              \
-    for (pe_macro_state pe__macro_##name =                                                                   \
-             pe_macro_begin_at(PE_HERE, __builtin_frame_address(0), #name, (ins), (n_ins), (outs), (n_outs), (ctl), (ctl_bytes));        \
+    for (pe_macro_state pe__anchor_##name = {0, 0, 0, 0, 0, 0}, pe__macro_##name =                          \
+             pe_macro_begin_at(PE_HERE, &pe__anchor_##name, #name, (ins), (n_ins), (outs), (n_outs), (ctl), (ctl_bytes));        \
          pe__macro_##name.run_body; pe__macro_##name.run_body = pe_macro_end_at(PE_HERE, &pe__macro_##name))
 
 #pragma GCC visibility pop

@@ -454,6 +454,32 @@ static void test_recursion(void **state)
     assert_int_equal(tu_live_arrays(), base);
 }
 
+/* Recursion that the compiler inlined into one frame (a Release build of
+ * test_recursion did): the statement begins twice in one frame, each with
+ * its own variable alive.  pe_macro_begin_at is called as PE_MACRO calls
+ * it, one site, two addresses; the inner begin is the recursion. */
+static void test_recursion_in_one_frame(void **state)
+{
+    (void)state;
+    double x[2] = {1, 2};
+    pe_array a = pe_f64_1d(x, 2);
+    pe_array ins[1] = {a}, outer_outs[1] = {{0}}, inner_outs[1] = {{0}};
+    const pe_site *site = PE_HERE;
+    int line = __LINE__ - 1;
+    pe_macro_state outer_anchor = {0, 0, 0, 0, 0, 0}, inner_anchor = {0, 0, 0, 0, 0, 0};
+    pe_macro_state outer = pe_macro_begin_at(site, &outer_anchor, "rec", ins, 1, outer_outs, 1, NULL, 0);
+    assert_true(outer.run_body);
+    pe_macro_state inner = pe_macro_begin_at(site, &inner_anchor, "rec", ins, 1, inner_outs, 1, NULL, 0);
+    assert_false(inner.run_body);
+    tu_expect_error(PE_E_MACRO, line);
+    assert_invalid(inner_outs[0]);
+    outer_outs[0] = pe_add(inner_outs[0], 1.0); /* the body goes on with the invalid value */
+    tu_errors_clear();
+    assert_int_equal(pe_macro_end_at(site, &outer), 0);
+    assert_invalid(outer_outs[0]);
+    pe_release(inner_outs[0]), pe_release(outer_outs[0]), pe_release(a);
+}
+
 /* A body left by break: found at the next host access (here a read), or,
  * inside another section's body, at that section's end. */
 static void test_break_out_of_body(void **state)
@@ -617,6 +643,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_host_read_in_body, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_modifying_inputs, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_recursion, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_recursion_in_one_frame, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_break_out_of_body, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_invalid_input, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_replay_key_piece, tu_setup, tu_teardown),
