@@ -158,6 +158,23 @@ static inline kir_kernel reduction_kernel(pe_op op, pe_dtype ct)
     return k;
 }
 
+/* x (dot: x, y) of type ct loaded and reduced by op into partials: no
+ * producer, so that any compute type fits (the folded full reductions). */
+static inline kir_kernel plain_reduction_kernel(pe_op op, pe_dtype ct, int64_t n)
+{
+    kir_kernel k = {0};
+    k.rank = 1, k.shape[0] = n;
+    int arity = op == PE_OP_dot ? 2 : 1;
+    for (int j = 0; j < arity; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {(uint16_t)j}};
+    }
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_REDUCE, .op = op, .dtype = PE_F64, .ctype = ct, .n = (uint8_t)(1 + arity),
+                                    .a = {(uint16_t)arity, 0, 1}};
+    return k;
+}
+
 /* Every reduction in every compute type both generators take it in (the
  * CPU's alone, f64 norm2 in two passes, leaves partials of its own kind). */
 static inline kernel_list reduction_kernels(void)

@@ -43,6 +43,12 @@ static void test_reductions_broadcast_scalars_generators_compile(void **state)
 {
     (void)state;
     kernel_list l = reduction_kernels();
+    /* every full reduction in every compute type the CUDA generator takes it in
+     * (the folded ones too: products, wrapping sums, any, all, argmax, argmin) */
+    for (int op = 0; op < PE_OP__COUNT; op++)
+        for (pe_dtype ct = PE_F32; ct <= PE_BOOL; ct++)
+            if (pe_op_table[op].kind == PE_KIND_REDUCE && pe_cuda_can_emit((pe_op)op, ct, PE_F64, ct))
+                add(&l, plain_reduction_kernel((pe_op)op, ct, 70000));
     /* a 2-D broadcast operand (a row), a scalar parameter, index and identity generators */
     kir_kernel k = {0};
     k.rank = 2, k.shape[0] = 300, k.shape[1] = 7;

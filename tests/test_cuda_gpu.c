@@ -267,6 +267,49 @@ static void test_fused_reductions_match_the_interpreter(void **state)
     free(x), free(y);
 }
 
+/* The full reductions the CUDA generator folds in pairs (products, wrapping
+ * i32 sums and dot, sums of bools, any, all, argmax, argmin) run as GPU
+ * kernels (nothing interpreted) and agree with the interpreter: exactly
+ * where the value is exact, within 1e-12 for f64 products (an ulp of f32's).
+ * Ties of the extreme in many threads and chunks: the first index wins. */
+static void test_folded_reductions_run_on_the_gpu(void **state)
+{
+    (void)state;
+    enum { N = 300007, R = 12 };
+    int32_t *k = malloc(N * sizeof *k), *m = malloc(N * sizeof *m);
+    double *p = malloc(N * sizeof *p);
+    for (int64_t i = 0; i < N; i++) {
+        unsigned h = (unsigned)(i * 2654435761u);
+        k[i] = (int32_t)(h ^ (h >> 13)), m[i] = (int32_t)(h % 1000) - 500; /* wraps; many ties */
+        p[i] = 1 + ((double)(h % 2001) - 1000) * 1e-5;
+    }
+    double want[R], got[R];
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(start(pass ? "cuda" : "interp"), PE_OK);
+        int64_t n = N;
+        pe_array ki = pe_from_host(PE_I32, 1, &n, k), mi = pe_from_host(PE_I32, 1, &n, m), pf = pe_f64_1d(p, N);
+        pe_array pf32 = pe_cast(pf, PE_F32), positive = pe_gt(mi, 0);
+        pe_stats before, after;
+        pe_get_stats(&before);
+        pe_array r[R] = {pe_prod(pf),   pe_prod(pf32),  pe_prod(ki),   pe_sum(ki),        pe_dot(ki, mi),   pe_sum(positive),
+                         pe_any(pe_gt(mi, 499)), pe_all(pe_gt(pf, 0.5)), pe_all(positive), pe_argmax(mi), pe_argmin(pe_mul(mi, 2.0)),
+                         pe_argmax(pf32)};
+        for (int j = 0; j < R; j++) {
+            assert_int_equal(pe_read_f64(r[j], pass ? &got[j] : &want[j]), PE_OK);
+            pe_release(r[j]);
+        }
+        pe_get_stats(&after);
+        if (pass) assert_int_equal(after.ops_interpreted, before.ops_interpreted);
+        pe_release(ki), pe_release(mi), pe_release(pf), pe_release(pf32), pe_release(positive);
+        pe_shutdown();
+    }
+    for (int j = 0; j < R; j++) {
+        if (j < 2) assert_true(fabs(got[j] - want[j]) <= (j ? 3e-7 : 1e-12) * fabs(want[j])); /* f32: an ulp */
+        else assert_true(got[j] == want[j]);
+    }
+    free(k), free(m), free(p);
+}
+
 /* A result stays on the GPU until the host needs it; an input goes up once. */
 static void test_results_stay_on_the_gpu_until_read(void **state)
 {
@@ -625,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_cdf_norm_tails),
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_in_one_kernel),
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
+        cmocka_unit_test(test_folded_reductions_run_on_the_gpu),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_large_copies_through_pinned_staging),
         cmocka_unit_test(test_eviction_under_a_memory_cap),

@@ -508,7 +508,8 @@ static double combine_on_host(void *lib, pe_op op, const double *partials, int64
     a.p[3].value = op;
     for (int as_f32 = 0; as_f32 < 2; as_f32++) {
         a.p[1].ptr = (unsigned long long)(uintptr_t)(as_f32 ? (void *)&f32 : (void *)&f64);
-        a.p[4].value = as_f32;
+        a.p[4].value = as_f32 ? PE_F32 : PE_F64; /* the result's dtype */
+        a.p[5].value = PE_F64;                    /* the compute type: a sum's, an extreme's */
         launch(fn, chunks, &a, 1, PE_CUDA_REDUCE_THREADS);
     }
     assert_true(memcmp(&(float){(float)f64}, &f32, sizeof f32) == 0);
@@ -802,6 +803,108 @@ static long double axis_reference(pe_op op, pe_dtype ct, pe_dtype rt, const doub
     return acc;
 }
 
+/* The full reductions that fold (hi, lo) pairs (cuda_emit.c: FOLD_*):
+ * float and wrapping i32 products, wrapping i32 and bool sums and i32 dot,
+ * any and all, argmax and argmin; each kernel over three chunks and a part
+ * (aligned: the vector loop; misaligned: the scalar one), its partials
+ * combined by the combiner, against reduce_one's value (axis_reference);
+ * extremes repeated in several threads and chunks (the first index wins),
+ * a NaN in the third chunk after one in the second (the first NaN wins). */
+static void test_folded_full_reductions_run_on_the_host(void **state)
+{
+    (void)state;
+    static const axis_reduction cases[] = { /* (op, compute type, result type), as the axis ones */
+        {PE_OP_prod, PE_F32, PE_F32},      {PE_OP_prod, PE_F64, PE_F64},      {PE_OP_prod, PE_I32, PE_I32},
+        {PE_OP_sum, PE_I32, PE_I32},       {PE_OP_dot, PE_I32, PE_I32},       {PE_OP_any, PE_F32, PE_BOOL},
+        {PE_OP_any, PE_I32, PE_BOOL},      {PE_OP_any, PE_BOOL, PE_BOOL},     {PE_OP_all, PE_F64, PE_BOOL},
+        {PE_OP_all, PE_BOOL, PE_BOOL},     {PE_OP_argmax, PE_F32, PE_I32},    {PE_OP_argmax, PE_F64, PE_I32},
+        {PE_OP_argmax, PE_I32, PE_I32},    {PE_OP_argmin, PE_F32, PE_I32},    {PE_OP_argmin, PE_I32, PE_I32},
+    };
+    enum { N = 2 * KIR_REDUCE_CHUNK + 1001, CHUNKS = 3 };
+    kernel_list l = {0};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const axis_reduction *fc = &cases[c];
+        assert_true(pe_cuda_can_emit(fc->op, fc->ct, PE_F64, fc->ct));
+        kir_kernel k = plain_reduction_kernel(fc->op, fc->ct, N);
+        add(&l, k);
+    }
+    char *src = emit_all(&l);
+    void *lib = host_build(src);
+    blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
+    void *combiner = dlsym(lib, PE_CUDA_COMBINER);
+    assert_non_null(launch);
+    assert_non_null(combiner);
+    for (size_t c = 0; c < l.n; c++) {
+        const axis_reduction *fc = &cases[c];
+        int arity = fc->op == PE_OP_dot ? 2 : 1;
+        char name[48];
+        test_kernel_name(&l.k[c], name, sizeof name);
+        void *fn = dlsym(lib, name);
+        assert_non_null(fn);
+        for (int variant = 0; variant < 8; variant++) {
+            bool misaligned = variant & 1, special = variant & 2, nan = (variant & 4) && (fc->ct == PE_F32 || fc->ct == PE_F64);
+            size_t size = pe_dtype_size(fc->ct);
+            char *at[2] = {calloc(N + 1, size), calloc(N + 1, size)};
+            void *in[2] = {at[0] + (misaligned ? size : 0), at[1] + (misaligned ? size : 0)};
+            double x[N];
+            for (int64_t e = 0; e < N; e++) {
+                unsigned h = (unsigned)(e * 2654435761u);
+                double v;
+                if (fc->op == PE_OP_prod && fc->ct != PE_I32) v = 1 + ((double)(h % 2001) - 1000) * 1e-5;
+                else if (fc->op == PE_OP_any || fc->op == PE_OP_all) v = special ? (fc->op == PE_OP_any ? 0 : 1) : (h >> 9) & 1;
+                else if (fc->op == PE_OP_argmax || fc->op == PE_OP_argmin) v = (double)(h % 1000) - 500; /* many ties */
+                else v = (double)(int32_t)(h ^ (h >> 13)); /* i32: sums and products wrap */
+                if (special && (fc->op == PE_OP_any || fc->op == PE_OP_all) && e == N - 3) v = fc->op == PE_OP_any; /* the last chunk decides */
+                if (fc->ct == PE_BOOL) v = v != 0;
+                set(in[0], fc->ct, e, v);
+                set(in[1], fc->ct, e, (double)(int32_t)(h * 31u + 7u));
+                x[e] = get(in[0], fc->ct, e);
+            }
+            if (nan) {
+                set(in[0], fc->ct, KIR_REDUCE_CHUNK + 300, NAN), x[KIR_REDUCE_CHUNK + 300] = NAN;
+                set(in[0], fc->ct, 2 * KIR_REDUCE_CHUNK + 5, NAN), x[2 * KIR_REDUCE_CHUNK + 5] = NAN;
+            }
+            double partials[2 * CHUNKS];
+            pe_cuda_args args = {0};
+            for (int j = 0; j < arity; j++) args.p[j].ptr = (unsigned long long)(uintptr_t)in[j];
+            args.p[arity].ptr = (unsigned long long)(uintptr_t)partials;
+            launch(fn, N, &args, CHUNKS, PE_CUDA_REDUCE_THREADS);
+            union { float f; double d; int32_t i; uint8_t b; } got = {0};
+            pe_cuda_args comb = {0};
+            comb.p[0].ptr = (unsigned long long)(uintptr_t)partials;
+            comb.p[1].ptr = (unsigned long long)(uintptr_t)&got;
+            comb.p[2].value = N;
+            comb.p[3].value = fc->op;
+            comb.p[4].value = fc->rt;
+            comb.p[5].value = fc->ct;
+            launch(combiner, CHUNKS, &comb, 1, PE_CUDA_REDUCE_THREADS);
+            long double size_of = 0, want;
+            if (fc->op == PE_OP_dot) {
+                uint32_t w = 0;
+                for (int64_t e = 0; e < N; e++) w += (uint32_t)(int32_t)x[e] * (uint32_t)(int32_t)get(in[1], fc->ct, e);
+                want = (int32_t)w;
+            } else {
+                want = axis_reference(fc->op, fc->ct, fc->rt, x, N, &size_of);
+            }
+            double value = fc->rt == PE_F32 ? got.f : fc->rt == PE_F64 ? got.d : fc->rt == PE_I32 ? got.i : got.b;
+            bool ok = want != want ? value != value
+                      : fc->op == PE_OP_prod && fc->ct != PE_I32
+                          ? fabsl((long double)value - want) <= (fc->rt == PE_F32 ? 1e-7L : 1e-12L) * fabsl(want)
+                          : (long double)value == want;
+            if (!ok) {
+                fprintf(stderr, "%s of %s (variant %d): %.17g, reference %.17Lg\n", pe_op_table[fc->op].name,
+                        pe_dtype_name(fc->ct), variant, value, want);
+                fail();
+            }
+            free(at[0]), free(at[1]);
+        }
+    }
+    printf("%zu folded full reductions (products, wrapping sums, dot, any, all, argmax, argmin) run on the host: "
+           "as reduce_one gives them\n", l.n);
+    dlclose(lib);
+    free(src), free(l.k);
+}
+
 /* Whether a reduction's result is exact (a selection, a count, a wrapped
  * integer, or any result of an integer type). */
 static bool axis_exact(pe_op op, pe_dtype rt)
@@ -961,6 +1064,7 @@ int main(void)
         cmocka_unit_test(test_reductions_run_on_the_host),
         cmocka_unit_test(test_reduction_with_a_broadcast_operand),
         cmocka_unit_test(test_combiner_runs_on_the_host),
+        cmocka_unit_test(test_folded_full_reductions_run_on_the_host),
         cmocka_unit_test(test_axis_reductions_run_on_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

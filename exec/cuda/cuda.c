@@ -175,7 +175,9 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
         combine_args.p[1].ptr = args.p[result].ptr;
         combine_args.p[2].value = (double)n;
         combine_args.p[3].value = r->op;
-        combine_args.p[4].value = r->dtype == PE_F32;
+        combine_args.p[4].value = r->dtype;
+        for (int v = 0; v < k->n_body; v++) /* the reduction's compute type: which way the combiner folds */
+            if (k->body[v].kind == KIR_REDUCE) combine_args.p[5].value = k->body[v].ctype;
         args.p[result].ptr = partials; /* the kernel writes the partials */
     }
     void *params[] = {&n, &args}, *combine_params[] = {&n_chunks, &combine_args};

@@ -100,6 +100,23 @@ static const char prelude[] =
     "  double t = hi + x;\n"
     "  lo += fabs(hi) >= fabs(x) ? (hi - t) + x : (x - t) + hi;\n"
     "  hi = t; }\n"
+    /* argmax, argmin: (extreme, flat index; -1: none), ties and NaNs to the smaller index */
+    "static __device__ __forceinline__ bool pe_arg_takes(double acc, double at, double x, double xi, bool is_min) {\n"
+    "  if (xi < 0.0) return false;\n"
+    "  if (at < 0.0) return true;\n"
+    "  const bool an = acc != acc, xn = x != x;\n"
+    "  if (an || xn) return xn && (!an || xi < at);\n"
+    "  return (is_min ? x < acc : x > acc) || (x == acc && xi < at); }\n"
+    /* (hi, lo) pairs of the reductions that are not sums or extremes: cuda_emit.c's FOLD_* */
+    "static __device__ __forceinline__ void pe_fold(int f, double &hi, double &lo, double o, double ol) {\n"
+    "  switch (f) {\n"
+    "  case 1: hi *= o; break;\n"
+    "  case 2: hi = (double)((unsigned)(unsigned long long)hi + (unsigned)(unsigned long long)o); break;\n"
+    "  case 3: hi = (double)((unsigned)(unsigned long long)hi * (unsigned)(unsigned long long)o); break;\n"
+    "  case 4: hi = hi != 0.0 || o != 0.0 ? 1.0 : 0.0; break;\n"
+    "  case 5: hi = hi != 0.0 && o != 0.0 ? 1.0 : 0.0; break;\n"
+    "  case 6: case 7: if (pe_arg_takes(hi, lo, o, ol, f == 7)) hi = o, lo = ol; break;\n"
+    "  } }\n"
     /* asec, acsc: the forms of codegen.h */
     "static __device__ __forceinline__ double pe_asec(double x) {\n"
     "  if (!(fabs(x) < " PE_TEXT(PE_ASEC_ACSC_NEAR) ")) return acos(1.0 / x);\n"
@@ -449,6 +466,20 @@ static int axis_passes(axis_kind kind) { return kind == AX_VAR ? 3 : kind == AX_
  * column's (a fixed order), and the order-free wrapping sum, any, all. */
 static bool axis_combines(axis_kind kind) { return kind == AX_COLUMN || kind == AX_WRAP_SUM || kind == AX_ANY || kind == AX_ALL; }
 
+/* The declaration of an accumulator that is one variable, axis and full
+ * reductions alike: wrapped sums and products (unsigned), products, any, all. */
+static const char *single_accumulator(axis_kind kind)
+{
+    switch (kind) {
+    case AX_WRAP_SUM: return "unsigned acc = 0u;";
+    case AX_WRAP_PROD: return "unsigned acc = 1u;";
+    case AX_PROD: return "double acc = 1.0;";
+    case AX_ANY: return "bool acc = false;";
+    case AX_ALL: return "bool acc = true;";
+    default: return "double acc = 0.0;";
+    }
+}
+
 /* Element value v (of the axis reduction r, at position j along the axis)
  * into the accumulator, in walk e->pass. */
 static void emit_axis_update(emitter *e, const kir_inst *r)
@@ -476,6 +507,94 @@ static void emit_axis_update(emitter *e, const kir_inst *r)
         if (e->pass == 0) put(t, "    { const double m = fabs((double)v%d); if (m != m) nan = true; if (m > scale) scale = m; }\n", v);
         else put(t, "    { const double m = (double)v%d / scale; pe_two_sum(acc, comp, m * m); }\n", v);
         break;
+    }
+}
+
+/* How a full (all-element) reduction accumulates: the column's double (sum,
+ * mean, extremes, norms but f64 norm2: emit_reduce), or as an axis
+ * reduction's accumulator (wrapping i32 sums, products and dot; float
+ * products; any; all; argmax and argmin, by flat index).  var, stddev and
+ * f64 norm2 take several walks over the elements: not emitted as full
+ * reductions (ops_codegen.def's cuda column: NONE, F32). */
+static axis_kind full_kind_of(const kir_inst *r)
+{
+    pe_op op = (pe_op)r->op;
+    if (pe_reduction_wraps(op, (pe_dtype)r->ctype)) return pe_reduction_of(op)->acc == PE_ACC_PROD ? AX_WRAP_PROD : AX_WRAP_SUM;
+    switch (op) {
+    case PE_OP_prod: return AX_PROD;
+    case PE_OP_any: return AX_ANY;
+    case PE_OP_all: return AX_ALL;
+    case PE_OP_argmax: case PE_OP_argmin: return AX_ARG;
+    case PE_OP_var: case PE_OP_stddev: return AX_VAR;
+    case PE_OP_norm2: return r->ctype == PE_F64 ? AX_SCALED_NORM2 : AX_COLUMN;
+    default: return AX_COLUMN;
+    }
+}
+
+/* Element value(s) of the full reduction r into the thread's accumulator.
+ * A thread's elements are not contiguous (the block strides over its
+ * chunk), so argmax and argmin break ties by the smaller flat index i, and
+ * the smaller index's NaN wins: whatever order elements meet in, the first
+ * index of the extreme (or the first NaN) is kept. */
+static void emit_full_update(emitter *e, const kir_inst *r)
+{
+    text *t = e->t;
+    int v = r->a[1];
+    switch (full_kind_of(r)) {
+    case AX_COLUMN: emit_reduce(e, r); return;
+    case AX_WRAP_SUM:
+        if (pe_reduction_of((pe_op)r->op)->element == PE_ELEM_PRODUCT) /* i32 dot: the products wrap too */
+            put(t, "    acc += (unsigned)v%d * (unsigned)v%d;\n", v, r->a[2]);
+        else
+            put(t, "    acc += (unsigned)v%d;\n", v);
+        return;
+    case AX_ARG:
+        put(t, "    { const double x = (double)v%d;\n"
+               "      if (pe_arg_takes(acc, at, x, (double)i, %s)) acc = x, at = (double)i; }\n",
+            v, r->op == PE_OP_argmin ? "true" : "false");
+        return;
+    default: emit_axis_update(e, r); return;
+    }
+}
+
+/* The accumulator of a full reduction r that is not the column's, as two
+ * doubles (hi, lo) for the block's tree and the partials: a wrapped sum or
+ * product (an unsigned, exact in a double), a product, any or all (1 or
+ * 0), the extreme and its flat index (-1: none yet). */
+static void emit_full_state(text *t, const kir_inst *r)
+{
+    axis_kind kind = full_kind_of(r);
+    if (kind == AX_ARG) put(t, "  double acc = 0.0, at = -1.0;\n");
+    else put(t, "  %s\n", single_accumulator(kind));
+}
+
+/* The accumulator as the pair (hi, lo) the block's tree and the partials hold. */
+static void emit_full_pair(text *t, const kir_inst *r)
+{
+    switch (full_kind_of(r)) {
+    case AX_ANY: case AX_ALL: put(t, "  double hi = acc ? 1.0 : 0.0, lo = 0.0;\n"); break;
+    case AX_ARG: put(t, "  double hi = acc, lo = at;\n"); break;
+    case AX_WRAP_SUM: case AX_WRAP_PROD: put(t, "  double hi = (double)acc, lo = 0.0;\n"); break;
+    default: put(t, "  double hi = acc, lo = 0.0;\n"); break;
+    }
+}
+
+/* The combining kinds shared by the block trees and the combiner kernel
+ * (pe_fold in the prelude), as the combiner's parameter 5 says: */
+enum { FOLD_PROD = 1, FOLD_WRAP_SUM, FOLD_WRAP_PROD, FOLD_ANY, FOLD_ALL, FOLD_ARGMAX, FOLD_ARGMIN };
+_Static_assert(FOLD_PROD == 1 && FOLD_WRAP_SUM == 2 && FOLD_WRAP_PROD == 3 && FOLD_ANY == 4 && FOLD_ALL == 5 &&
+                   FOLD_ARGMAX == 6 && FOLD_ARGMIN == 7,
+               "pe_fold's cases in the prelude");
+static int fold_of(const kir_inst *r)
+{
+    switch (full_kind_of(r)) {
+    case AX_PROD: return FOLD_PROD;
+    case AX_WRAP_SUM: return FOLD_WRAP_SUM;
+    case AX_WRAP_PROD: return FOLD_WRAP_PROD;
+    case AX_ANY: return FOLD_ANY;
+    case AX_ALL: return FOLD_ALL;
+    case AX_ARG: return r->op == PE_OP_argmin ? FOLD_ARGMIN : FOLD_ARGMAX;
+    default: return 0;
     }
 }
 
@@ -531,7 +650,7 @@ static void emit_body(emitter *e)
             else put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
         } else if (in->kind == KIR_REDUCE) {
             if (k->axis_reduction) emit_axis_update(e, in);
-            else emit_reduce(e, in);
+            else emit_full_update(e, in);
         } else if (in->kind == KIR_GATHER) {
             emit_gather(e, v, in);
         } else {
@@ -664,11 +783,9 @@ static void emit_axis_state(text *t, const kir_inst *r)
         put(t, "    double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
                                                                                       : "__longlong_as_double(0xfff0000000000000LL)");
         break;
-    case AX_WRAP_SUM: put(t, "    unsigned acc = 0u;\n"); break;
-    case AX_WRAP_PROD: put(t, "    unsigned acc = 1u;\n"); break;
-    case AX_PROD: put(t, "    double acc = 1.0;\n"); break;
-    case AX_ANY: put(t, "    bool acc = false;\n"); break;
-    case AX_ALL: put(t, "    bool acc = true;\n"); break;
+    case AX_WRAP_SUM: case AX_WRAP_PROD: case AX_PROD: case AX_ANY: case AX_ALL:
+        put(t, "    %s\n", single_accumulator(axis_kind_of(r)));
+        break;
     case AX_ARG: put(t, "    double acc = 0.0; long long at = 0; bool nan_at = false;\n"); break;
     case AX_VAR: put(t, "    double acc = 0.0, comp = 0.0, mean = 0.0, largest = 0.0; int ex = 0;\n"); break;
     case AX_SCALED_NORM2: put(t, "    double acc = 0.0, comp = 0.0, scale = 0.0; bool nan = false;\n"); break;
@@ -821,14 +938,15 @@ static void emit_kernel(text *t, const kir_kernel *k)
     }
     pe_op op = (pe_op)r->op;
     double start = pe_reduction_of(op)->identity;
-    int warps = PE_CUDA_REDUCE_THREADS / 32;
+    int warps = PE_CUDA_REDUCE_THREADS / 32, fold = fold_of(r);
     put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
         PE_CUDA_REDUCE_THREADS, name);
     put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
     put(t, "  const long long begin = (long long)blockIdx.x * %dLL;\n", KIR_REDUCE_CHUNK);
     put(t, "  const long long end = n < begin + %dLL ? n : begin + %dLL;\n", KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK);
-    put(t, "  double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
-                                                                                : "__longlong_as_double(0xfff0000000000000LL)");
+    if (fold) emit_full_state(t, r);
+    else put(t, "  double acc = %s, comp = 0.0;\n", start == 0 ? "0.0" : start > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                                                                                      : "__longlong_as_double(0xfff0000000000000LL)");
     put(t, "  long long start = begin;\n");
     if (vectorised(k)) { /* the chunk's groups of 4 (a chunk starts at a multiple of 4) */
         char step[16];
@@ -838,6 +956,22 @@ static void emit_kernel(text *t, const kir_kernel *k)
     put(t, "  for (long long i = start + threadIdx.x; i < end; i += %d) {\n", PE_CUDA_REDUCE_THREADS);
     emit_body(&e);
     put(t, "  }\n");
+    if (fold) { /* the same fixed trees over (hi, lo) pairs, combined by pe_fold */
+        emit_full_pair(t, r);
+        const char *tree = "  for (int d = %d; d > 0; d >>= 1) {\n"
+                           "    const double o = __shfl_down_sync(0xffffffffu, hi, d), ol = __shfl_down_sync(0xffffffffu, lo, d);\n"
+                           "    pe_fold(%d, hi, lo, o, ol);\n  }\n";
+        put(t, tree, 16, fold);
+        put(t, "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = hi, sh_lo[threadIdx.x >> 5] = lo;\n");
+        put(t, "  __syncthreads();\n");
+        put(t, "  if (threadIdx.x >= 32) return;\n");
+        put(t, "  hi = sh_hi[threadIdx.x %% %d], lo = sh_lo[threadIdx.x %% %d];\n", warps, warps);
+        put(t, tree, warps / 2, fold);
+        put(t, "  if (threadIdx.x == 0) {\n");
+        put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x] = hi;\n", r->a[0]);
+        put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = lo;\n  }\n}\n", r->a[0]);
+        return;
+    }
     /* A fixed tree, the same order on every GPU: within each warp by
      * shuffles (lane l takes lane l + 16, + 8, ... + 1), then warp 0 over
      * the warps' results the same way. */
@@ -854,53 +988,74 @@ static void emit_kernel(text *t, const kir_kernel *k)
 
 /* The combiner (cuda_emit.h): thread t takes the t-th contiguous run of
  * the values in order (the chunks' high and low parts for sums, their highs
- * for extremes), then neighbouring runs are combined pairwise, left before
- * right (lane l takes lane l + d for d = 1, 2, ..., within each warp, then
- * across the warps): a fixed order, so the result is the same on every GPU
- * and every run, and ties and NaNs go to the earliest chunk as on the host.
+ * for extremes, their (hi, lo) pairs for the other reductions: pe_fold),
+ * then neighbouring runs are combined pairwise, left before right (lane l
+ * takes lane l + d for d = 1, 2, ..., within each warp, then across the
+ * warps): a fixed order, so the result is the same on every GPU and every
+ * run, and ties and NaNs go to the earliest chunk as on the host.
  * As on the host (pe_combine_partials), a low part whose high part is not
  * finite is skipped and a sum that is not finite is returned without its
- * compensation (inf - inf): sums holding infinities are IEEE's. */
+ * compensation (inf - inf): sums holding infinities are IEEE's.
+ * Its parameters: the partials, the result, the elements, the reduction's
+ * op, the result's dtype and the reduction's compute type; which pe_fold a
+ * reduction takes is compiled in (pe_fold_of, from fold_of), so that the
+ * executor passes what the kernel's instruction says and knows no more. */
 static void emit_combiner(text *t)
 {
     int warps = PE_CUDA_REDUCE_THREADS / 32;
+    put(t, "static __device__ int pe_fold_of(int op, int ct) {\n");
+    for (int op = 0; op < PE_OP__COUNT; op++) {
+        if (pe_op_table[op].kind != PE_KIND_REDUCE) continue;
+        for (int ct = PE_F32; ct <= PE_BOOL; ct++) {
+            kir_inst r = {.kind = KIR_REDUCE, .op = (uint8_t)op, .ctype = (uint8_t)ct, .dtype = PE_F64};
+            int f = fold_of(&r);
+            if (f) put(t, "  if (op == %d && ct == %d) return %d;\n", op, ct, f);
+        }
+    }
+    put(t, "  return 0; }\n");
     put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
         PE_CUDA_REDUCE_THREADS, PE_CUDA_COMBINER);
     put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
     put(t, "  const double *part = (const double *)a.p[0].ptr;\n"
-           "  const int op = (int)a.p[3].value;\n");
-    put(t, "  const bool is_min = op == %d, extreme = is_min || op == %d || op == %d;\n", PE_OP_min_reduce,
+           "  const int op = (int)a.p[3].value, rt = (int)a.p[4].value, fold = pe_fold_of(op, (int)a.p[5].value);\n");
+    put(t, "  const bool is_min = op == %d, extreme = !fold && (is_min || op == %d || op == %d);\n", PE_OP_min_reduce,
         PE_OP_max_reduce, PE_OP_norminf);
-    put(t, "  const double none = op == %d ? __longlong_as_double(0xfff0000000000000LL)\n"
+    put(t, "  const double none = fold == %d || fold == %d || fold == %d ? 1.0\n"
+           "                    : op == %d ? __longlong_as_double(0xfff0000000000000LL)\n"
            "                    : is_min ? __longlong_as_double(0x7ff0000000000000LL) : 0.0;\n",
-        PE_OP_max_reduce);
-    put(t, "  const long long count = extreme ? n : 2 * n, per = (count + %d) / %d;\n", PE_CUDA_REDUCE_THREADS - 1,
+        FOLD_PROD, FOLD_WRAP_PROD, FOLD_ALL, PE_OP_max_reduce);
+    put(t, "  const long long count = extreme || fold ? n : 2 * n, per = (count + %d) / %d;\n", PE_CUDA_REDUCE_THREADS - 1,
         PE_CUDA_REDUCE_THREADS);
     put(t, "  const long long from = threadIdx.x * per, to = count < from + per ? count : from + per;\n"
-           "  double acc = none, comp = 0.0;\n"
+           "  double acc = none, comp = fold >= %d ? -1.0 : 0.0;\n"
            "  for (long long i = from; i < to; i++) {\n"
-           "    if (!extreme) pe_two_sum(acc, comp, (i & 1) && !pe_finite(part[i - 1]) ? 0.0 : part[i]);\n"
+           "    if (fold) pe_fold(fold, acc, comp, part[2 * i], part[2 * i + 1]);\n"
+           "    else if (!extreme) pe_two_sum(acc, comp, (i & 1) && !pe_finite(part[i - 1]) ? 0.0 : part[i]);\n"
            "    else if (pe_takes(acc, part[2 * i], is_min)) acc = part[2 * i];\n"
-           "  }\n");
+           "  }\n", FOLD_ARGMAX);
     const char *tree = "  for (int d = 1; d < %d; d <<= 1) {\n"
                        "    const double o = __shfl_down_sync(0xffffffffu, acc, d), oc = __shfl_down_sync(0xffffffffu, comp, d);\n"
                        "    if ((threadIdx.x & (2 * d - 1)) != 0) continue;\n"
-                       "    if (!extreme) pe_two_sum(acc, comp, o), comp += oc;\n"
+                       "    if (fold) pe_fold(fold, acc, comp, o, oc);\n"
+                       "    else if (!extreme) pe_two_sum(acc, comp, o), comp += oc;\n"
                        "    else if (pe_takes(acc, o, is_min)) acc = o;\n"
                        "  }\n";
     put(t, tree, 32);
     put(t, "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = acc, sh_lo[threadIdx.x >> 5] = comp;\n"
            "  __syncthreads();\n"
            "  if (threadIdx.x >= 32) return;\n");
-    put(t, "  acc = threadIdx.x < %d ? sh_hi[threadIdx.x] : none, comp = threadIdx.x < %d ? sh_lo[threadIdx.x] : 0.0;\n",
-        warps, warps);
+    put(t, "  acc = threadIdx.x < %d ? sh_hi[threadIdx.x] : none, comp = threadIdx.x < %d ? sh_lo[threadIdx.x] : fold >= %d ? -1.0 : 0.0;\n",
+        warps, warps, FOLD_ARGMAX);
     put(t, tree, warps);
     put(t, "  if (threadIdx.x != 0) return;\n"
-           "  double v = extreme || !pe_finite(acc) ? acc : acc + comp;\n");
+           "  double v = fold >= %d ? comp : fold || extreme || !pe_finite(acc) ? acc : acc + comp;\n", FOLD_ARGMAX);
     put(t, "  if (op == %d) v = v / a.p[2].value;\n", PE_OP_mean);
-    put(t, "  if (op == %d) v = sqrt(v);\n", PE_OP_norm2);
-    put(t, "  if (a.p[4].value != 0.0) *(float *)a.p[1].ptr = (float)v;\n"
-           "  else *(double *)a.p[1].ptr = v;\n}\n");
+    put(t, "  if (op == %d && !fold) v = sqrt(v);\n", PE_OP_norm2);
+    put(t, "  if (rt == %d) *(float *)a.p[1].ptr = (float)v;\n"
+           "  else if (rt == %d) *(double *)a.p[1].ptr = v;\n"
+           "  else if (rt == %d) *(int *)a.p[1].ptr = fold == %d || fold == %d ? pe_wrap((unsigned)(unsigned long long)v) : pe_to_i32(v);\n"
+           "  else *(bool *)a.p[1].ptr = v != 0.0;\n}\n",
+        PE_F32, PE_F64, PE_I32, FOLD_WRAP_SUM, FOLD_WRAP_PROD);
 }
 
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)

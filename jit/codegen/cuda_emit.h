@@ -14,7 +14,9 @@
  * results (a warp per result or a thread per one: pe_cuda_threads_per_result),
  * each accumulated in an order the kernel alone fixes.  Full reduction kernels: exactly one block of PE_CUDA_REDUCE_THREADS
  * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
- * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1],
+ * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1]
+ * (argmax, argmin: the extreme and its flat index; products, wrapped sums,
+ * any, all: the value and 0),
  * in a fixed combination order, so the result does not depend on the GPU
  * (the order within a chunk depends on whether its arrays are 16-byte
  * aligned, i.e. on the vector loop: a view at an odd offset may differ from
@@ -26,7 +28,8 @@
  *     extern "C" __global__ void pe_combine(long long n, pe_cuda_args a)
  * a.p[0]: the partials, a.p[1]: the result (one element), a.p[2]: the number
  * of elements reduced (for the mean), a.p[3]: the reduction's pe_op, a.p[4]:
- * nonzero for an f32 result (else f64).  It combines the partials in a fixed
+ * the result's pe_dtype, a.p[5]: the reduction instruction's compute type
+ * (whether i32 sums and products wrap).  It combines the partials in a fixed
  * order, compensated as the chunks are, so a reduction's value never leaves
  * the GPU unless the host asks for it. */
 #ifndef PE_JIT_CUDA_EMIT_H
