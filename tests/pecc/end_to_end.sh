@@ -23,7 +23,10 @@
 #     scope's end — and the values are the plain build's and C's;
 #  4. a source libclang cannot parse still compiles, with a warning; a
 #     source that never includes pe.h compiles to the plain compiler's very
-#     object, one reaching it through its own header gets its IR;
+#     object, one reaching it through its own header gets its IR, and so
+#     does one reaching it through a computed #include (a -D or #define
+#     naming the header), while one whose computed #include's macro is
+#     defined nowhere keeps the plain object;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR;
 #  6. the trace cache persists: a second run runs the program generator 0
