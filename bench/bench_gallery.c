@@ -19,6 +19,13 @@
  * mandelbrot's iteration counts may differ at 0.1% of the points (those on
  * the set's edge).
  *
+ * With BENCH_TSV=file in the environment, rows "workload<TAB>impl<TAB>ms<TAB>ms"
+ * are appended to it under the names bench/peers.py gives its NumPy
+ * versions (scripts/bench's summary puts them side by side); with
+ * BENCH_GALLERY_RESULTS=dir, the C loops' last results are written there as
+ * raw arrays (heat2d.f32, nbody.f32, mandelbrot.i32, kmeans.f32) for
+ * peers.py to check NumPy's results against.
+ *
  *   bench_gallery [runs]   runs: 1..100, default 5 */
 #include <math.h>
 #include <stdbool.h>
@@ -60,12 +67,18 @@
 static int runs = 5, wrong = 0;
 
 typedef struct {
-    const char *name;
+    const char *name, *short_name; /* short_name: the TSV's, peers.py's */
     void (*c)(void);
     void (*pe)(void);
     double (*check)(void); /* the largest difference of PE's last result from the C loop's */
     double tolerance;
+    const char *result_file; /* BENCH_GALLERY_RESULTS: the C loop's last result */
+    const void *c_result;
+    size_t result_bytes;
 } workload;
+
+static FILE *tsv;
+static const char *results_dir;
 
 /* ---------------------------------------------------------------- heat2d */
 static float *heat0, *heat_c, *heat_tmp, *heat_pe;
@@ -186,6 +199,14 @@ static void measure(const workload *w)
     wrong += !ok;
     printf("%-34s %10.2f %10.2f %8.2fx  PE at %6.1f%% of the C loop  %s %.2g\n", w->name, c_ms, pe_ms, pe_ms / c_ms, 100 * c_ms / pe_ms,
            ok ? "ok" : "WRONG", d);
+    if (tsv) fprintf(tsv, "%s\tC\t%.6g\tms\n%s\tPE\t%.6g\tms\n", w->short_name, c_ms, w->short_name, pe_ms);
+    if (results_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", results_dir, w->result_file);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(w->c_result, 1, w->result_bytes, f) != w->result_bytes) fprintf(stderr, "bench_gallery: cannot write %s\n", path);
+        if (f) fclose(f);
+    }
 }
 
 int main(int argc, char **argv)
@@ -208,12 +229,21 @@ int main(int argc, char **argv)
     printf("%-34s %10s %10s %9s\n", "gallery workload (ms)", "C loop", "PE", "PE/C");
     setup();
     const workload all[] = {
-        {"heat2d 2048x2048, 10 steps", heat_c_run, heat_pe_run, heat_check, 1e-6},
-        {"nbody 4096 bodies, accelerations", nbody_c_run, nbody_pe_run, nbody_check, 1e-4},
-        {"mandelbrot 1024x768, 100 iterations", mandel_c_run, mandel_pe_run, mandel_check, 1e-3 * MANDEL_W * MANDEL_H},
-        {"kmeans 200000 x 16, 10 iterations", kmeans_c_run, kmeans_pe_run, kmeans_check, 1e-4},
+        {"heat2d 2048x2048, 10 steps", "heat2d 2048^2 x10", heat_c_run, heat_pe_run, heat_check, 1e-6, "heat2d.f32", heat_c,
+         sizeof(float) * HEAT_N * HEAT_N},
+        {"nbody 4096 bodies, accelerations", "nbody 4096", nbody_c_run, nbody_pe_run, nbody_check, 1e-4, "nbody.f32", acc_c,
+         sizeof(float) * 3 * BODIES},
+        {"mandelbrot 1024x768, 100 iterations", "mandelbrot 1024x768", mandel_c_run, mandel_pe_run, mandel_check,
+         1e-3 * MANDEL_W * MANDEL_H, "mandelbrot.i32", count_c, sizeof(int32_t) * MANDEL_W * MANDEL_H},
+        {"kmeans 200000 x 16, 10 iterations", "kmeans 200000x16", kmeans_c_run, kmeans_pe_run, kmeans_check, 1e-4, "kmeans.f32", cent_c,
+         sizeof(float) * CLUSTERS * D},
     };
+    const char *tsv_path = getenv("BENCH_TSV");
+    if (tsv_path && *tsv_path) tsv = fopen(tsv_path, "a");
+    results_dir = getenv("BENCH_GALLERY_RESULTS");
+    if (results_dir && !*results_dir) results_dir = NULL;
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) measure(&all[k]);
+    if (tsv) fclose(tsv);
     pe_shutdown();
     return wrong ? 1 : 0;
 }

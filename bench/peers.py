@@ -1,11 +1,22 @@
 #!/usr/bin/python3
-"""peers.py — workloads 1-4 of bench_cpu.c, the six of bench_views.c and
-bench_rng.c's Monte Carlo pi (default_rng().random) in NumPy and numexpr,
-timed the same way (time.perf_counter, median of 7 runs
-after 2 warm-ups), for the comparison in RESULTS.md.  Run by scripts/bench.
+"""peers.py — workloads 1-4 of bench_cpu.c, the six of bench_views.c,
+bench_rng.c's Monte Carlo pi (default_rng().random) and bench_gallery.c's
+four gallery programs in NumPy and numexpr, timed the same way
+(time.perf_counter, median of 7 runs after 2 warm-ups), for the comparison
+in RESULTS.md.  Run by scripts/bench.
 
-    /usr/bin/python3 bench/peers.py [scale]      scale 1 = 10M / 32M / 64M,
-                                                 and bench_views.c's sizes
+    /usr/bin/python3 bench/peers.py [scale] [gallery]
+        scale 1 = 10M / 32M / 64M, and bench_views.c's sizes; "gallery":
+        only the gallery part (its sizes are bench_gallery.c's, unscaled)
+
+The gallery workloads are bench_gallery.c's, on the same inputs (its glibc
+rand() sequences are drawn through ctypes) and in its precisions (float32,
+sums as NumPy takes them), written as a NumPy user writes them: slices for
+the stencil, broadcasting for all pairs, complex64 with a mask for
+Mandelbrot, argmin(axis=) and bincount for k-means.  With
+BENCH_GALLERY_RESULTS=dir (where bench_gallery wrote its C loops' results)
+the check column compares against the C loop; without it, it prints a
+summary value of NumPy's result.
 
 bench_views.c's workloads have its names and sizes (a square side is
 4096 sqrt(scale) rounded to a multiple of 64, the other arrays' rows and the
@@ -24,6 +35,7 @@ CDF is evaluated four times, as in examples/blackscholes.c.
 
 With BENCH_TSV=file in the environment, rows "workload<TAB>impl<TAB>value<TAB>ms"
 are appended to it (scripts/bench builds its summary table from them)."""
+import ctypes
 import math
 import os
 import statistics
@@ -34,7 +46,10 @@ import numpy as np
 import numexpr as ne
 
 RUNS, WARMUP = 7, 2
+if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] != "gallery"):
+    sys.exit("usage: peers.py [scale] [gallery]")
 scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+only_gallery = len(sys.argv) == 3
 tsv = open(os.environ["BENCH_TSV"], "a") if os.environ.get("BENCH_TSV") else None
 f32 = np.float32
 
@@ -67,212 +82,336 @@ def rel_diff(a, b):
 print(f"NumPy {np.__version__}, numexpr {ne.__version__} ({ne.nthreads} numexpr threads); "
       f"median of {RUNS} runs after {WARMUP} warm-ups")
 print(f"{'workload (ms)':26} {'NumPy':>10} {'numexpr':>10}  check")
-rng = np.random.default_rng(1)
-
-# ---------------------------------------------------------------- 1. Black-Scholes
-n = int(10e6 * scale)
-S = rng.uniform(5, 30, n).astype(f32)
-X = rng.uniform(1, 100, n).astype(f32)
-T = rng.uniform(0.25, 10, n).astype(f32)
-r, v = f32(0.02), f32(0.30)
-drift, mr = f32(0.02 + 0.5 * 0.30 * 0.30), f32(-0.02)
-A = [f32(c) for c in (0.2316419, 0.319381530, -0.356563782, 1.781477937, -1.821255978, 1.330274429, 0.3989422804)]
-half, one = f32(0.5), f32(1.0)
-call_np, put_np = np.empty(n, f32), np.empty(n, f32)
-call_ne, put_ne = np.empty(n, f32), np.empty(n, f32)
 
 
-def cnd_np(z):
-    k = one / (one + A[0] * np.abs(z))
-    poly = k * (A[1] + k * (A[2] + k * (A[3] + k * (A[4] + k * A[5]))))
-    p = A[6] * np.exp(-half * z * z) * poly
-    return np.where(z >= 0, one - p, p)
+if not only_gallery:  # bench_cpu.c's, bench_views.c's and bench_rng.c's workloads (at module level: numexpr finds names there)
+    rng = np.random.default_rng(1)
+
+    # ---------------------------------------------------------------- 1. Black-Scholes
+    n = int(10e6 * scale)
+    S = rng.uniform(5, 30, n).astype(f32)
+    X = rng.uniform(1, 100, n).astype(f32)
+    T = rng.uniform(0.25, 10, n).astype(f32)
+    r, v = f32(0.02), f32(0.30)
+    drift, mr = f32(0.02 + 0.5 * 0.30 * 0.30), f32(-0.02)
+    A = [f32(c) for c in (0.2316419, 0.319381530, -0.356563782, 1.781477937, -1.821255978, 1.330274429, 0.3989422804)]
+    half, one = f32(0.5), f32(1.0)
+    call_np, put_np = np.empty(n, f32), np.empty(n, f32)
+    call_ne, put_ne = np.empty(n, f32), np.empty(n, f32)
 
 
-def bs_numpy():
-    sqrt_t = np.sqrt(T)
-    d1 = (np.log(S / X) + drift * T) / (v * sqrt_t)
-    d2 = d1 - v * sqrt_t
-    disc = X * np.exp(mr * T)
-    np.subtract(S * cnd_np(d1), disc * cnd_np(d2), out=call_np)
-    np.subtract(disc * cnd_np(-d2), S * cnd_np(-d1), out=put_np)
+    def cnd_np(z):
+        k = one / (one + A[0] * np.abs(z))
+        poly = k * (A[1] + k * (A[2] + k * (A[3] + k * (A[4] + k * A[5]))))
+        p = A[6] * np.exp(-half * z * z) * poly
+        return np.where(z >= 0, one - p, p)
 
 
-CND = ("where(Z >= 0, 1 - P, P)"
-       .replace("P", "(a6 * exp(-half * Z * Z) * K * (a1 + K * (a2 + K * (a3 + K * (a4 + K * a5)))))")
-       .replace("K", "(1 / (1 + a0 * abs(Z)))"))
-NE_VARS = {f"a{i}": c for i, c in enumerate(A)} | {"half": half, "v": v, "drift": drift, "mr": mr}
+    def bs_numpy():
+        sqrt_t = np.sqrt(T)
+        d1 = (np.log(S / X) + drift * T) / (v * sqrt_t)
+        d2 = d1 - v * sqrt_t
+        disc = X * np.exp(mr * T)
+        np.subtract(S * cnd_np(d1), disc * cnd_np(d2), out=call_np)
+        np.subtract(disc * cnd_np(-d2), S * cnd_np(-d1), out=put_np)
 
 
-def bs_numexpr():
-    env = dict(NE_VARS, S=S, X=X, T=T)
-    env["d1"] = ne.evaluate("(log(S / X) + drift * T) / (v * sqrt(T))", local_dict=env)
-    env["d2"] = ne.evaluate("d1 - v * sqrt(T)", local_dict=env)
-    ne.evaluate(f"S * {CND.replace('Z', 'd1')} - X * exp(mr * T) * {CND.replace('Z', 'd2')}",
-                local_dict=env, out=call_ne)
-    ne.evaluate(f"X * exp(mr * T) * {CND.replace('Z', '(-d2)')} - S * {CND.replace('Z', '(-d1)')}",
-                local_dict=env, out=put_ne)
+    CND = ("where(Z >= 0, 1 - P, P)"
+           .replace("P", "(a6 * exp(-half * Z * Z) * K * (a1 + K * (a2 + K * (a3 + K * (a4 + K * a5)))))")
+           .replace("K", "(1 / (1 + a0 * abs(Z)))"))
+    NE_VARS = {f"a{i}": c for i, c in enumerate(A)} | {"half": half, "v": v, "drift": drift, "mr": mr}
 
 
-t_np, t_ne = median_ms(bs_numpy), median_ms(bs_numexpr)
-row(f"Black-Scholes {n / 1e6:g}M", t_np, t_ne,
-    f"numexpr vs NumPy max rel diff {max(rel_diff(call_ne, call_np), rel_diff(put_ne, put_np)):.1e}")
-del S, X, T, call_np, put_np, call_ne, put_ne
-
-# ------------------------------------------------------- 2, 3. triad and the 16-op chain
-n = int(32e6 * scale)
-b = rng.uniform(0.5, 2, n).astype(f32)
-c = rng.uniform(0.5, 2, n).astype(f32)
-s = f32(2.5)
-out_np, out_ne = np.empty(n, f32), np.empty(n, f32)
-t_np = median_ms(lambda: np.add(b, s * c, out=out_np))
-t_ne = median_ms(lambda: ne.evaluate("b + s * c", out=out_ne))
-row(f"triad {n / 1e6:g}M", t_np, t_ne, f"max rel diff {rel_diff(out_ne, out_np):.1e}")
-
-K = {k: f32(val) for k, val in dict(k1_5=1.5, k0_25=0.25, k1=1.0, k0_5=0.5, k2=2.0, k3=3.0).items()}
+    def bs_numexpr():
+        env = dict(NE_VARS, S=S, X=X, T=T)
+        env["d1"] = ne.evaluate("(log(S / X) + drift * T) / (v * sqrt(T))", local_dict=env)
+        env["d2"] = ne.evaluate("d1 - v * sqrt(T)", local_dict=env)
+        ne.evaluate(f"S * {CND.replace('Z', 'd1')} - X * exp(mr * T) * {CND.replace('Z', 'd2')}",
+                    local_dict=env, out=call_ne)
+        ne.evaluate(f"X * exp(mr * T) * {CND.replace('Z', '(-d2)')} - S * {CND.replace('Z', '(-d1)')}",
+                    local_dict=env, out=put_ne)
 
 
-def chain_np(x=b, y=c):
-    t = x * K["k1_5"]            # 1
-    t = t + y                    # 2
-    t = t - K["k0_25"]           # 3
-    t = t * t                    # 4
-    t = t + x                    # 5
-    t = t + K["k1"]              # 6
-    t = np.sqrt(t)               # 7
-    t = t * K["k0_5"]            # 8
-    t = t - y                    # 9
-    u = x * x                    # 10
-    u = u + K["k1"]              # 11
-    t = t / u                    # 12
-    t = -t                       # 13
-    t = t + K["k2"]              # 14
-    t = t * y                    # 15
-    np.subtract(t, K["k3"], out=out_np)  # 16
+    t_np, t_ne = median_ms(bs_numpy), median_ms(bs_numexpr)
+    row(f"Black-Scholes {n / 1e6:g}M", t_np, t_ne,
+        f"numexpr vs NumPy max rel diff {max(rel_diff(call_ne, call_np), rel_diff(put_ne, put_np)):.1e}")
+    del S, X, T, call_np, put_np, call_ne, put_ne
+
+    # ------------------------------------------------------- 2, 3. triad and the 16-op chain
+    n = int(32e6 * scale)
+    b = rng.uniform(0.5, 2, n).astype(f32)
+    c = rng.uniform(0.5, 2, n).astype(f32)
+    s = f32(2.5)
+    out_np, out_ne = np.empty(n, f32), np.empty(n, f32)
+    t_np = median_ms(lambda: np.add(b, s * c, out=out_np))
+    t_ne = median_ms(lambda: ne.evaluate("b + s * c", out=out_ne))
+    row(f"triad {n / 1e6:g}M", t_np, t_ne, f"max rel diff {rel_diff(out_ne, out_np):.1e}")
+
+    K = {k: f32(val) for k, val in dict(k1_5=1.5, k0_25=0.25, k1=1.0, k0_5=0.5, k2=2.0, k3=3.0).items()}
 
 
-CHAIN = "(-((sqrt((b * k1_5 + c - k0_25) ** 2 + b + k1) * k0_5 - c) / (b * b + k1)) + k2) * c - k3"
-t_np = median_ms(chain_np)
-t_ne = median_ms(lambda: ne.evaluate(CHAIN, local_dict=dict(K, b=b, c=c), out=out_ne))
-row(f"16-op chain {n / 1e6:g}M", t_np, t_ne, f"max rel diff {rel_diff(out_ne, out_np):.1e}")
-del b, c, out_np, out_ne
-
-# ----------------------------------------------------------------- 4. sum and dot
-n = int(64e6 * scale)
-x = rng.uniform(-1, 1, n).astype(f32)
-y = rng.uniform(-1, 1, n).astype(f32)
-res = {}
-t_np = median_ms(lambda: res.__setitem__("np", x.sum(dtype=np.float64)))
-t_ne = median_ms(lambda: res.__setitem__("ne", ne.evaluate("sum(x)")))
-row(f"sum {n / 1e6:g}M", t_np, t_ne, f"NumPy {res['np']:.6g} (f64) numexpr {float(res['ne']):.6g} (f32 sum)")
-t_np = median_ms(lambda: res.__setitem__("np", np.dot(x, y)))
-t_ne = median_ms(lambda: res.__setitem__("ne", ne.evaluate("sum(x * y)")))
-row(f"dot {n / 1e6:g}M", t_np, t_ne, f"NumPy {float(res['np']):.6g} (f32 BLAS) numexpr {float(res['ne']):.6g}")
-del x, y
-
-# ------------------------------------------- bench_views.c 1, 2, 5: slices, a.T
-n = max(64, int(math.floor(4096 * math.sqrt(scale) / 64 + 0.5)) * 64)
-a = rng.uniform(-1, 1, (n, n)).astype(f32)
-quarter, ninth = f32(0.25), f32(1 / 9)
-out_np, out_ne = np.empty((n - 2, n - 2), f32), np.empty((n - 2, n - 2), f32)
-# the centre and its four neighbours over the interior
-STENCIL = dict(c=a[1:-1, 1:-1], north=a[:-2, 1:-1], south=a[2:, 1:-1], west=a[1:-1, :-2], east=a[1:-1, 2:])
+    def chain_np(x=b, y=c):
+        t = x * K["k1_5"]            # 1
+        t = t + y                    # 2
+        t = t - K["k0_25"]           # 3
+        t = t * t                    # 4
+        t = t + x                    # 5
+        t = t + K["k1"]              # 6
+        t = np.sqrt(t)               # 7
+        t = t * K["k0_5"]            # 8
+        t = t - y                    # 9
+        u = x * x                    # 10
+        u = u + K["k1"]              # 11
+        t = t / u                    # 12
+        t = -t                       # 13
+        t = t + K["k2"]              # 14
+        t = t * y                    # 15
+        np.subtract(t, K["k3"], out=out_np)  # 16
 
 
-def stencil_np(c, north, south, west, east):
-    np.subtract(quarter * ((north + south) + (east + west)), c, out=out_np)
+    CHAIN = "(-((sqrt((b * k1_5 + c - k0_25) ** 2 + b + k1) * k0_5 - c) / (b * b + k1)) + k2) * c - k3"
+    t_np = median_ms(chain_np)
+    t_ne = median_ms(lambda: ne.evaluate(CHAIN, local_dict=dict(K, b=b, c=c), out=out_ne))
+    row(f"16-op chain {n / 1e6:g}M", t_np, t_ne, f"max rel diff {rel_diff(out_ne, out_np):.1e}")
+    del b, c, out_np, out_ne
+
+    # ----------------------------------------------------------------- 4. sum and dot
+    n = int(64e6 * scale)
+    x = rng.uniform(-1, 1, n).astype(f32)
+    y = rng.uniform(-1, 1, n).astype(f32)
+    res = {}
+    t_np = median_ms(lambda: res.__setitem__("np", x.sum(dtype=np.float64)))
+    t_ne = median_ms(lambda: res.__setitem__("ne", ne.evaluate("sum(x)")))
+    row(f"sum {n / 1e6:g}M", t_np, t_ne, f"NumPy {res['np']:.6g} (f64) numexpr {float(res['ne']):.6g} (f32 sum)")
+    t_np = median_ms(lambda: res.__setitem__("np", np.dot(x, y)))
+    t_ne = median_ms(lambda: res.__setitem__("ne", ne.evaluate("sum(x * y)")))
+    row(f"dot {n / 1e6:g}M", t_np, t_ne, f"NumPy {float(res['np']):.6g} (f32 BLAS) numexpr {float(res['ne']):.6g}")
+    del x, y
+
+    # ------------------------------------------- bench_views.c 1, 2, 5: slices, a.T
+    n = max(64, int(math.floor(4096 * math.sqrt(scale) / 64 + 0.5)) * 64)
+    a = rng.uniform(-1, 1, (n, n)).astype(f32)
+    quarter, ninth = f32(0.25), f32(1 / 9)
+    out_np, out_ne = np.empty((n - 2, n - 2), f32), np.empty((n - 2, n - 2), f32)
+    # the centre and its four neighbours over the interior
+    STENCIL = dict(c=a[1:-1, 1:-1], north=a[:-2, 1:-1], south=a[2:, 1:-1], west=a[1:-1, :-2], east=a[1:-1, 2:])
 
 
-t_np = median_ms(lambda: stencil_np(**STENCIL))
-t_ne = median_ms(lambda: ne.evaluate("quarter * ((north + south) + (east + west)) - c",
-                                     local_dict=dict(STENCIL, quarter=quarter), out=out_ne))
-row(f"stencil {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
-
-SHIFTED = {f"s{3 * dy + dx}": a[dy:n - 2 + dy, dx:n - 2 + dx] for dy in range(3) for dx in range(3)}
+    def stencil_np(c, north, south, west, east):
+        np.subtract(quarter * ((north + south) + (east + west)), c, out=out_np)
 
 
-def blur_np():
-    total = SHIFTED["s0"] + SHIFTED["s1"]
-    for k in range(2, 9):
-        total += SHIFTED[f"s{k}"]
-    np.multiply(total, ninth, out=out_np)
+    t_np = median_ms(lambda: stencil_np(**STENCIL))
+    t_ne = median_ms(lambda: ne.evaluate("quarter * ((north + south) + (east + west)) - c",
+                                         local_dict=dict(STENCIL, quarter=quarter), out=out_ne))
+    row(f"stencil {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
+
+    SHIFTED = {f"s{3 * dy + dx}": a[dy:n - 2 + dy, dx:n - 2 + dx] for dy in range(3) for dx in range(3)}
 
 
-t_np = median_ms(blur_np)
-t_ne = median_ms(lambda: ne.evaluate("(" + " + ".join(SHIFTED) + ") * ninth",
-                                     local_dict=dict(SHIFTED, ninth=ninth), out=out_ne))
-row(f"blur3x3 {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
-del STENCIL, SHIFTED, out_np, out_ne
-
-# ------------------------------------------------- bench_views.c 3: per-axis sums
-rows, cols = max(1, int(8192 * scale)), 4096
-s2 = rng.uniform(-1, 1, (rows, cols)).astype(f32)
-for axis, label, length in ((1, "row sums", rows), (0, "col sums", cols)):
-    out_np, out_ne = np.empty(length, f32), np.empty(length, f32)
-    # in double, as PE and the C loop sum
-    t_np = median_ms(lambda: np.sum(s2, axis=axis, dtype=np.float64, out=out_np))
-    t_ne = median_ms(lambda: ne.evaluate(f"sum(s2, axis={axis})", out=out_ne))
-    row(f"{label} {rows}x{cols}", t_np, t_ne,
-        f"numexpr (f32 sums) vs NumPy (f64) max rel diff {rel_diff(out_ne, out_np):.1e}")
-del s2
-
-# ---------------------------------------------------- bench_views.c 4: softmax
-rows = max(1, int(4096 * scale))
-sm = rng.uniform(-4, 4, (rows, cols)).astype(f32)
-out_np, out_ne = np.empty((rows, cols), f32), np.empty((rows, cols), f32)
+    def blur_np():
+        total = SHIFTED["s0"] + SHIFTED["s1"]
+        for k in range(2, 9):
+            total += SHIFTED[f"s{k}"]
+        np.multiply(total, ninth, out=out_np)
 
 
-def softmax_np():
-    e = np.exp(sm - sm.max(axis=1, keepdims=True))
-    np.divide(e, e.sum(axis=1, keepdims=True), out=out_np)
+    t_np = median_ms(blur_np)
+    t_ne = median_ms(lambda: ne.evaluate("(" + " + ".join(SHIFTED) + ") * ninth",
+                                         local_dict=dict(SHIFTED, ninth=ninth), out=out_ne))
+    row(f"blur3x3 {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
+    del STENCIL, SHIFTED, out_np, out_ne
+
+    # ------------------------------------------------- bench_views.c 3: per-axis sums
+    rows, cols = max(1, int(8192 * scale)), 4096
+    s2 = rng.uniform(-1, 1, (rows, cols)).astype(f32)
+    for axis, label, length in ((1, "row sums", rows), (0, "col sums", cols)):
+        out_np, out_ne = np.empty(length, f32), np.empty(length, f32)
+        # in double, as PE and the C loop sum
+        t_np = median_ms(lambda: np.sum(s2, axis=axis, dtype=np.float64, out=out_np))
+        t_ne = median_ms(lambda: ne.evaluate(f"sum(s2, axis={axis})", out=out_ne))
+        row(f"{label} {rows}x{cols}", t_np, t_ne,
+            f"numexpr (f32 sums) vs NumPy (f64) max rel diff {rel_diff(out_ne, out_np):.1e}")
+    del s2
+
+    # ---------------------------------------------------- bench_views.c 4: softmax
+    rows = max(1, int(4096 * scale))
+    sm = rng.uniform(-4, 4, (rows, cols)).astype(f32)
+    out_np, out_ne = np.empty((rows, cols), f32), np.empty((rows, cols), f32)
 
 
-def softmax_ne():
-    e = ne.evaluate("exp(sm - m)", local_dict=dict(sm=sm, m=sm.max(axis=1, keepdims=True)))
-    ne.evaluate("e / s", local_dict=dict(e=e, s=e.sum(axis=1, keepdims=True)), out=out_ne)
+    def softmax_np():
+        e = np.exp(sm - sm.max(axis=1, keepdims=True))
+        np.divide(e, e.sum(axis=1, keepdims=True), out=out_np)
 
 
-t_np, t_ne = median_ms(softmax_np), median_ms(softmax_ne)
-row(f"softmax {rows}x{cols}", t_np, t_ne,
-    f"numexpr vs NumPy max rel diff {float(np.max(np.abs(out_ne - out_np) / out_np)):.1e}")
-del sm, out_np, out_ne
-
-# ----------------------------------------------------------- bench_views.c 5: a + a.T
-out_np, out_ne = np.empty((n, n), f32), np.empty((n, n), f32)
-t_np = median_ms(lambda: np.add(a, a.T, out=out_np))
-t_ne = median_ms(lambda: ne.evaluate("a + at", local_dict=dict(a=a, at=a.T), out=out_ne))
-row(f"a+a^T {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
-del a, out_np, out_ne
-
-# -------------------------------------------------------------- bench_views.c 6: gather
-n = max(1, int(16e6 * scale))
-g = rng.uniform(-1, 1, n).astype(f32)
-index = rng.integers(0, n, n, dtype=np.int32)
-out_np = np.empty(n, f32)
-t_np = median_ms(lambda: np.take(g, index, out=out_np))
-row(f"gather {n / 1e6:g}M", t_np, None, f"{int(np.count_nonzero(out_np != g[index]))} differ from g[index]")
-del g, index, out_np
-
-# ------------------------------------------- bench_rng.c: Monte Carlo pi, 10^8 draws
-# NumPy's default_rng (PCG64, one thread) draws x and y as float32 arrays,
-# then counts; numexpr takes the count (it has no generator).
-points = max(1, int(50e6 * scale))
-gen = np.random.default_rng(20261126)
+    def softmax_ne():
+        e = ne.evaluate("exp(sm - m)", local_dict=dict(sm=sm, m=sm.max(axis=1, keepdims=True)))
+        ne.evaluate("e / s", local_dict=dict(e=e, s=e.sum(axis=1, keepdims=True)), out=out_ne)
 
 
-def pi_np():
-    x = gen.random(points, dtype=f32)
-    y = gen.random(points, dtype=f32)
-    return np.count_nonzero(x * x + y * y < f32(1))
+    t_np, t_ne = median_ms(softmax_np), median_ms(softmax_ne)
+    row(f"softmax {rows}x{cols}", t_np, t_ne,
+        f"numexpr vs NumPy max rel diff {float(np.max(np.abs(out_ne - out_np) / out_np)):.1e}")
+    del sm, out_np, out_ne
+
+    # ----------------------------------------------------------- bench_views.c 5: a + a.T
+    out_np, out_ne = np.empty((n, n), f32), np.empty((n, n), f32)
+    t_np = median_ms(lambda: np.add(a, a.T, out=out_np))
+    t_ne = median_ms(lambda: ne.evaluate("a + at", local_dict=dict(a=a, at=a.T), out=out_ne))
+    row(f"a+a^T {n}x{n}", t_np, t_ne, f"numexpr vs NumPy max rel diff {rel_diff(out_ne, out_np):.1e}")
+    del a, out_np, out_ne
+
+    # -------------------------------------------------------------- bench_views.c 6: gather
+    n = max(1, int(16e6 * scale))
+    g = rng.uniform(-1, 1, n).astype(f32)
+    index = rng.integers(0, n, n, dtype=np.int32)
+    out_np = np.empty(n, f32)
+    t_np = median_ms(lambda: np.take(g, index, out=out_np))
+    row(f"gather {n / 1e6:g}M", t_np, None, f"{int(np.count_nonzero(out_np != g[index]))} differ from g[index]")
+    del g, index, out_np
+
+    # ------------------------------------------- bench_rng.c: Monte Carlo pi, 10^8 draws
+    # NumPy's default_rng (PCG64, one thread) draws x and y as float32 arrays,
+    # then counts; numexpr takes the count (it has no generator).
+    points = max(1, int(50e6 * scale))
+    gen = np.random.default_rng(20261126)
 
 
-def pi_ne():
-    x = gen.random(points, dtype=f32)
-    y = gen.random(points, dtype=f32)
-    return int(ne.evaluate("sum(where(x * x + y * y < 1.0, 1, 0))", local_dict=dict(x=x, y=y)))
+    def pi_np():
+        x = gen.random(points, dtype=f32)
+        y = gen.random(points, dtype=f32)
+        return np.count_nonzero(x * x + y * y < f32(1))
 
 
-t_np, t_ne = median_ms(pi_np), median_ms(pi_ne)
-row(f"monte carlo pi {2 * points / 1e6:g}M draws", t_np, t_ne, f"pi ~ {4 * pi_np() / points:.5f}")
+    def pi_ne():
+        x = gen.random(points, dtype=f32)
+        y = gen.random(points, dtype=f32)
+        return int(ne.evaluate("sum(where(x * x + y * y < 1.0, 1, 0))", local_dict=dict(x=x, y=y)))
+
+
+    t_np, t_ne = median_ms(pi_np), median_ms(pi_ne)
+    row(f"monte carlo pi {2 * points / 1e6:g}M draws", t_np, t_ne, f"pi ~ {4 * pi_np() / points:.5f}")
+
+
+# ------------------------------------------------- bench_gallery.c: the gallery
+libc = ctypes.CDLL("libc.so.6")
+RAND_MAX = f32(2147483647)  # (float)RAND_MAX, as the C code divides by
+
+
+def c_rand(count, seed):
+    """count draws of glibc's rand() after srand(seed), as float32 (the C code's (float)rand())."""
+    libc.srand(seed)
+    return np.array([libc.rand() for _ in range(count)], dtype=np.float64).astype(f32)
+
+
+def c_filled(count, lo, hi, seed):
+    """bench_util.h's filled(): lo + (hi - lo) * (float)rand() / (float)RAND_MAX in float32."""
+    return f32(lo) + f32(hi - lo) * c_rand(count, seed) / RAND_MAX
+
+
+def c_result(name, dtype, shape):
+    """The C loop's result bench_gallery wrote (BENCH_GALLERY_RESULTS), or None."""
+    folder = os.environ.get("BENCH_GALLERY_RESULTS")
+    path = os.path.join(folder, name) if folder else None
+    return np.fromfile(path, dtype=dtype).reshape(shape) if path and os.path.exists(path) else None
+
+
+def against_c(name, got, summary, compare):
+    """The check column: against the C loop's result where bench_gallery left it."""
+    ref = c_result(name, got.dtype, got.shape)
+    return f"vs C loop: {compare(got, ref)}" if ref is not None else f"{summary} (no C result to compare)"
+
+
+def peers_of_the_gallery():
+    # heat2d: 2048 x 2048, 10 steps, the top edge at 1, the boundary kept
+    n, steps, alpha, four = 2048, 10, f32(0.2), f32(4)
+    heat0 = np.zeros((n, n), f32)
+    heat0[0, :] = 1
+    u, v = np.empty_like(heat0), np.empty_like(heat0)
+
+    def heat_np():
+        nonlocal u, v
+        np.copyto(u, heat0)
+        np.copyto(v, heat0)  # the boundary, which no step changes
+        for _ in range(steps):
+            c = u[1:-1, 1:-1]
+            v[1:-1, 1:-1] = c + alpha * (((u[:-2, 1:-1] + u[2:, 1:-1]) + u[1:-1, :-2]) + u[1:-1, 2:] - four * c)
+            u, v = v, u
+
+    t = median_ms(heat_np)
+    row("heat2d 2048^2 x10", t, None, against_c("heat2d.f32", u, f"heat {float(u.sum(dtype=np.float64)):.6f}",
+                                                 lambda a, b: f"max rel diff {rel_diff(a, b):.1e}"))
+    del heat0, u, v
+
+    # nbody: the accelerations of 4096 bodies, all pairs by broadcasting
+    n, softening = 4096, f32(1e-2)
+    x = c_filled(3 * n, -1, 1, 21).reshape(3, n)
+    m = c_filled(n, 0.5 / n, 1.5 / n, 22)
+    acc = np.empty((3, n), f32)
+
+    def nbody_np():
+        d = x[:, np.newaxis, :] - x[:, :, np.newaxis]  # d[k, i, j] = x[k, j] - x[k, i]
+        r2 = (d * d).sum(axis=0) + softening
+        w = m / (r2 * np.sqrt(r2))
+        np.sum(d * w, axis=2, out=acc)
+
+    t = median_ms(nbody_np)
+    row("nbody 4096", t, None, against_c("nbody.f32", acc, f"sum |a| {float(np.abs(acc).sum(dtype=np.float64)):.6g}",
+                                          lambda a, b: f"max rel diff (|a| > 1e-3) "
+                                          f"{float(np.max(np.abs(a - b) / np.maximum(1e-3, np.abs(b)))):.1e}"))
+    del x, m, acc
+
+    # mandelbrot: 1024 x 768, 100 iterations, complex64, escaped points masked out
+    w, h, iterations = 1024, 768, 100
+
+    def coordinate(lo, hi, k, count):  # mandelbrot.c's, in float32
+        return f32(lo) + (f32(hi) - f32(lo)) * k.astype(f32) / f32(count - 1)
+
+    re = coordinate(-2.2, 0.8, np.arange(w), w)[np.newaxis, :]
+    im = coordinate(1.2, -1.2, np.arange(h), h)[:, np.newaxis]
+    c = (re + np.complex64(1j) * im).astype(np.complex64)
+    counts = np.zeros((h, w), np.int32)
+
+    def mandelbrot_np():
+        z = np.zeros_like(c)
+        counts.fill(0)
+        for _ in range(iterations):
+            bounded = z.real * z.real + z.imag * z.imag <= 4
+            z[bounded] = z[bounded] * z[bounded] + c[bounded]
+            counts[bounded] += 1
+
+    t = median_ms(mandelbrot_np)
+    row("mandelbrot 1024x768", t, None, against_c("mandelbrot.i32", counts, f"{int(np.count_nonzero(counts == iterations))} bounded",
+                                                   lambda a, b: f"{int(np.count_nonzero(a != b))} of {a.size} counts differ"))
+    del c, counts
+
+    # kmeans: 10 Lloyd iterations, 200000 2-d points around 16 centres on a circle
+    n, k, iterations = 200000, 16, 10
+    draws = c_rand(2 * n, 31).reshape(n, 2)  # x's draw, then y's, point by point
+    angle = [6.2831853 * (i % k) / k for i in range(k)]
+    centre = np.array([[4 * math.cos(a), 4 * math.sin(a)] for a in angle], np.float64).astype(f32)
+    points = centre[np.arange(n) % k] + f32(1.5) * (draws / RAND_MAX - f32(0.5))
+    cent0 = points[np.arange(k) * 7].copy()
+    result = {}
+
+    def kmeans_np():
+        cent = cent0.copy()
+        for _ in range(iterations):
+            d2 = ((points[:, np.newaxis, :] - cent[np.newaxis, :, :]) ** 2).sum(axis=2)
+            assign = d2.argmin(axis=1)
+            members = np.bincount(assign, minlength=k)
+            sums = np.stack([np.bincount(assign, weights=points[:, j], minlength=k) for j in range(2)], axis=1)
+            moved = members > 0
+            cent[moved] = (sums[moved] / members[moved, np.newaxis]).astype(f32)
+        result["centroids"] = cent
+
+    t = median_ms(kmeans_np)
+    cent = result["centroids"]
+    row("kmeans 200000x16", t, None, against_c("kmeans.f32", cent, f"centroid 0 ({cent[0, 0]:.4f}, {cent[0, 1]:.4f})",
+                                                lambda a, b: f"max rel diff {rel_diff(a, b):.1e}"))
+
+
+peers_of_the_gallery()
 if tsv:
     tsv.close()

@@ -2,16 +2,23 @@
  * iterated as whole-image arrays, a select (pe_cond) freezing the points
  * that escaped and a count of the iterations each stayed bounded; a block of
  * ITERATIONS_PER_BLOCK iterations is recorded between pe_block_begin and
- * pe_block_end and fused into kernels together.  Writes the counts as a PGM
- * image and checks every count against a plain C loop doing the same f32
- * arithmetic in the same order.
+ * pe_block_end and fused into kernels together.  Writes the counts as an
+ * image (PGM, or PNG through png.h with a palette) and checks every count
+ * against a plain C loop doing the same f32 arithmetic in the same order.
  *
- *   mandelbrot [width] [height] [iterations] [out.pgm]
- *       defaults 640 480 100, no image; width, height >= 2, iterations >= 1 */
+ *   mandelbrot [width] [height] [iterations] [image ...]
+ *       defaults 640 480 100, no image; width, height >= 2, iterations >= 1;
+ *       up to two images, each a PNG when its name ends in .png, else a PGM,
+ *       of the same pixel bytes: 0 inside the set, else
+ *       255 - 255 * count / iterations (the PNG's palette colours them) */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <pe.h>
+
+#include "png.h"
 
 #define ITERATIONS_PER_BLOCK 10
 #define X0 (-2.2f)
@@ -49,13 +56,35 @@ static int counts_of(const float *re, const float *im, const int64_t shape[2], l
 
 static float coordinate(float from, float to, int64_t k, int64_t n) { return from + (to - from) * (float)k / (float)(n - 1); }
 
+/* The image's pixel bytes written to path: a PNG when the name ends in
+ * .png (colour i: black at 0, the set; else a dark-blue-to-gold ramp in
+ * sqrt of how deep the point got, Bernstein polynomials), else a PGM.
+ * 0 on success. */
+static int write_image(const char *path, const unsigned char *shade, int64_t w, int64_t h)
+{
+    size_t len = strlen(path);
+    if (len >= 4 && strcmp(path + len - 4, ".png") == 0) {
+        unsigned char palette[256][3];
+        for (int i = 0; i < 256; i++) {
+            double t = sqrt((255 - i) / 255.0); /* 1 at the set's edge, 0 for the first escapes */
+            double rgb[3] = {9 * (1 - t) * t * t * t, 15 * (1 - t) * (1 - t) * t * t, 8.5 * (1 - t) * (1 - t) * (1 - t) * t};
+            for (int c = 0; c < 3; c++) palette[i][c] = (unsigned char)lround(255 * fmin(1.0, rgb[c]));
+        }
+        return png_write(path, shade, w, h, (const unsigned char(*)[3])palette, 256);
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fprintf(f, "P5\n%lld %lld\n255\n", (long long)w, (long long)h);
+    size_t n = (size_t)(w * h), wrote = fwrite(shade, 1, n, f);
+    return fclose(f) == 0 && wrote == n ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     int64_t w = argc > 1 ? atoll(argv[1]) : 640, h = argc > 2 ? atoll(argv[2]) : 480;
     long iterations = argc > 3 ? atol(argv[3]) : 100;
-    const char *image = argc > 4 ? argv[4] : NULL;
-    if (argc > 5 || w < 2 || h < 2 || w > 16384 || h > 16384 || iterations < 1) {
-        fprintf(stderr, "usage: %s [width >= 2] [height >= 2] [iterations >= 1] [out.pgm]\n", argv[0]);
+    if (argc > 6 || w < 2 || h < 2 || w > 16384 || h > 16384 || iterations < 1) {
+        fprintf(stderr, "usage: %s [width >= 2] [height >= 2] [iterations >= 1] [image.pgm|image.png ...(2 at most)]\n", argv[0]);
         return 2;
     }
     size_t n = (size_t)(w * h);
@@ -84,19 +113,18 @@ int main(int argc, char **argv)
         differ += c != count[p];
         inside += count[p] == iterations;
     }
-    if (image) {
-        FILE *f = fopen(image, "wb");
-        if (!f) {
-            perror(image);
+    unsigned char *shade = malloc(n);
+    if (!shade) return 1;
+    for (size_t p = 0; p < n; p++) shade[p] = (unsigned char)(count[p] == iterations ? 0 : 255 - (int)(255L * count[p] / iterations));
+    for (int a = 4; a < argc; a++)
+        if (write_image(argv[a], shade, w, h) != 0) {
+            perror(argv[a]);
             return 1;
         }
-        fprintf(f, "P5\n%lld %lld\n255\n", (long long)w, (long long)h);
-        for (size_t p = 0; p < n; p++) fputc(count[p] == iterations ? 0 : 255 - (int)(255L * count[p] / iterations), f);
-        if (fclose(f) != 0) return 1;
-    }
+    free(shade);
     printf("Mandelbrot set, %lld x %lld, %ld iterations (PE %s)\n", (long long)w, (long long)h, iterations, pe_version());
-    printf("points that stayed bounded: %zu of %zu (%.2f%%)%s%s\n", inside, n, 100.0 * (double)inside / (double)n,
-           image ? "; image: " : "", image ? image : "");
+    printf("points that stayed bounded: %zu of %zu (%.2f%%)\n", inside, n, 100.0 * (double)inside / (double)n);
+    for (int a = 4; a < argc; a++) printf("image: %s\n", argv[a]);
     printf("iteration counts that differ from the plain C loop: %zu -> %s\n", differ, differ == 0 ? "OK" : "MISMATCH");
     free(re), free(im), free(count);
     return differ == 0 ? 0 : 1;

@@ -23,7 +23,10 @@
 #     scope's end — and the values are the plain build's and C's;
 #  4. a source libclang cannot parse still compiles, with a warning; a
 #     source that never includes pe.h compiles to the plain compiler's very
-#     object, one reaching it through its own header gets its IR;
+#     object, one reaching it through its own header gets its IR, and so
+#     does one reaching it through a computed #include (a -D or #define
+#     naming the header), while one whose computed #include's macro is
+#     defined nowhere keeps the plain object;
 #  5. a shared library, a -fPIE object and an -flto executable built with
 #     pecc carry the IR;
 #  6. the trace cache persists: a second run runs the program generator 0
@@ -139,6 +142,22 @@ gcc -O2 -c "$work/proj/plain.c" -o "$work/proj/plain_gcc.o"
 cmp -s "$work/proj/plain_gcc.o" "$work/proj/plain_pecc.o" || fail "pecc changed the object of a unit without pe.h"
 "$pecc" gcc -O2 -I include -I "$work/proj/inc" -c "$work/proj/uses.c" -o "$work/proj/uses.o"
 "$pe_ir" "$work/proj/uses.o" | grep -q "pe_f32_1d_at" || fail "no IR for a unit reaching pe.h through its own header"
+# computed #includes (Lua's `#include LUA_USER_H`): followed through the
+# macro's definitions (-D, #define, macros naming macros); one whose macro
+# is defined nowhere is compiled out: the compiler alone, the same object
+printf '#include "pe.h"\n' >"$work/proj/user.h"
+printf '#define USER_HEADER "user.h"\n#define CHOSEN USER_HEADER /* a macro naming a macro */\n' >"$work/proj/config.h"
+printf 'int f(void) { pe_array a = pe_f32_1d((float[]){1}, 1); pe_release(a); return 0; }\n' >"$work/proj/body.txt"
+{ printf '#include "config.h"\n#include CHOSEN\n'; cat "$work/proj/body.txt"; } >"$work/proj/by_define.c"
+{ printf '#include LUA_USER_H\n'; cat "$work/proj/body.txt"; } >"$work/proj/by_flag.c"
+printf '#if defined(LUA_USER_H)\n#include LUA_USER_H\n#endif\nint g(int x) { return x + 1; }\n' >"$work/proj/undefined.c"
+"$pecc" gcc -O2 -I include -c "$work/proj/by_define.c" -o "$work/proj/by_define.o"
+"$pe_ir" "$work/proj/by_define.o" | grep -q "pe_f32_1d_at" || fail "no IR for a unit reaching pe.h through a #defined computed #include"
+"$pecc" gcc -O2 -I include '-DLUA_USER_H="user.h"' -c "$work/proj/by_flag.c" -o "$work/proj/by_flag.o"
+"$pe_ir" "$work/proj/by_flag.o" | grep -q "pe_f32_1d_at" || fail "no IR for a unit reaching pe.h through a -D computed #include"
+gcc -O2 -c "$work/proj/undefined.c" -o "$work/proj/undefined_gcc.o"
+"$pecc" gcc -O2 -c "$work/proj/undefined.c" -o "$work/proj/undefined_pecc.o"
+cmp -s "$work/proj/undefined_gcc.o" "$work/proj/undefined_pecc.o" || fail "pecc changed the object of a unit whose computed #include is compiled out"
 echo "units without pe.h untouched"
 
 "$pecc" gcc -I include -fPIC -shared tests/pecc/leakloop.c -Dmain=leakloop_main -o "$work/libleak.so"
