@@ -13,6 +13,10 @@
 
 #include "test_util.h"
 
+#include <unistd.h>
+
+#include "profiler/profdb.h"
+
 static bool on_jit(void)
 {
     const char *e = getenv("PE_EXECUTOR");
@@ -440,6 +444,113 @@ static void fused_around_a_call(void **state)
     pe_release(A), pe_release(B), pe_release(S);
 }
 
+/* A code reuse section holding a matmul epilogue and an LU solve: replays
+ * (the body skipped) give the values of the recording, through the trace
+ * cache's library calls. */
+static int section_runs;
+static pe_array section(pe_array a, pe_array b)
+{
+    pe_array ins[2] = {a, b}, outs[1];
+    PE_MACRO(linalg, ins, 2, outs, 1, NULL, 0)
+    {
+        section_runs++;
+        pe_array p = pe_matmul(ins[0], ins[1]), s = pe_mul(p, 0.5), lu, piv;
+        pe_release(p);
+        pe_lu(ins[0], &lu, &piv);
+        pe_array x = pe_lu_solve(lu, piv, s);
+        outs[0] = pe_add(x, s);
+        pe_release(s), pe_release(lu), pe_release(piv), pe_release(x);
+    }
+    return outs[0];
+}
+
+static void macro_replays_calls(void **state)
+{
+    (void)state;
+    int64_t n = 6, s[2] = {n, n};
+    double *a = random_buffer(PE_F64, n * n), *b = random_buffer(PE_F64, n * n), first[36];
+    for (int64_t i = 0; i < n; i++) a[i * n + i] += 4;
+    pe_array A = pe_from_host(PE_F64, 2, s, a), B = pe_from_host(PE_F64, 2, s, b);
+    section_runs = 0;
+    pe_stats before = tu_stats();
+    for (int r = 0; r < 4; r++) {
+        pe_array got = section(A, B);
+        double v[36];
+        assert_int_equal(pe_read(got, v, sizeof v), PE_OK);
+        if (r == 0) memcpy(first, v, sizeof v);
+        else assert_memory_equal(first, v, sizeof v);
+        pe_release(got);
+    }
+    assert_int_equal(section_runs, 1);
+    assert_int_equal(tu_stats().macro_hits - before.macro_hits, 3);
+    /* the value: x + s with a x = s, s = (a @ b) / 2, so a (value - s) = s */
+    long double worst = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            long double sij = 0, ax = 0;
+            for (int64_t q = 0; q < n; q++) sij += (long double)a[i * n + q] * b[q * n + j];
+            sij /= 2;
+            for (int64_t q = 0; q < n; q++) {
+                long double sq = 0;
+                for (int64_t l = 0; l < n; l++) sq += (long double)a[q * n + l] * b[l * n + j];
+                ax += a[i * n + q] * (first[q * n + j] - sq / 2);
+            }
+            worst = fmaxl(worst, fabsl(ax - sij));
+        }
+    assert_true(worst < 1e-12);
+    tu_expect_no_error();
+    free(a), free(b);
+    pe_release(A), pe_release(B);
+}
+
+/* Under PE_PROFILE a library call is a kernel record of device "library"
+ * whose time goes to pe_matmul's line alone (its fused epilogue too). */
+static void profile_charges_the_call(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "test_intrinsics.%d.pep", (int)getpid());
+    setenv("PE_PROFILE", path, 1);
+    tu_errors_clear();
+    pe_push_error_handler(tu_record_error, NULL);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    int64_t s[2] = {32, 32};
+    double *a = random_buffer(PE_F64, 32 * 32);
+    pe_array A = pe_from_host(PE_F64, 2, s, a);
+    int line = 0;
+    for (int r = 0; r < 3; r++) {
+        line = __LINE__ + 1;
+        pe_array P = pe_matmul(A, A);
+        pe_array E = pe_add(pe_mul(P, 2.0), A);
+        pe_release(P);
+        double v[32 * 32];
+        assert_int_equal(pe_read(E, v, sizeof v), PE_OK);
+        pe_release(E);
+    }
+    pe_release(A);
+    pe_shutdown();
+    pe_pop_error_handler();
+    unsetenv("PE_PROFILE");
+    free(a);
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_load(&p, path, err, sizeof err)) fail_msg("%s", err);
+    unlink(path);
+    int found = 0;
+    for (uint32_t k = 0; k < p.n_kernels; k++) {
+        if (strcmp(p.kernels[k].device, "library") != 0) continue;
+        found++;
+        assert_string_equal(p.kernels[k].name, "library:matmul");
+        assert_int_equal(p.kernels[k].executions, 3);
+        assert_int_equal(p.kernels[k].n_shares, 1);
+        assert_int_equal(p.sites[p.kernels[k].shares[0].site].line, line);
+        assert_true(p.kernels[k].shares[0].weight == 1);
+    }
+    assert_int_equal(found, on_jit() ? 1 : 0);
+    pe_profile_free(&p);
+    tu_expect_no_error();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +564,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(singular_matrix, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(bad_arguments, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(fused_around_a_call, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(macro_replays_calls, tu_setup, tu_teardown),
+        cmocka_unit_test(profile_charges_the_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
