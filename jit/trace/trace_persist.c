@@ -14,7 +14,8 @@
  * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
  * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
  * kir_kernel of this very build, its parameters and body cut to their
- * counts), shares [member positions, or empty]].  Whatever fails a check — frame,
+ * counts; a library call's PE_INTR_* flags, an integer), shares [member
+ * positions, or empty]].  Whatever fails a check — frame,
  * checksum, counts, kernel validity — is dropped with a warning; a code that
  * does not fit a batch is caught again at instantiation. */
 #define _GNU_SOURCE
