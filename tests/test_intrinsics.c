@@ -136,6 +136,26 @@ static void matmul_transposed(void **state)
     }
 }
 
+/* A slice (a view that is no plain transpose) is computed first, then multiplied. */
+static void matmul_of_a_slice(void **state)
+{
+    (void)state;
+    int64_t sx[2] = {8, 6}, start[2] = {2, 1}, count[2] = {5, 4}, sb[2] = {4, 3};
+    double *x = random_buffer(PE_F64, 48), *b = random_buffer(PE_F64, 12), a[20];
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) a[i * 4 + j] = x[(i + 2) * 6 + j + 1];
+    pe_array X = pe_from_host(PE_F64, 2, sx, x), B = pe_from_host(PE_F64, 2, sb, b);
+    pe_array A = pe_slice(X, start, count), C = pe_matmul(A, B);
+    pe_release(A);
+    int64_t n;
+    double *c = tu_read_as_f64(C, &n);
+    assert_int_equal(n, 15);
+    check_product(PE_F64, a, false, b, false, c, 5, 4, 3, 1, NULL, 0);
+    tu_expect_no_error();
+    free(x), free(b), free(c);
+    pe_release(X), pe_release(B), pe_release(C);
+}
+
 /* alpha * (a @ b) + beta * c as one gemm (JIT: one library call, no kernel),
  * and the same with the product held (a call, then a kernel for the map). */
 static void epilogue_fused(void **state)
@@ -556,6 +576,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(matmul_small, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(matmul_transposed, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(matmul_of_a_slice, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(epilogue_fused, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(trace_cache_replays_calls, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(matmul_large_against_cblas, tu_setup, tu_teardown),
