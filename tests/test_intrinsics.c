@@ -151,9 +151,15 @@ static void matmul_of_a_slice(void **state)
     double *c = tu_read_as_f64(C, &n);
     assert_int_equal(n, 15);
     check_product(PE_F64, a, false, b, false, c, 5, 4, 3, 1, NULL, 0);
+    /* a uniform constant operand (pe_fill) is given a buffer for the call */
+    int64_t sf[2] = {2, 4};
+    double twos[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+    pe_array T = pe_fill(PE_F64, 2, sf, 2.0), D = pe_matmul(T, B);
+    double *d = tu_read_as_f64(D, &n);
+    check_product(PE_F64, twos, false, b, false, d, 2, 4, 3, 1, NULL, 0);
     tu_expect_no_error();
-    free(x), free(b), free(c);
-    pe_release(X), pe_release(B), pe_release(C);
+    free(x), free(b), free(c), free(d);
+    pe_release(X), pe_release(B), pe_release(C), pe_release(T), pe_release(D);
 }
 
 /* alpha * (a @ b) + beta * c as one gemm (JIT: one library call, no kernel),

@@ -89,6 +89,7 @@ size_t pe_intrinsic_run(const pe_program *p)
             finish(p);
             return 0;
         }
+        if (!q->buf && (q->op != PE_OP_constant || q->state != PE_PORT_READY)) return on_interpreter(p); /* no value here */
         if (!q->buf && !pe_interp_materialise(q)) { /* a uniform constant as an array operand */
             fail_all(p, PE_E_NOMEM, "out of memory for an operand");
             finish(p);
