@@ -8,7 +8,8 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): intrinsics (matmul, fft, lu, conv, spmv),
+ * unfinished links): the intrinsics fft, conv, spmv (matmul and the LU
+ * family are here, on the CPU), a GPU's library calls (cuBLAS, cuSOLVER),
  * complex dtypes (PE_C64/PE_C128 are reserved and rejected).
  *
  * Threading: any number of application threads may call the API at once; a
@@ -169,6 +170,7 @@ typedef struct {
     uint64_t macro_records;      /* PE_MACRO executions that ran their body (a miss: recorded, cached unless it failed) */
     uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
     uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
+    uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 
@@ -506,6 +508,43 @@ pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
 #define pe_concat(a, b, axis) pe_concat_at(PE_HERE, (a), (b), (axis))
 #define pe_slice_step(a, start, count, step) pe_slice_step_at(PE_HERE, (a), (start), (count), (step))
 #define pe_permute(a, axes) pe_permute_at(PE_HERE, (a), (axes))
+
+/* ------------------------------------------------------------- intrinsics
+ * Library calls on the CPU (OpenBLAS's cblas, LAPACKE), never fused: the
+ * element-wise work before and after them is fused into the kernels around
+ * them.  f32 and f64, operands of one dtype; a bad shape or dtype is an
+ * error at the caller's line.  A batch holding one runs on the CPU (cuBLAS
+ * and cuSOLVER are not used yet).
+ *
+ * pe_matmul: a (m x k) times b (k x n, or a vector of k): m x n, or m.  An
+ * operand that is pe_transpose of a computed 2-d array is read in place
+ * (CblasTrans); alpha * (a @ b) + beta * c (alpha, beta scalars, either left
+ * out, the intermediates used nowhere else) is one gemm.
+ *
+ * pe_lu: P a = L U with partial pivoting (getrf) of a square a.  *lu holds L
+ * (unit lower, below the diagonal) and U packed, *pivots (i32, n) the row
+ * interchanges: row i was swapped with row pivots[i], for i = 0 .. n-1 in
+ * turn.  Returns PE_OK once recorded, or the error code of a bad argument
+ * (raised as for any call; *lu and *pivots are then invalid).  Nothing is
+ * computed before the factors are needed: a singular matrix (an exact zero
+ * pivot) makes lu and pivots invalid with PE_E_ARG naming pe_lu's line,
+ * raised when they are read or used.
+ * pe_lu_solve: x with a x = b, b of n or n x k (getrs).
+ * pe_lu_cond: the 1-norm condition number ||a||_1 ||a^-1||_1 as LAPACK's
+ * gecon estimates it (within a factor of 3, usually exact); ||a||_1 is
+ * recomputed from the factors (one trmm, half a factorisation's work).
+ * pe_lu_unpack: returns P (n x n, dtype of lu) with P a = L U; sets *l and
+ * *u (either may be NULL) to L (unit lower) and U. */
+pe_array pe_matmul_at(const pe_site *s, pe_array a, pe_array b);
+int pe_lu_at(const pe_site *s, pe_array a, pe_array *lu, pe_array *pivots);
+pe_array pe_lu_solve_at(const pe_site *s, pe_array lu, pe_array pivots, pe_array b);
+pe_array pe_lu_cond_at(const pe_site *s, pe_array lu, pe_array pivots);
+pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_array *l, pe_array *u);
+#define pe_matmul(a, b) pe_matmul_at(PE_HERE, (a), (b))
+#define pe_lu(a, lu, pivots) pe_lu_at(PE_HERE, (a), (lu), (pivots))
+#define pe_lu_solve(lu, pivots, b) pe_lu_solve_at(PE_HERE, (lu), (pivots), (b))
+#define pe_lu_cond(lu, pivots) pe_lu_cond_at(PE_HERE, (lu), (pivots))
+#define pe_lu_unpack(lu, pivots, l, u) pe_lu_unpack_at(PE_HERE, (lu), (pivots), (l), (u))
 
 /* ---------------------------------------------- hints and synchronisation */
 void pe_hint_read_at(const pe_site *s, pe_array a); /* the application will read a soon: start now */

@@ -372,6 +372,13 @@ void pe_prof_interp(pe_port *p, uint64_t start_ns, uint64_t end_ns)
     pe_prof_add(PE_PC_interp_ns, end_ns - start_ns);
 }
 
+void pe_prof_library_call(pe_port *p, uint64_t start_ns, uint64_t end_ns)
+{
+    pe_prof_kernel_run k = {.device = "library", .port = p, .n_members = 1, .elements = p->numel,
+                            .bytes_written = (int64_t)pe_port_bytes(p), .served = PE_SERVED_none};
+    record_run(&k, "library:", start_ns, end_ns, -1);
+}
+
 static void span(pe_prof_event_kind kind, uint64_t start_ns, uint64_t end_ns, uint64_t bytes, int track)
 {
     pthread_mutex_lock(&col.mu);

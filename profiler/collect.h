@@ -70,6 +70,9 @@ typedef struct {
 void pe_prof_kernel_ran(const pe_prof_kernel_run *k, uint64_t start_ns, uint64_t end_ns, int track);
 /* One port computed by the interpreter (it stored the value, loaded its inputs). */
 void pe_prof_interp(struct pe_port *port, uint64_t start_ns, uint64_t end_ns);
+/* A library call (exec/intrinsics): its time charged to the line of the
+ * intrinsic the port computes (pe_matmul's, pe_lu's), whatever it fused. */
+void pe_prof_library_call(struct pe_port *port, uint64_t start_ns, uint64_t end_ns);
 /* The application read a value (pe_read, pe_map): its store was not wasted. */
 void pe_prof_value_read(struct pe_port *port);
 /* Spans on the calling thread's track, with their counters. */

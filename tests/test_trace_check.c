@@ -5,7 +5,8 @@
  * entry, changes one field as a damaged or forged file would (a kernel's
  * count, a parameter's kind, dtype or strides, a bound port, a program left
  * out, a stored member said to share another's store, the count of a kernel
- * that reads no array), puts it back as an
+ * that reads no array; a library call reading its own result, whose first
+ * member is no intrinsic, or that computes a port twice), puts it back as an
  * entry read from disk and runs the program again: the values must be a C
  * loop's, the entry refused with a warning, and the batch generated again.
  * The untouched entry is used as it is. */
@@ -84,6 +85,13 @@ static void copy_entry(const pe_trace_record *r, void *ctx)
         pe_program *b = &c->seq.progs[i];
         *b = *a;
         b->code = NULL;
+        if (a->kind == PE_PROG_INTRINSIC) { /* members and operands */
+            b->bind = malloc(sizeof *b->bind * (size_t)(a->n_bind ? a->n_bind : 1));
+            memcpy(b->bind, a->bind, sizeof *b->bind * (size_t)a->n_bind);
+            b->members = malloc(sizeof *b->members * (size_t)a->n_members);
+            memcpy(b->members, a->members, sizeof *b->members * (size_t)a->n_members);
+            continue;
+        }
         if (a->kind != PE_PROG_KERNEL) continue;
         b->kir = malloc(sizeof *b->kir);
         memcpy(b->kir, a->kir, sizeof *b->kir);
@@ -247,9 +255,92 @@ static void test_saved_sequences_are_checked(void **state)
     free(out), free(out2);
 }
 
+/* ------------------------------------------------------- library calls */
+
+/* One batch: 0.5 * (a @ b) + c, one gemm (intrinsic_plan.c), then a kernel. */
+static void run_calls(double *out)
+{
+    enum { M = 12 };
+    static double a[M * M], c[M * M];
+    for (int i = 0; i < M * M; i++) a[i] = (double)((i * 7) % 11) - 5, c[i] = (double)(i % 5);
+    int64_t s[2] = {M, M};
+    pe_array A = pe_from_host(PE_F64, 2, s, a), C = pe_from_host(PE_F64, 2, s, c);
+    pe_array P = pe_matmul(A, A), S = pe_mul(P, 0.5), E = pe_add(S, C), F = pe_exp(pe_mul(E, 0.01));
+    pe_release(P), pe_release(S);
+    assert_int_equal(pe_read(F, out, sizeof(double) * M * M), PE_OK);
+    pe_release(A), pe_release(C), pe_release(E), pe_release(F);
+}
+
+typedef enum { CALL_UNTOUCHED, CALL_READS_ITS_RESULT, CALL_NOT_AN_INTRINSIC, CALL_MEMBER_TWICE, N_CALL_CASES } call_tamper;
+static const char *const call_tamper_names[] = {"untouched", "an operand computed by the call itself",
+                                                "a first member that is no intrinsic", "a member computed twice"};
+
+static void apply_call(call_tamper t)
+{
+    pe_program *p = NULL;
+    for (int i = 0; i < n_copies && !p; i++)
+        for (size_t k = 0; k < copies[i].seq.n && !p; k++)
+            if (copies[i].seq.progs[k].kind == PE_PROG_INTRINSIC) p = &copies[i].seq.progs[k];
+    assert_non_null(p);
+    assert_true(p->n_members >= 3); /* the product, its scaling, the sum */
+    switch (t) {
+    case CALL_READS_ITS_RESULT: p->bind[0] = p->port; break;
+    case CALL_NOT_AN_INTRINSIC: p->members[0] = p->members[p->n_members - 1]; break;
+    case CALL_MEMBER_TWICE: p->members[1] = p->members[0]; break;
+    default: break;
+    }
+}
+
+static void test_saved_library_calls_are_checked(void **state)
+{
+    (void)state;
+    enum { M = 12 };
+    double want[M * M], got[M * M];
+    char log_path[] = "/tmp/pe-trace-check-XXXXXX";
+    int log_fd = mkstemp(log_path);
+    assert_true(log_fd >= 0);
+    int saved_stderr = dup(STDERR_FILENO);
+    char cache[] = "/tmp/pe-trace-check-cache-XXXXXX";
+    assert_non_null(mkdtemp(cache));
+    for (int t = 0; t < N_CALL_CASES; t++) {
+        pe_config cfg = {.device = 1, .executor = "jit", .cache_dir = cache, .log_level = PE_LOG_WARN + 1};
+        assert_int_equal(pe_init(&cfg), PE_OK);
+        run_calls(want);
+        pe_trace_each(copy_entry, NULL);
+        apply_call((call_tamper)t);
+        adopt_copies();
+        pe_stats before, after;
+        pe_get_stats(&before);
+        assert_int_equal(ftruncate(log_fd, 0), 0);
+        assert_int_equal(lseek(log_fd, 0, SEEK_SET), 0);
+        fflush(stderr);
+        dup2(log_fd, STDERR_FILENO);
+        run_calls(got);
+        fflush(stderr);
+        dup2(saved_stderr, STDERR_FILENO);
+        assert_memory_equal(want, got, sizeof want);
+        pe_get_stats(&after);
+        char log[4096] = "";
+        ssize_t n = pread(log_fd, log, sizeof log - 1, 0);
+        log[n > 0 ? n : 0] = 0;
+        bool warned = strstr(log, "does not fit its batch") != NULL;
+        assert_int_equal(after.library_calls - before.library_calls, 1);
+        if (t == CALL_UNTOUCHED ? warned || after.proggen_runs != before.proggen_runs
+                                : !warned || after.proggen_runs == before.proggen_runs)
+            fail_msg("%s: %s (%s)", call_tamper_names[t], t == CALL_UNTOUCHED ? "not used" : "not refused", log);
+        free_copies();
+        pe_shutdown();
+    }
+    tu_remove_dir(cache);
+    close(saved_stderr);
+    close(log_fd);
+    unlink(log_path);
+}
+
 int main(void)
 {
     setenv("PE_AOT", "0", 1); /* the runtime is started per case */
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_saved_sequences_are_checked)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_saved_sequences_are_checked),
+                                       cmocka_unit_test(test_saved_library_calls_are_checked)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

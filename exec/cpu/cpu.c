@@ -1,7 +1,7 @@
 /* cpu.c — the CPU executor: links the CPU target's shared objects (dlopen;
  * the code it holds is progcache.c's), and runs a batch's program sequence
  * (jit/sched/batch.c provisioned it): fused kernels launched in chunks on the
- * thread pool, the interpreter for what has no kernel, partials of
+ * thread pool, library calls (exec/intrinsics), the interpreter for what has no kernel, partials of
  * reductions combined in chunk order (partials.c). */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -21,6 +21,7 @@
 #include "../base/executor.h"
 #include "../base/memory.h"
 #include "../interp/interp.h"
+#include "../intrinsics/intrinsics.h"
 #include "../../profiler/collect.h"
 static char isa[32];
 const char *pe_cpu_isa(void) { return isa; }
@@ -30,6 +31,7 @@ bool pe_cpu_executor_start(int threads)
     pe_device_info info;
     pe_detect_cpu(&info);
     snprintf(isa, sizeof isa, "%s", info.arch);
+    pe_intrinsics_set_threads(threads); /* the pool waits while a library call runs */
     return pe_pool_start(threads);
 }
 
@@ -260,6 +262,9 @@ static size_t cpu_run(pe_executor *ex, const pe_batch *b, const pe_program_seq *
             break;
         case PE_PROG_INTERP:
             computed += pe_interp_execute(pe_port_at(p->port));
+            break;
+        case PE_PROG_INTRINSIC: /* OpenBLAS, LAPACKE on the host buffers (exec/intrinsics) */
+            computed += pe_intrinsic_run(p);
             break;
         case PE_PROG_KERNEL:
             if (code[i]) {

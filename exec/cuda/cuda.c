@@ -430,6 +430,9 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
         case PE_PROG_INTERP: /* its inputs from the GPU come down first */
             computed += interpret(port);
             break;
+        case PE_PROG_INTRINSIC: /* never placed here (jit/sched/batch.c runs library calls on the CPU) */
+            for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
+            break;
         case PE_PROG_KERNEL:
             if (g->disabled || !launch(g, p, code[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
                 unlaunch(g, p);

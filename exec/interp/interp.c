@@ -11,6 +11,7 @@
 
 #include "interp.h"
 #include "refmath.h"
+#include "ref_linalg.h"
 #include "../base/error.h"
 #include "../base/executor.h"
 #include "../base/memory.h"
@@ -485,7 +486,13 @@ bool pe_interp_compute_into(pe_port *p, pe_port *const *in)
     case PE_KIND_REDUCE: run_reduce(p, in); break;
     case PE_KIND_VIEW: run_view(p, in); break;
     case PE_KIND_GENERATOR: run_generator(p, in); break;
-    case PE_KIND_INTRINSIC: case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); break;
+    case PE_KIND_INTRINSIC: {
+        char why[200];
+        pe_status code = PE_E_ARG;
+        if (!pe_ref_linalg(p, in, why, sizeof why, &code)) fail(p, code, why);
+        break;
+    }
+    case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); break;
     }
     return p->state != PE_PORT_INVALID;
 }

@@ -28,6 +28,9 @@
 #define ENTRY_GENERATOR_3(name)
 #define ENTRY_VIEW_1(name)
 #define ENTRY_VIEW_2(name)
+#define ENTRY_INTRINSIC_1(name)
+#define ENTRY_INTRINSIC_2(name)
+#define ENTRY_INTRINSIC_3(name)
 
 #define PE_OP(name, kind, arity, fusible, cost, result) ENTRY(kind, arity, name)
 #include "../../irformat/ops.def"

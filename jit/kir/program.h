@@ -11,18 +11,35 @@ typedef enum {
     PE_PROG_KERNEL, /* a fused element-wise kernel */
     PE_PROG_INTERP, /* one port computed by the reference interpreter */
     PE_PROG_SKIP,   /* a dead port: nobody can observe it */
-    PE_PROG_VIEW    /* a view the batch's kernels read through (never computed): once they ran, an
+    PE_PROG_VIEW,   /* a view the batch's kernels read through (never computed): once they ran, an
                        expression again if still visible, else nobody's (exec/base/deferred.c) */
+    PE_PROG_INTRINSIC /* one library call (exec/intrinsics) on the host buffers of its operands: the
+                         CPU executor runs it; never fused, so kernels end before it and start after */
 } pe_prog_kind;
+
+/* An intrinsic program's operands (bind, in this order; flags say which are there):
+ *   matmul: a, b, then c, alpha, beta where its epilogue alpha * (a @ b) + beta * c was fused
+ *           into the call (proggen.c); a transposed operand bound as the array it transposes;
+ *   lu (members lu and/or lu_pivots): a;  lu_solve: lu, pivots, b;  lu_cond: lu, pivots;
+ *   lu_permutation: pivots. */
+enum {
+    PE_INTR_TRANS_A = 1, /* operand a is the transpose of the array bound (cblas CblasTrans) */
+    PE_INTR_TRANS_B = 2,
+    PE_INTR_C = 4,       /* c is bound: the result is ... + beta * c */
+    PE_INTR_ALPHA = 8,   /* alpha is bound (a 0-d constant), else 1 */
+    PE_INTR_BETA = 16    /* beta is bound (a 0-d constant), else 1 */
+};
 
 typedef struct {
     pe_prog_kind kind;
-    uint32_t port;          /* INTERP, SKIP: the port; KERNEL: the last member */
+    uint32_t port;          /* INTERP, SKIP: the port; KERNEL, INTRINSIC: the last member */
     int64_t numel;          /* KERNEL: iterations */
     kir_kernel *kir;        /* KERNEL */
-    uint32_t *bind;         /* KERNEL: the port bound to each parameter */
-    uint32_t *members;      /* KERNEL: the ports it computes, in order */
+    uint32_t *bind;         /* KERNEL: the port bound to each parameter; INTRINSIC: its operands (above) */
+    uint32_t *members;      /* KERNEL, INTRINSIC: the ports it computes, in order */
     int n_members;
+    uint8_t n_bind;         /* INTRINSIC: operands bound */
+    uint8_t flags;          /* INTRINSIC: PE_INTR_* */
     int16_t *shares;        /* KERNEL, or NULL: per member, the member whose store holds its value too
                                (equal values, one store), which it shares once the kernel ran
                                (exec/base/deferred.c); -1: none */

@@ -17,7 +17,10 @@
  *     computes (out of range: a flag, see kir.h), and uniform constants are passed as scalar
  *     parameters.  A reduction along an axis ends its kernel as a full one
  *     does (launched over its results).  A port the code generator cannot
- *     emit closes the kernel and runs on the interpreter.
+ *     emit closes the kernel and runs on the interpreter.  An intrinsic
+ *     (a library call, intrinsic_plan.c) closes the kernel too: its
+ *     producers were fused into the kernels before it, its consumers go into
+ *     the kernels after it.
  * The sequence keeps queue order between programs, so every dependency is
  * met by the time a program runs. */
 #include <assert.h>
@@ -25,6 +28,7 @@
 #include <string.h>
 
 #include "proggen.h"
+#include "intrinsic_plan.h"
 #include "../codegen/codegen.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/shape.h"
@@ -535,12 +539,25 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
     *out = (pe_program_seq){0};
     pe_find_live_consumers(entries, n, epoch);
     choose_lazy_views(entries, n, epoch, rules);
+    pe_intrinsic_plan plan;
+    if (!pe_intrinsic_plan_make(entries, n, epoch, &plan)) return false;
     group g = {0};
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         uint32_t pi = entries[i].port;
         pe_port *p = pe_port_at(pi);
         if (p->state != PE_PORT_PENDING) continue;
+        const pe_intrinsic_call *call = pe_port_dead_in_batch(p) ? NULL : pe_intrinsic_plan_at(&plan, pi);
+        if (call) {
+            pe_program prog;
+            if (!close_group(&g, out) || !pe_intrinsic_program(call, &prog)) goto oom;
+            if (!seq_push(out, prog)) {
+                free(prog.members), free(prog.bind);
+                goto oom;
+            }
+            continue;
+        }
+        if (pe_intrinsic_plan_claims(&plan, pi)) continue; /* computed by a call at another position */
         if (pe_port_dead_in_batch(p)) {
             if (!seq_push(out, (pe_program){.kind = PE_PROG_SKIP, .port = pi})) goto oom;
             continue;
@@ -585,9 +602,13 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
         else if (kind == PE_KIND_VIEW) add_view_member(&g, pi);
         else add_member(&g, pi);
     }
-    if (close_group(&g, out)) return true;
+    if (close_group(&g, out)) {
+        pe_intrinsic_plan_free(&plan);
+        return true;
+    }
 oom:
     if (g.open) free(g.k);
+    pe_intrinsic_plan_free(&plan);
     pe_program_seq_free(out);
     return false;
 }

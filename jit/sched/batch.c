@@ -29,7 +29,8 @@ static void log_sequence(const pe_program_seq *seq, bool from_trace, const char 
         if (p->kind == PE_PROG_KERNEL) kir_print(p->kir, text, sizeof text);
         pe_log_message(PE_LOG_DEBUG, "program %zu%s for %s: %s %s, %lld iterations\n%s", i,
                        from_trace ? " (trace cache)" : "", where,
-                       p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : p->kind == PE_PROG_VIEW ? "view" : "skip",
+                       p->kind == PE_PROG_KERNEL ? "kernel" : p->kind == PE_PROG_INTERP ? "interp" : p->kind == PE_PROG_VIEW ? "view"
+                       : p->kind == PE_PROG_INTRINSIC ? "library call" : "skip",
                        pe_op_table[pe_port_at(p->port)->op].name, (long long)p->numel, text);
     }
 }
@@ -89,6 +90,23 @@ static int cheapest_place(const pe_batch *b, const pe_program_seq *seq)
     return place;
 }
 
+/* Whether the sequence holds a library call (PE_PROG_INTRINSIC): the CUDA
+ * executor has none yet (cuBLAS, cuSOLVER), so such a batch runs on the
+ * CPU, wherever it was asked for; one warning per run. */
+static bool calls_a_library(const pe_program_seq *seq)
+{
+    static bool warned;
+    for (size_t i = 0; i < seq->n; i++)
+        if (seq->progs[i].kind == PE_PROG_INTRINSIC) {
+            if (!warned)
+                pe_log_message(PE_LOG_WARN, "matmul and LU run on the CPU (OpenBLAS, LAPACKE): batches holding them "
+                                            "are placed there, not on the GPU");
+            warned = true;
+            return true;
+        }
+    return false;
+}
+
 /* With GPUs in use: the batch's place, then the batch there.  Sequences
  * are the same on every GPU (code is looked up per GPU); placement weighs
  * the GPU target's sequence, which is kept for the batch's next placement
@@ -101,7 +119,7 @@ static size_t with_gpus(const pe_batch *b)
     pe_program_seq seq;
     bool hit;
     if (!pe_provision_sequence(b, &pe_cuda_target, &seq, &hit)) return on_cpu(b);
-    int place = b->device > 0 ? b->device : cheapest_place(b, &seq);
+    int place = calls_a_library(&seq) ? 0 : b->device > 0 ? b->device : cheapest_place(b, &seq);
     if (place == 0 || !gpus->usable(gpus, place)) {
         if (!hit) pe_provision_remember(b, &pe_cuda_target, &seq);
         pe_program_seq_free(&seq);

@@ -401,6 +401,17 @@ static bool translate(const pe_program_seq *from, pe_program_seq *to, bool own_k
         *b = *a;
         b->port = map(a->port, ctx);
         b->bind = NULL, b->members = NULL, b->shares = NULL, b->kir = NULL;
+        if (a->kind == PE_PROG_INTRINSIC) { /* members and operands, no kernel */
+            b->members = malloc(sizeof *b->members * (size_t)a->n_members);
+            b->bind = malloc(sizeof *b->bind * (size_t)(a->n_bind ? a->n_bind : 1));
+            if (!b->members || !b->bind) {
+                pe_program_seq_free(to);
+                return false;
+            }
+            for (int m = 0; m < a->n_members; m++) b->members[m] = map(a->members[m], ctx);
+            for (int k = 0; k < a->n_bind; k++) b->bind[k] = map(a->bind[k], ctx);
+            continue;
+        }
         if (a->kind != PE_PROG_KERNEL) continue;
         b->bind = malloc(sizeof *b->bind * (size_t)a->kir->n_params);
         b->members = malloc(sizeof *b->members * (size_t)a->n_members);

@@ -81,6 +81,33 @@ static bool check_interp(checker *c, const pe_program *prog)
     return true;
 }
 
+/* A library call: its members computed here and nowhere else, the first an
+ * intrinsic, what each reads computed before it or by the call (members
+ * before it); its operands (the executor checks their shapes against the
+ * members before the call) computed before it. */
+static bool check_intrinsic(checker *c, const pe_program *prog)
+{
+    if (prog->n_members <= 0 || prog->n_members > 4 || prog->n_bind > 5 ||
+        pe_op_table[pe_port_at(prog->members[0])->op].kind != PE_KIND_INTRINSIC || !is_member(prog, prog->port))
+        return refuse(c, "a library call of another shape");
+    for (int k = 0; k < prog->n_bind; k++)
+        if (!readable(c, prog->bind[k])) return refuse(c, "a library call reads a port computed after it");
+    for (int m = 0; m < prog->n_members; m++) {
+        long pos = position(c, prog->members[m]);
+        if (pos < 0 || c->computed[pos]) return refuse(c, "a library call computes a port outside the batch or twice");
+        const pe_port *p = pe_port_at(prog->members[m]);
+        for (int k = 0; k < p->n_in; k++) {
+            bool earlier_member = false;
+            for (int e = 0; e < m; e++) earlier_member |= prog->members[e] == p->in[k];
+            long in_pos = position(c, p->in[k]); /* a transpose the call reads in place: a view never computed */
+            if (!earlier_member && !readable(c, p->in[k]) && !(in_pos >= 0 && c->deferred[in_pos]))
+                return refuse(c, "a port is computed before its operand");
+        }
+        c->computed[pos] = true;
+    }
+    return true;
+}
+
 static int64_t clamp(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 static bool check_param(checker *c, const pe_program *prog, const kir_param *param, uint32_t q_idx)
@@ -221,7 +248,9 @@ bool pe_trace_fits(const pe_program_seq *seq, const pe_entry *entries, size_t n,
     bool ok = true;
     for (size_t i = 0; i < seq->n && ok; i++) {
         const pe_program *prog = &seq->progs[i];
-        ok = prog->kind == PE_PROG_KERNEL ? check_kernel(&c, prog) : check_interp(&c, prog);
+        ok = prog->kind == PE_PROG_KERNEL      ? check_kernel(&c, prog)
+             : prog->kind == PE_PROG_INTRINSIC ? check_intrinsic(&c, prog)
+                                                : check_interp(&c, prog);
     }
     for (size_t i = 0; i < n && ok; i++) { /* every value the application can still see is computed */
         if (entries[i].kind != PE_ENTRY_COMPUTE || c.computed[i] || c.deferred[i]) continue;

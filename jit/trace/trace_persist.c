@@ -14,7 +14,8 @@
  * {"entries": [[key (bin), first_site, n_externals, fusion rules id, programs]]}, a program
  * [kind, port code, numel, members [codes], bind [codes], kernel (bin: the
  * kir_kernel of this very build, its parameters and body cut to their
- * counts), shares [member positions, or empty]].  Whatever fails a check — frame,
+ * counts; a library call's PE_INTR_* flags, an integer), shares [member
+ * positions, or empty]].  Whatever fails a check — frame,
  * checksum, counts, kernel validity — is dropped with a warning; a code that
  * does not fit a batch is caught again at instantiation. */
 #define _GNU_SOURCE
@@ -77,15 +78,17 @@ static void pack_entry(const pe_trace_record *r, void *ctx)
         msgpack_pack_uint32(pk, (uint32_t)p->kind);
         msgpack_pack_uint32(pk, p->port);
         msgpack_pack_int64(pk, p->numel);
-        bool kernel = p->kind == PE_PROG_KERNEL;
-        pack_codes(pk, kernel ? p->members : NULL, kernel ? p->n_members : 0);
-        pack_codes(pk, kernel ? p->bind : NULL, kernel ? p->kir->n_params : 0);
+        bool kernel = p->kind == PE_PROG_KERNEL, call = p->kind == PE_PROG_INTRINSIC;
+        pack_codes(pk, kernel || call ? p->members : NULL, kernel || call ? p->n_members : 0);
+        pack_codes(pk, kernel || call ? p->bind : NULL, kernel ? p->kir->n_params : call ? p->n_bind : 0);
         if (kernel) { /* the kernel's fields, then the parameters and instructions in use */
             size_t params = sizeof p->kir->params[0] * (size_t)p->kir->n_params, body = sizeof p->kir->body[0] * (size_t)p->kir->n_body;
             msgpack_pack_bin(pk, KERNEL_HEAD + params + body);
             msgpack_pack_bin_body(pk, p->kir, KERNEL_HEAD);
             msgpack_pack_bin_body(pk, p->kir->params, params);
             msgpack_pack_bin_body(pk, p->kir->body, body);
+        } else if (call) { /* which operands are there, and transposed */
+            msgpack_pack_uint32(pk, p->flags);
         } else {
             msgpack_pack_nil(pk);
         }
@@ -153,9 +156,21 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     const msgpack_object *f = pe_mp_array(r, o, "program", &n);
     if (!r->ok || n != 7) return pe_mp_fail(r, "a program is not 7 fields"), false;
     uint64_t kind = pe_mp_uint(r, &f[0], "kind");
-    if (kind > PE_PROG_VIEW) return pe_mp_fail(r, "unknown program kind"), false;
+    if (kind > PE_PROG_INTRINSIC) return pe_mp_fail(r, "unknown program kind"), false;
     *p = (pe_program){.kind = (pe_prog_kind)kind, .port = (uint32_t)pe_mp_uint(r, &f[1], "port"),
                       .numel = pe_mp_int(r, &f[2], "numel")};
+    if (p->kind == PE_PROG_INTRINSIC) { /* its members and operands are checked at the first hit (trace_check.c) */
+        uint32_t n_members, n_bind;
+        pe_mp_array(r, &f[3], "members", &n_members);
+        pe_mp_array(r, &f[4], "operands", &n_bind);
+        if (!r->ok || n_members == 0 || n_members > 4 || n_bind > 5) return pe_mp_fail(r, "a malformed library call"), false;
+        p->n_members = (int)n_members;
+        p->n_bind = (uint8_t)n_bind;
+        p->flags = (uint8_t)pe_mp_uint(r, &f[5], "flags");
+        p->members = read_codes(r, &f[3], n_members);
+        p->bind = read_codes(r, &f[4], n_bind);
+        return r->ok;
+    }
     if (p->kind != PE_PROG_KERNEL) return r->ok;
     if (f[5].type != MSGPACK_OBJECT_BIN || f[5].via.bin.size < KERNEL_HEAD) return pe_mp_fail(r, "a kernel of another build"), false;
     if (!(p->kir = calloc(1, sizeof *p->kir))) return pe_mp_fail(r, "out of memory"), false;

@@ -1,0 +1,198 @@
+/* ref_linalg.c — the reference interpreter's intrinsics: matmul and the LU
+ * family as the textbook loops, in long double, one port at a time (an lu
+ * and its lu_pivots each factor the matrix again).  No library: this is the
+ * oracle the library calls (exec/intrinsics) are checked against (PE_CHECK,
+ * pe_reference, and the fallback where a call cannot run).  The LU is
+ * right-looking with partial pivoting on the first largest |a[i][j]|, the
+ * order of LAPACK's getrf, so pivots agree but for near ties; lu_cond is
+ * the exact ||a||_1 ||a^-1||_1 (the library's is gecon's estimate). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_linalg.h"
+
+static long double get(const pe_port *p, int64_t i)
+{
+    if (!p->buf) return p->value; /* a uniform constant */
+    switch ((pe_dtype)p->dtype) {
+    case PE_F32: return ((const float *)p->buf)[i];
+    case PE_F64: return ((const double *)p->buf)[i];
+    case PE_I32: return ((const int32_t *)p->buf)[i];
+    default: return NAN;
+    }
+}
+
+static void put(pe_port *p, int64_t i, long double v)
+{
+    switch ((pe_dtype)p->dtype) {
+    case PE_F32: ((float *)p->buf)[i] = (float)v; break;
+    case PE_F64: ((double *)p->buf)[i] = (double)v; break;
+    case PE_I32: ((int32_t *)p->buf)[i] = (int32_t)v; break;
+    default: break;
+    }
+}
+
+static bool no_memory(char *why, size_t n_why, pe_status *code)
+{
+    snprintf(why, n_why, "out of memory");
+    *code = PE_E_NOMEM;
+    return false;
+}
+
+/* a's factors in place (n x n, row-major) and its pivots; false, with why,
+ * at the first zero pivot. */
+static bool factor(long double *a, int64_t n, int64_t *piv, char *why, size_t n_why, pe_status *code)
+{
+    for (int64_t j = 0; j < n; j++) {
+        int64_t p = j;
+        for (int64_t i = j + 1; i < n; i++)
+            if (fabsl(a[i * n + j]) > fabsl(a[p * n + j])) p = i;
+        piv[j] = p;
+        for (int64_t k = 0; k < n && p != j; k++) {
+            long double t = a[j * n + k];
+            a[j * n + k] = a[p * n + k], a[p * n + k] = t;
+        }
+        if (a[j * n + j] == 0) {
+            snprintf(why, n_why, "the matrix is singular: U[%lld][%lld] is exactly zero", (long long)j, (long long)j);
+            *code = PE_E_ARG;
+            return false;
+        }
+        for (int64_t i = j + 1; i < n; i++) {
+            long double l = a[i * n + j] /= a[j * n + j];
+            for (int64_t k = j + 1; k < n; k++) a[i * n + k] -= l * a[j * n + k];
+        }
+    }
+    return true;
+}
+
+/* x (n x nrhs) := a^-1 x from the factors. */
+static void solve(const long double *f, const int64_t *piv, int64_t n, long double *x, int64_t nrhs)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < nrhs && piv[i] != i; c++) {
+            long double t = x[i * nrhs + c];
+            x[i * nrhs + c] = x[piv[i] * nrhs + c], x[piv[i] * nrhs + c] = t;
+        }
+    for (int64_t c = 0; c < nrhs; c++) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < i; k++) x[i * nrhs + c] -= f[i * n + k] * x[k * nrhs + c];
+        for (int64_t i = n; i-- > 0;) {
+            for (int64_t k = i + 1; k < n; k++) x[i * nrhs + c] -= f[i * n + k] * x[k * nrhs + c];
+            x[i * nrhs + c] /= f[i * n + i];
+        }
+    }
+}
+
+/* Pivots of the port (0-based, each a row at or after its own). */
+static bool read_pivots(const pe_port *p, int64_t *piv, char *why, size_t n_why, pe_status *code)
+{
+    for (int64_t i = 0; i < p->numel; i++) {
+        piv[i] = (int64_t)get(p, i);
+        if (piv[i] < i || piv[i] >= p->numel) {
+            snprintf(why, n_why, "pivots[%lld] = %lld is not a row at or after %lld", (long long)i, (long long)piv[i], (long long)i);
+            *code = PE_E_ARG;
+            return false;
+        }
+    }
+    return true;
+}
+
+static long double *load_all(const pe_port *p)
+{
+    long double *a = malloc(sizeof *a * (size_t)(p->numel ? p->numel : 1));
+    for (int64_t i = 0; a && i < p->numel; i++) a[i] = get(p, i);
+    return a;
+}
+
+static void matmul(pe_port *p, pe_port *const *in)
+{
+    const pe_port *x = in[0], *y = in[1];
+    int64_t m = x->shape[0], k = x->shape[1], n = y->rank == 1 ? 1 : y->shape[1];
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            long double s = 0;
+            for (int64_t l = 0; l < k; l++) s += get(x, i * k + l) * get(y, l * n + j);
+            put(p, i * n + j, s);
+        }
+}
+
+bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code)
+{
+    if (p->op == PE_OP_matmul) {
+        matmul(p, in);
+        return true;
+    }
+    const pe_port *f = in[0];
+    int64_t n = p->op == PE_OP_lu_permutation ? f->numel : f->shape[0];
+    int64_t *piv = malloc(sizeof *piv * (size_t)(n ? n : 1));
+    long double *a = p->op == PE_OP_lu_permutation ? NULL : load_all(f);
+    bool ok = piv && (a || p->op == PE_OP_lu_permutation);
+    if (!ok) {
+        free(piv), free(a);
+        return no_memory(why, n_why, code);
+    }
+    switch ((pe_op)p->op) {
+    case PE_OP_lu:
+    case PE_OP_lu_pivots:
+        ok = factor(a, n, piv, why, n_why, code);
+        for (int64_t i = 0; ok && i < p->numel; i++) put(p, i, p->op == PE_OP_lu ? a[i] : (long double)piv[i]);
+        break;
+    case PE_OP_lu_solve: {
+        const pe_port *b = in[2];
+        int64_t nrhs = b->rank == 1 ? 1 : b->shape[1];
+        long double *x = load_all(b);
+        ok = x && read_pivots(in[1], piv, why, n_why, code);
+        if (!x) no_memory(why, n_why, code);
+        if (ok) solve(a, piv, n, x, nrhs);
+        for (int64_t i = 0; ok && i < p->numel; i++) put(p, i, x[i]);
+        free(x);
+        break;
+    }
+    case PE_OP_lu_cond: { /* ||L U||_1 (P keeps column sums), and a^-1's columns one by one */
+        long double *e = malloc(sizeof *e * (size_t)(n ? n : 1));
+        ok = e && read_pivots(in[1], piv, why, n_why, code);
+        if (!e) no_memory(why, n_why, code);
+        long double norm = 0, inv_norm = 0;
+        for (int64_t j = 0; ok && j < n; j++) {
+            long double col = 0;
+            for (int64_t i = 0; i < n; i++) { /* (L U)[i][j] = sum over k <= min(i, j) of L[i][k] U[k][j] */
+                long double s = 0;
+                for (int64_t k = 0; k <= (i < j ? i : j); k++) s += (k == i ? 1 : a[i * n + k]) * a[k * n + j];
+                col += fabsl(s);
+            }
+            if (col > norm) norm = col;
+            for (int64_t i = 0; i < n; i++) e[i] = 0;
+            /* column j of a^-1 = U^-1 L^-1 P e_j: solve() applies P itself */
+            e[j] = 1;
+            solve(a, piv, n, e, 1);
+            col = 0;
+            for (int64_t i = 0; i < n; i++) col += fabsl(e[i]);
+            if (col > inv_norm) inv_norm = col;
+        }
+        if (ok) put(p, 0, n == 0 ? 0 : norm * inv_norm);
+        free(e);
+        break;
+    }
+    case PE_OP_lu_permutation: {
+        ok = read_pivots(f, piv, why, n_why, code);
+        int64_t *perm = ok ? malloc(sizeof *perm * (size_t)(n ? n : 1)) : NULL;
+        if (ok && !perm) ok = no_memory(why, n_why, code);
+        for (int64_t i = 0; ok && i < n; i++) perm[i] = i;
+        for (int64_t i = 0; ok && i < n; i++) {
+            int64_t t = perm[i];
+            perm[i] = perm[piv[i]], perm[piv[i]] = t;
+        }
+        for (int64_t i = 0; ok && i < n * n; i++) put(p, i, perm[i / n] == i % n);
+        free(perm);
+        break;
+    }
+    default:
+        snprintf(why, n_why, "not an intrinsic the interpreter knows");
+        *code = PE_E_ARG;
+        ok = false;
+    }
+    free(piv), free(a);
+    return ok;
+}

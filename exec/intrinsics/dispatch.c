@@ -1,0 +1,133 @@
+/* dispatch.c — runs a library call (a PE_PROG_INTRINSIC program) on the
+ * host: the table from the catalog's intrinsic ops to the functions that
+ * call OpenBLAS (blas.c) and LAPACKE (lapack.c); operands brought to host
+ * buffers, result buffers for the members someone sees (a member a later
+ * member of the same call reads — the product inside a fused epilogue — has
+ * none), the call made without the runtime lock as a kernel is, its failure
+ * (a singular matrix) made the members' error at their caller's line, its
+ * time charged to the intrinsic's line.  A call whose operands do not fit
+ * its members (a trace file's sequence that lies) is left to the
+ * interpreter, member by member. */
+#include <stdio.h>
+#include <string.h>
+
+#include "intrinsics.h"
+#include "../base/error.h"
+#include "../interp/interp.h"
+#include "../../profiler/collect.h"
+
+typedef struct {
+    pe_op op;
+    bool (*fits)(pe_intrinsic_args *a);
+    bool (*run)(pe_intrinsic_args *a);
+} intrinsic_row;
+
+/* One row per intrinsic op of the catalog (its first member's op). */
+static const intrinsic_row table[] = {
+    {PE_OP_matmul, pe_blas_matmul_fits, pe_blas_matmul},
+    {PE_OP_lu, pe_lapack_fits, pe_lapack_lu},
+    {PE_OP_lu_pivots, pe_lapack_fits, pe_lapack_lu},
+    {PE_OP_lu_solve, pe_lapack_fits, pe_lapack_lu_solve},
+    {PE_OP_lu_cond, pe_lapack_fits, pe_lapack_lu_cond},
+    {PE_OP_lu_permutation, pe_lapack_fits, pe_lapack_lu_permutation},
+};
+
+static const intrinsic_row *row_of(pe_op op)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].op == op) return &table[i];
+    return NULL;
+}
+
+static bool read_by_later_member(const pe_program *p, int m)
+{
+    for (int later = m + 1; later < p->n_members; later++) {
+        const pe_port *q = pe_port_at(p->members[later]);
+        for (int k = 0; k < q->n_in; k++)
+            if (q->in[k] == p->members[m]) return true;
+    }
+    return false;
+}
+
+/* Members let go of their inputs, the last first (a later member holds an earlier one). */
+static void finish(const pe_program *p)
+{
+    for (int m = p->n_members; m-- > 0;) pe_port_drop_inputs(pe_port_at(p->members[m]));
+}
+
+static void fail_all(const pe_program *p, pe_status code, const char *why)
+{
+    char api[48];
+    snprintf(api, sizeof api, "pe_%s", pe_op_table[pe_port_at(p->members[0])->op].name);
+    for (int m = 0; m < p->n_members; m++) {
+        pe_port *q = pe_port_at(p->members[m]);
+        pe_port_result_drop(q);
+        q->state = PE_PORT_INVALID;
+        q->err_code = code;
+        q->err_msg = pe_format_error(q->site, api, "%s", why);
+    }
+}
+
+static size_t on_interpreter(const pe_program *p)
+{
+    size_t computed = 0;
+    for (int m = 0; m < p->n_members; m++) computed += pe_interp_execute(pe_port_at(p->members[m]));
+    return computed;
+}
+
+size_t pe_intrinsic_run(const pe_program *p)
+{
+    pe_port *members[4];
+    pe_intrinsic_args a = {.members = members, .n_members = p->n_members, .n_in = p->n_bind, .flags = p->flags};
+    if (p->n_members < 1 || p->n_members > 4 || p->n_bind > 5) return 0; /* trace_check refuses these */
+    for (int m = 0; m < p->n_members; m++) members[m] = pe_port_at(p->members[m]);
+    for (int k = 0; k < p->n_bind; k++) {
+        pe_port *q = a.in[k] = pe_port_at(p->bind[k]);
+        if (q->state == PE_PORT_READY) pe_port_host(q); /* a GPU's value: its host copy */
+        if (q->state == PE_PORT_INVALID) {
+            for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(members[m], q);
+            finish(p);
+            return 0;
+        }
+        if (!q->buf && (q->op != PE_OP_constant || q->state != PE_PORT_READY)) return on_interpreter(p); /* no value here */
+        if (!q->buf && !pe_interp_materialise(q)) { /* a uniform constant as an array operand */
+            fail_all(p, PE_E_NOMEM, "out of memory for an operand");
+            finish(p);
+            return 0;
+        }
+    }
+    const intrinsic_row *row = row_of((pe_op)members[0]->op);
+    if (!row || !row->fits(&a)) return on_interpreter(p);
+    for (int m = 0; m < p->n_members; m++) {
+        if (read_by_later_member(p, m)) continue;
+        if (!pe_port_result_buffer(members[m])) {
+            fail_all(p, PE_E_NOMEM, "out of memory for the result");
+            finish(p);
+            return 0;
+        }
+        a.out[m] = members[m]->buf;
+    }
+    /* the call touches only buffers this batch keeps alive: the application records meanwhile */
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    int depth = pe_api_suspend();
+    bool ok = row->run(&a);
+    pe_api_resume(depth);
+    pe_rt.stats.library_calls++;
+    if (pe_prof_on) {
+        for (int k = 0; k < p->n_bind; k++) a.in[k]->prof_read = true;
+        for (int m = 0; m < p->n_members; m++) members[m]->prof_stored |= a.out[m] != NULL;
+        pe_prof_library_call(members[0], t0, pe_prof_now());
+    }
+    size_t computed = 0;
+    if (!ok) {
+        fail_all(p, a.code, a.why);
+    } else {
+        for (int m = 0; m < p->n_members; m++) {
+            members[m]->state = PE_PORT_READY;
+            if (a.out[m] && pe_port_lent_for_reader(members[m]) && !pe_port_copy_lent(members[m])) continue;
+            computed++;
+        }
+    }
+    finish(p);
+    return computed;
+}

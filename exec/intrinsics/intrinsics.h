@@ -1,0 +1,41 @@
+/* intrinsics.h — the library calls (PE_PROG_INTRINSIC programs) on the
+ * host: dispatch.c runs a program (its operands' host buffers, its members'
+ * result buffers, errors at the caller's line, the profile) through the
+ * catalog's intrinsic row in its table, blas.c (OpenBLAS's cblas: matmul)
+ * and lapack.c (LAPACKE: the LU family) make the calls. */
+#ifndef PE_EXEC_INTRINSICS_H
+#define PE_EXEC_INTRINSICS_H
+
+#include "../base/runtime.h"
+#include "../../jit/kir/program.h"
+
+/* Runs one library call; returns the members computed (the rest are
+ * invalid, with the reason at the caller's line). */
+size_t pe_intrinsic_run(const pe_program *p);
+/* The libraries' own threads: as many as PE's pool, which is idle while a
+ * call runs (so the two never oversubscribe the cores). */
+void pe_intrinsics_set_threads(int threads);
+
+/* What one call reads and writes.  The library's functions below fill the
+ * members that have a buffer (out[m] non-NULL) from the operands' host
+ * buffers; they run without the runtime lock. */
+typedef struct {
+    pe_port *const *members; /* the program's members (program.h), in queue order */
+    void *out[4];            /* per member: its result buffer, or NULL where nobody sees it */
+    pe_port *in[5];          /* the operands (program.h), each with a host buffer */
+    int n_members, n_in;
+    uint8_t flags;           /* PE_INTR_* */
+    char why[200];           /* a failure's reason */
+    pe_status code;          /* ... and its code */
+} pe_intrinsic_args;
+
+/* Whether the operands fit the members (a sequence from the trace file is
+ * checked before any library reads memory); false with why set. */
+bool pe_blas_matmul_fits(pe_intrinsic_args *a);
+bool pe_blas_matmul(pe_intrinsic_args *a);
+bool pe_lapack_fits(pe_intrinsic_args *a);
+bool pe_lapack_lu(pe_intrinsic_args *a);
+bool pe_lapack_lu_solve(pe_intrinsic_args *a);
+bool pe_lapack_lu_cond(pe_intrinsic_args *a);
+bool pe_lapack_lu_permutation(pe_intrinsic_args *a);
+#endif
