@@ -336,6 +336,7 @@ inline array identity(pe_dtype t, int64_t n, site s = site()) { return detail::w
 #define PE_HPP_MAP_FLOAT(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_BOOL(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_SAME(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
+#define PE_HPP_MAP_COMPLEX(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_INDEX(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_EXPLICIT(name, arity)
 #define PE_HPP_REDUCE(name, arity, result) PE_HPP_REDUCE_##arity(name, name)
