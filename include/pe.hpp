@@ -15,7 +15,10 @@
  * header): every MAP op is a free function pe::<name>, every REDUCE op
  * pe::<name>(a) and pe::<name>(a, axis) — sum, prod, max_reduce, min_reduce,
  * mean, var, stddev, any, all, argmax, argmin, norm1, norm2, norminf; dot(a,
- * b).  C++'s operator names give four of them other names: logical_and,
+ * b), vdot(a, b).  Complex arrays (PE_C64, PE_C128: std::complex<float> /
+ * <double> in host buffers, the same layout) take pe::complex(re, im),
+ * conj, real, imag, arg and the ops pe.h lists; complex C++ scalars are no
+ * operands (make a 0-d array with pe_scalar_c).  C++'s operator names give four of them other names: logical_and,
  * logical_or, logical_not, logical_xor.  Operands are arrays or C++
  * arithmetic scalars, which are weakly typed as in C (pe.h).  Operators:
  * + - * / % (pe_mod), unary -, == != < <= > >= (PE_BOOL arrays), & | ^

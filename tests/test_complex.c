@@ -22,6 +22,12 @@
 
 #include "test_util.h"
 
+#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#define CMPLXL(x, y) __builtin_complex((long double)(x), (long double)(y))
+#endif
+
 #define N 257
 #define U64 0x1p-53
 #define U32 0x1p-24

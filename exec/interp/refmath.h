@@ -30,6 +30,11 @@ int32_t pe_ref_to_i32(double v);
  * the real part alone, the imaginary part 0).  The written-out formulas
  * a code generator would emit: */
 #ifndef __cplusplus
+/* C11's CMPLX, where <complex.h> lacks it (glibc gives it to GCC only) */
+#if !defined(CMPLX) && defined(__clang__)
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 double _Complex pe_ref_map_c(pe_op op, double _Complex a, double _Complex b, double _Complex c);
 double _Complex pe_ref_round_to_c(pe_dtype t, double _Complex v);
 double _Complex pe_ref_complex_mul(double _Complex x, double _Complex y); /* (ac - bd) + (ad + bc) i */

@@ -187,9 +187,9 @@ static uint32_t make_complex_fill(const pe_site *s, const char *api, pe_dtype t,
         if (s) pe_raise(s, PE_E_NOMEM, api, "out of memory for %zu bytes", bytes);
         return NO_SLOT;
     }
-    for (int64_t i = 0; i < n; i++) {
-        if (t == PE_C64) ((float complex *)buf)[i] = CMPLXF((float)re, (float)im);
-        else ((double complex *)buf)[i] = CMPLX(re, im);
+    for (int64_t i = 0; i < n; i++) { /* C99's layout: the real part, then the imaginary part */
+        if (t == PE_C64) ((float *)buf)[2 * i] = (float)re, ((float *)buf)[2 * i + 1] = (float)im;
+        else ((double *)buf)[2 * i] = re, ((double *)buf)[2 * i + 1] = im;
     }
     uint32_t idx = make_data(s, api, t, rank, shape);
     if (idx == NO_SLOT) {
