@@ -10,7 +10,13 @@
  * Not yet in this version (later work, not declared here so that nothing
  * unfinished links): the intrinsics fft, conv, spmv (matmul and the LU
  * family are here, on the CPU), a GPU's library calls (cuBLAS, cuSOLVER),
- * complex dtypes (PE_C64/PE_C128 are reserved and rejected).
+ * complex kernels and complex matmul/LU.
+ *
+ * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
+ * double complex (real part, then imaginary part) in every host buffer
+ * (pe_from_host, pe_adopt, pe_read, pe_map).  The interpreter computes every
+ * op with a complex operand or result, in double complex (the code
+ * generators make no complex kernels yet: docs/architecture.md).
  *
  * Threading: any number of application threads may call the API at once; a
  * scope belongs to the thread that opened it.
@@ -32,7 +38,7 @@ extern "C" {
 
 /* ---------------------------------------------------------------- types */
 
-typedef enum { PE_F32, PE_F64, PE_I32, PE_BOOL, PE_C64, PE_C128 } pe_dtype; /* complex: reserved */
+typedef enum { PE_F32, PE_F64, PE_I32, PE_BOOL, PE_C64, PE_C128 } pe_dtype;
 
 typedef struct { uint64_t h; } pe_array; /* opaque handle; (pe_array){0} is "no array" */
 typedef struct { uint64_t h; } pe_rng;
@@ -199,6 +205,14 @@ pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n);
 #define pe_fill(t, rank, shape, v) pe_fill_at(PE_HERE, (t), (rank), (shape), (v))
 #define pe_index(t, rank, shape, axis) pe_index_at(PE_HERE, (t), (rank), (shape), (axis))
 #define pe_identity(t, n) pe_identity_at(PE_HERE, (t), (n))
+/* Complex constants (t: PE_C64 or PE_C128, else PE_E_TYPE); pe_scalar and
+ * pe_fill of a complex t give re + 0i.  One with an imaginary part is
+ * stored as an array (numel elements): in a PE_MACRO body it is host data
+ * (PE_E_MACRO), pass it in as an input. */
+pe_array pe_scalar_c_at(const pe_site *s, pe_dtype t, double re, double im);
+pe_array pe_fill_c_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double re, double im);
+#define pe_scalar_c(t, re, im) pe_scalar_c_at(PE_HERE, (t), (re), (im))
+#define pe_fill_c(t, rank, shape, re, im) pe_fill_c_at(PE_HERE, (t), (rank), (shape), (re), (im))
 
 /* ------------------------------------------------------- random numbers
  *
@@ -238,7 +252,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
  * a result still to be computed is computed straight into dst, no copy
  * (what pecc's last-use marks give a plain pe_read; NumPy's out=). */
 int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
-int pe_read_f32_at(const pe_site *s, pe_array a, float *v);   /* 1-element arrays, any dtype */
+int pe_read_f32_at(const pe_site *s, pe_array a, float *v);   /* 1-element arrays, any real dtype */
 int pe_read_f64_at(const pe_site *s, pe_array a, double *v);
 const void *pe_map_at(const pe_site *s, pe_array a);          /* read-only host view until pe_unmap */
 void pe_unmap_at(const pe_site *s, pe_array a);
@@ -275,11 +289,26 @@ pe_array pe_keep_at(const pe_site *s, pe_array a);     /* moves a to the enclosi
 
 /* ------------------------------------------------ element-wise operations
  *
- * Operands may be pe_array or a C scalar (float, double, or an integer type),
- * which _Generic wraps as a "weak" 0-d constant: it takes the type of the
- * array operand of the same kind (a double with an f32 array stays f32), and
- * a floating scalar with an i32/bool array gives f32.  Otherwise shapes
- * broadcast as in NumPy and types promote bool < i32 < f32 < f64.
+ * Operands may be pe_array or a C scalar (float, double, an integer type,
+ * or in C float/double complex), which _Generic wraps as a "weak" 0-d
+ * constant: it takes the type of the array operand of the same kind (a
+ * double with an f32 array stays f32), a floating scalar with an i32/bool
+ * array gives f32, a complex scalar with a real array the complex type of
+ * its precision (f64: c128; f32, i32, bool: c64).  Otherwise shapes
+ * broadcast as in NumPy and types promote bool < i32 < f32 < f64 < c64 <
+ * c128, except that c64 with f64 gives c128 (NumPy's rule).
+ * Complex operands (irformat/ops_complex.def): add sub mul div pow neg exp
+ * log sqrt conj give the complex type; abs (hypot), arg (atan2(im, re)),
+ * real and imag the type of its parts (c64: f32, c128: f64); eq and ne
+ * bool (both parts equal); pe_cond selects complex values by a real
+ * condition; views take any dtype.  Every other op is PE_E_TYPE at the
+ * call.  mul is (ac - bd) + (ad + bc)i, div Smith's algorithm on the
+ * divisor scaled by a power of two (C99 Annex G's scaling), both without
+ * Annex G's recovery of infinities from NaN parts (but x / 0 is Annex G's
+ * infinity): (inf + 0i) * 1 is inf + NaN i, as in NumPy;
+ * exp, log, sqrt, pow are C99's cexp, clog, csqrt, cpow (principal
+ * branches, the cut of log, sqrt and pow along the negative real axis).
+ * Of a real x: conj(x) = real(x) = x, imag(x) = 0, arg(x) = atan2(0, x).
  * A C integer outside i32's range is converted as C converts it where the
  * operation computes in f32/f64, and is PE_E_ARG at the call where it
  * computes in i32 (as a condition, only its truth counts).
@@ -295,6 +324,16 @@ pe_array pe__weak_f32(float v);
 pe_array pe__weak_f64(double v);
 pe_array pe__weak_int(long long v);
 static inline pe_array pe__as_array(pe_array a) { return a; }
+#ifndef __cplusplus
+pe_array pe__weak_c64(float _Complex v);
+pe_array pe__weak_c128(double _Complex v);
+#define PE__ARG_COMPLEX                                                          \
+        float _Complex: pe__weak_c64,                                            \
+        double _Complex: pe__weak_c128,                                          \
+        long double _Complex: pe__weak_c128,
+#else
+#define PE__ARG_COMPLEX
+#endif
 /* Called by the constructors pecc adds to a program: the static IR of one
  * translation unit (docs/irformat.md).  Not for direct use. */
 void pe__register_ir(const void *blob, unsigned long len);
@@ -304,6 +343,7 @@ void pe__register_ir(const void *blob, unsigned long len);
         float: pe__weak_f32,                                                     \
         double: pe__weak_f64,                                                    \
         long double: pe__weak_f64,                                               \
+        PE__ARG_COMPLEX                                                          \
         default: pe__weak_int)(x)
 
 #define PE__DECL1(name) pe_array pe_##name##_at(const pe_site *s, pe_array a);
@@ -420,7 +460,19 @@ PE__DECL2(lt) PE__DECL2(le) PE__DECL2(gt) PE__DECL2(ge) PE__DECL2(eq) PE__DECL2(
 PE__DECL3(cond)
 pe_array pe_cast_at(const pe_site *s, pe_array a, pe_dtype t);
 #define pe_cond(c, a, b) PE__OP3(cond, c, a, b)   /* c ? a : b element-wise; type of a and b promoted */
+/* casts: real to complex gives re + 0i, complex to complex rounds each part;
+ * complex to real is PE_E_TYPE (take pe_real or pe_abs: NumPy drops the
+ * imaginary part with a warning, PE does not drop it silently) */
 #define pe_cast(a, t) pe_cast_at(PE_HERE, PE_ARG(a), (t))
+
+/* complex numbers */
+PE__DECL1(conj) PE__DECL1(real) PE__DECL1(imag) PE__DECL1(arg) PE__DECL2(complex)
+#define pe_conj(a) PE__OP1(conj, a)
+#define pe_real(a) PE__OP1(real, a)
+#define pe_imag(a) PE__OP1(imag, a)
+#define pe_arg(a) PE__OP1(arg, a)
+/* re + im i from real operands (broadcast): c128 from f64, else c64 */
+#define pe_complex(re, im) PE__OP2(complex, re, im)
 
 /* ---------------------------------------------------------- reductions
  *
@@ -428,7 +480,9 @@ pe_array pe_cast_at(const pe_site *s, pe_array a, pe_dtype t);
  * axis (negative axes count from the end).  Results are deterministic: the
  * same input gives bitwise the same result, whatever the thread count.
  * sum/prod: promoted type, at least i32.  max/min: the input type (NaN
- * propagates).  mean/var/stddev (population, ddof = 0) and the norms: at least
+ * propagates).  Of complex arrays: sum, prod, mean, pe_dot and pe_vdot
+ * (complex results; sums compensated part by part); the others are
+ * PE_E_TYPE.  mean/var/stddev (population, ddof = 0) and the norms: at least
  * f32.  any/all: PE_BOOL.  argmax/argmin: PE_I32 — the flat row-major index
  * for the full reduction, the index along the axis for _axis; the first
  * occurrence wins and a NaN counts as the extreme.  max/min/argmax/argmin of
@@ -477,9 +531,13 @@ pe_array pe_min_reduce_axis_at(const pe_site *s, pe_array a, int axis);
 #define pe_norm2_axis(a, x) pe_norm2_axis_at(PE_HERE, (a), (x))
 #define pe_norminf(a) pe_norminf_at(PE_HERE, (a))
 #define pe_norminf_axis(a, x) pe_norminf_axis_at(PE_HERE, (a), (x))
-/* pe_dot: the sum of a * b over all elements (shapes broadcast); 1-d · 1-d is the dot product. */
+/* pe_dot: the sum of a * b over all elements (shapes broadcast); 1-d · 1-d is the dot product.
+ * Complex operands are not conjugated (NumPy's dot); pe_vdot is the sum of conj(a) * b (NumPy's
+ * vdot, the inner product of C^n; of real operands the same as pe_dot). */
 pe_array pe_dot_at(const pe_site *s, pe_array a, pe_array b);
+pe_array pe_vdot_at(const pe_site *s, pe_array a, pe_array b);
 #define pe_dot(a, b) pe_dot_at(PE_HERE, PE_ARG(a), PE_ARG(b))
+#define pe_vdot(a, b) pe_vdot_at(PE_HERE, PE_ARG(a), PE_ARG(b))
 
 /* ------------------------------------------------- views and data movement
  * Views are copies in value semantics: the source array is never modified. */

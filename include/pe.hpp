@@ -15,7 +15,10 @@
  * header): every MAP op is a free function pe::<name>, every REDUCE op
  * pe::<name>(a) and pe::<name>(a, axis) — sum, prod, max_reduce, min_reduce,
  * mean, var, stddev, any, all, argmax, argmin, norm1, norm2, norminf; dot(a,
- * b).  C++'s operator names give four of them other names: logical_and,
+ * b), vdot(a, b).  Complex arrays (PE_C64, PE_C128: std::complex<float> /
+ * <double> in host buffers, the same layout) take pe::complex(re, im),
+ * conj, real, imag, arg and the ops pe.h lists; complex C++ scalars are no
+ * operands (make a 0-d array with pe_scalar_c).  C++'s operator names give four of them other names: logical_and,
  * logical_or, logical_not, logical_xor.  Operands are arrays or C++
  * arithmetic scalars, which are weakly typed as in C (pe.h).  Operators:
  * + - * / % (pe_mod), unary -, == != < <= > >= (PE_BOOL arrays), & | ^
@@ -336,6 +339,7 @@ inline array identity(pe_dtype t, int64_t n, site s = site()) { return detail::w
 #define PE_HPP_MAP_FLOAT(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_BOOL(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_SAME(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
+#define PE_HPP_MAP_COMPLEX(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_INDEX(name, arity) PE_HPP_MAP_##arity(name, PE_HPP_NAME(name))
 #define PE_HPP_MAP_EXPLICIT(name, arity)
 #define PE_HPP_REDUCE(name, arity, result) PE_HPP_REDUCE_##arity(name, name)

@@ -33,5 +33,12 @@ size_t pe_dtype_size(pe_dtype t);
 const char *pe_dtype_name(pe_dtype t);
 static inline bool pe_dtype_valid(pe_dtype t) { return (unsigned)t < PE_DTYPE__COUNT; }
 static inline bool pe_dtype_is_float(pe_dtype t) { return pe_dtype_valid(t) && pe_dtype_table[t].is_float; }
+/* Complex dtypes: an element is C99's float complex / double complex, the
+ * real part first; pe_dtype_real_part is the type of each part (c64: f32,
+ * c128: f64; a real type is its own), pe_dtype_complex_of the complex type
+ * with parts of at least t's precision (f64: c128; bool, i32, f32: c64). */
+static inline bool pe_dtype_is_complex(pe_dtype t) { return t == PE_C64 || t == PE_C128; }
+static inline pe_dtype pe_dtype_real_part(pe_dtype t) { return t == PE_C64 ? PE_F32 : t == PE_C128 ? PE_F64 : t; }
+static inline pe_dtype pe_dtype_complex_of(pe_dtype t) { return t == PE_F64 || t == PE_C128 ? PE_C128 : PE_C64; }
 
 #endif

@@ -20,6 +20,7 @@ typedef enum {
     PE_RESULT_BOOL,     /* always bool */
     PE_RESULT_SAME,     /* promoted, as is */
     PE_RESULT_INDEX,    /* i32 */
+    PE_RESULT_COMPLEX,  /* the complex type of the promoted (real) type: f64 gives c128, others c64 */
     PE_RESULT_EXPLICIT  /* given by the request */
 } pe_result_rule;
 
@@ -35,5 +36,11 @@ typedef struct {
 extern const pe_op_info pe_op_table[PE_OP__COUNT];
 
 static inline const pe_op_info *pe_op_info_of(pe_op op) { return &pe_op_table[op]; }
+
+/* Complex operands (irformat/ops_complex.def): whether `op` takes them (a
+ * view always does), and whether its result is then real (abs, arg, real,
+ * imag: the type of the parts). */
+int pe_op_takes_complex(pe_op op);
+int pe_op_complex_gives_real(pe_op op);
 
 #endif

@@ -24,6 +24,7 @@ typedef struct {
 #define ENTRY_MAP_FLOAT(arity, name) ROW(arity, name)
 #define ENTRY_MAP_BOOL(arity, name) ROW(arity, name)
 #define ENTRY_MAP_SAME(arity, name) ROW(arity, name)
+#define ENTRY_MAP_COMPLEX(arity, name) ROW(arity, name)
 #define ENTRY_MAP_EXPLICIT(arity, name)
 #define ENTRY_REDUCE_ARITH(arity, name)
 #define ENTRY_REDUCE_FLOAT(arity, name)

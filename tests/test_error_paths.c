@@ -22,9 +22,9 @@ static void test_argument_errors(void **state)
     int64_t shape[2] = {2, 2}, neg[1] = {-1};
     pe_array a = pe_f32_1d(x, 4), b = pe_f32_1d(x, 3);
     EXPECT(PE_E_SHAPE, pe_add(a, b));
-    EXPECT(PE_E_TYPE, pe_from_host(PE_C64, 1, shape, x));
+    EXPECT(PE_E_TYPE, pe_fill_c(PE_F64, 1, shape, 0, 1));
     EXPECT(PE_E_TYPE, pe_from_host((pe_dtype)42, 1, shape, x));
-    EXPECT(PE_E_TYPE, pe_fill(PE_C128, 1, shape, 0));
+    EXPECT(PE_E_TYPE, pe_scalar_c(PE_BOOL, 1, 1));
     EXPECT(PE_E_TYPE, pe_cast(a, (pe_dtype)-3));
     EXPECT(PE_E_ARG, pe_from_host(PE_F32, 2, shape, NULL));
     EXPECT(PE_E_ARG, pe_from_host(PE_F32, 2, NULL, x));

@@ -1,24 +1,38 @@
 /* shape.c — NumPy broadcasting and PE's type promotion (bool < i32 < f32 <
- * f64, with weakly typed C-scalar operands that adopt the array's type). */
+ * f64 < c64 < c128, with weakly typed C-scalar operands that adopt the
+ * array's type). */
 #include "runtime.h"
 #include "shape.h"
 
 /* The promotion order is a column of irformat/dtypes.def. */
 static int promote_rank(pe_dtype t) { return pe_dtype_valid(t) ? pe_dtype_table[t].promote_rank : 3; }
 
-pe_dtype pe_promote(pe_dtype a, pe_dtype b) { return promote_rank(a) >= promote_rank(b) ? a : b; }
+/* A complex type meets a real one as NumPy has it for f32 and f64: its
+ * parts widen to the real type's precision (c64 with f64 is c128); with
+ * bool and i32 it stays (PE's rule for reals: i32 with f32 is f32). */
+pe_dtype pe_promote(pe_dtype a, pe_dtype b)
+{
+    if (pe_dtype_is_complex(a) || pe_dtype_is_complex(b)) {
+        pe_dtype wider = promote_rank(a) >= promote_rank(b) ? a : b;
+        return a == PE_F64 || b == PE_F64 ? PE_C128 : wider;
+    }
+    return promote_rank(a) >= promote_rank(b) ? a : b;
+}
 
 /* Strong operands promote among themselves; a weak operand only raises the
  * kind: a weak float with integer or bool arrays gives f32, a weak int with
- * bool arrays gives i32.  Only weak operands: ordinary promotion. */
+ * bool arrays gives i32, a weak complex with real arrays the complex type of
+ * their precision (f32, i32, bool: c64; f64: c128).  Only weak operands:
+ * ordinary promotion. */
 pe_dtype pe_promote_operands(pe_port *const *in, int n)
 {
-    bool any_strong = false, weak_float = false, weak_int = false;
+    bool any_strong = false, weak_float = false, weak_int = false, weak_complex = false;
     pe_dtype strong = PE_BOOL, weak = PE_BOOL;
     for (int i = 0; i < n; i++) {
         if (in[i]->weak) {
             weak = pe_promote(weak, (pe_dtype)in[i]->dtype);
-            if (pe_dtype_is_float((pe_dtype)in[i]->dtype)) weak_float = true;
+            if (pe_dtype_is_complex((pe_dtype)in[i]->dtype)) weak_complex = true;
+            else if (pe_dtype_is_float((pe_dtype)in[i]->dtype)) weak_float = true;
             else if (in[i]->dtype == PE_I32) weak_int = true;
         } else {
             strong = any_strong ? pe_promote(strong, (pe_dtype)in[i]->dtype) : (pe_dtype)in[i]->dtype;
@@ -26,6 +40,8 @@ pe_dtype pe_promote_operands(pe_port *const *in, int n)
         }
     }
     if (!any_strong) return weak;
+    if (weak_complex) return pe_dtype_complex_of(strong);
+    if (weak_float && pe_dtype_is_complex(strong)) return strong;
     if (weak_float && !pe_dtype_is_float(strong)) return PE_F32;
     if (weak_int && strong == PE_BOOL) return PE_I32;
     return strong;
@@ -35,7 +51,8 @@ pe_dtype pe_compute_dtype(pe_result_rule rule, pe_dtype promoted)
 {
     switch (rule) {
     case PE_RESULT_ARITH: return promoted == PE_BOOL ? PE_I32 : promoted;
-    case PE_RESULT_FLOAT: return pe_dtype_is_float(promoted) ? promoted : PE_F32;
+    case PE_RESULT_FLOAT: return pe_dtype_is_float(promoted) || pe_dtype_is_complex(promoted) ? promoted : PE_F32;
+    case PE_RESULT_COMPLEX: return pe_dtype_real_part(pe_compute_dtype(PE_RESULT_FLOAT, promoted));
     default: return promoted;
     }
 }
@@ -45,6 +62,7 @@ pe_dtype pe_result_dtype(pe_result_rule rule, pe_dtype promoted)
     switch (rule) {
     case PE_RESULT_BOOL: return PE_BOOL;
     case PE_RESULT_INDEX: return PE_I32;
+    case PE_RESULT_COMPLEX: return pe_dtype_complex_of(pe_compute_dtype(rule, promoted));
     default: return pe_compute_dtype(rule, promoted);
     }
 }
@@ -58,6 +76,8 @@ void pe_op_types(pe_op op, pe_port *const *in, int n, pe_dtype *dtype, pe_dtype 
         promoted = op == PE_OP_cond ? pe_promote_operands(in + 1, n - 1) : pe_promote_operands(in, n);
     *ctype = pe_compute_dtype(pe_op_table[op].result, promoted);
     *dtype = pe_result_dtype(pe_op_table[op].result, promoted);
+    /* abs, arg, real, imag of a complex value are real (irformat/ops_complex.def) */
+    if (pe_dtype_is_complex(*ctype) && pe_op_complex_gives_real(op)) *dtype = pe_dtype_real_part(*ctype);
 }
 
 bool pe_broadcast_shapes(pe_port *const *in, int n, int *rank, int64_t *shape)

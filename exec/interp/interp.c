@@ -2,8 +2,12 @@
  * catalog one port at a time, in double precision (i32 and bool exactly),
  * with compensated summation in reductions.  It is the oracle that every
  * other executor is checked against, so it favours obvious correctness over
- * speed: one element at a time through load/convert/compute/store. */
+ * speed: one element at a time through load/convert/compute/store.  A
+ * port with a complex operand or result takes the complex path (load_c,
+ * store_c, pe_ref_map_c, complex sums): double complex throughout. */
 #include <assert.h>
+#include <complex.h>
+#undef complex /* the catalog has an op of that name: the types are spelt _Complex */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +61,39 @@ static void store(pe_port *p, int64_t i, double v)
     case PE_F64: ((double *)p->buf)[i] = v; break;
     case PE_I32: ((int32_t *)p->buf)[i] = pe_ref_to_i32(v); break;
     case PE_BOOL: ((uint8_t *)p->buf)[i] = v != 0; break;
-    default: break;
+    case PE_C64: ((float _Complex *)p->buf)[i] = CMPLXF((float)v, 0.0f); break; /* index, identity, fills */
+    case PE_C128: ((double _Complex *)p->buf)[i] = CMPLX(v, 0.0); break;
     }
+}
+
+/* Any dtype as a complex value (a real one: imaginary part 0; a uniform
+ * constant: its value, whose imaginary part is 0 — complex constants with
+ * one are stored arrays: jit/api/api_create.c). */
+static double _Complex load_c(const pe_port *p, int64_t i)
+{
+    if (!p->buf) return CMPLX(p->value, 0.0);
+    switch ((pe_dtype)p->dtype) {
+    case PE_C64: return ((const float _Complex *)p->buf)[i];
+    case PE_C128: return ((const double _Complex *)p->buf)[i];
+    default: return CMPLX(load(p, i), 0.0);
+    }
+}
+
+/* A complex value into any dtype (a real one: the real part). */
+static void store_c(pe_port *p, int64_t i, double _Complex v)
+{
+    switch ((pe_dtype)p->dtype) {
+    case PE_C64: ((float _Complex *)p->buf)[i] = CMPLXF((float)creal(v), (float)cimag(v)); break;
+    case PE_C128: ((double _Complex *)p->buf)[i] = v; break;
+    default: store(p, i, creal(v)); break;
+    }
+}
+
+/* One element of x copied into element o of p, whatever the dtypes (views). */
+static void copy_element(pe_port *p, int64_t o, const pe_port *x, int64_t j)
+{
+    if (pe_dtype_is_complex((pe_dtype)p->dtype)) store_c(p, o, load_c(x, j));
+    else store(p, o, load(x, j));
 }
 
 static void store_i32(pe_port *p, int64_t i, int32_t v)
@@ -145,10 +180,39 @@ static void init_space(broadcast_space *sp, pe_port *const *in, int n, int rank,
 
 /* ----------------------------------------------------------------- map */
 
+/* A map with a complex operand or result, in double _Complex. */
+static void run_map_complex(pe_port *p, pe_port *const *in)
+{
+    pe_op op = (pe_op)p->op;
+    pe_dtype ct = (pe_dtype)p->ctype;
+    broadcast_space sp;
+    init_space(&sp, in, p->n_in, p->rank, p->shape);
+    int64_t off[PE_PORT_MAX_INPUTS] = {0, 0, 0};
+    FOR_EACH_BROADCAST(&sp, o, off, {
+        double _Complex v[PE_PORT_MAX_INPUTS] = {0, 0, 0};
+        for (int k = 0; k < p->n_in; k++) {
+            v[k] = load_c(in[k], off[k]);
+            if (!(op == PE_OP_cond && k == 0) && op != PE_OP_cast) v[k] = pe_ref_round_to_c(ct, v[k]);
+        }
+        store_c(p, o, pe_ref_map_c(op, v[0], v[1], v[2]));
+    });
+}
+
+static bool any_complex(const pe_port *p, pe_port *const *in)
+{
+    bool any = pe_dtype_is_complex((pe_dtype)p->dtype) || pe_dtype_is_complex((pe_dtype)p->ctype);
+    for (int k = 0; k < p->n_in; k++) any = any || pe_dtype_is_complex((pe_dtype)in[k]->dtype);
+    return any;
+}
+
 static void run_map(pe_port *p, pe_port *const *in)
 {
     pe_op op = (pe_op)p->op;
     pe_dtype ct = (pe_dtype)p->ctype;
+    if (any_complex(p, in)) {
+        run_map_complex(p, in);
+        return;
+    }
     bool integer = ct == PE_I32 && p->dtype == PE_I32 && pe_ref_is_integer_op(op);
     broadcast_space sp;
     init_space(&sp, in, p->n_in, p->rank, p->shape);
@@ -198,6 +262,7 @@ static double reduce_one(pe_op op, bool integer, value_fn value, const void *ctx
     switch (op) {
     case PE_OP_sum:
     case PE_OP_dot:
+    case PE_OP_vdot: /* of reals: dot */
         if (integer) {
             uint32_t acc = 0; /* i32 sums wrap */
             for (int64_t k = 0; k < len; k++) acc += (uint32_t)(int32_t)value(ctx, k);
@@ -309,33 +374,83 @@ typedef struct {
     pe_port *const *in;
     pe_dtype ct;
     bool integer;
+    bool conjugate; /* vdot: conj(a) * b */
     int rank;
     int64_t shape[PE_MAX_RANK];
     int64_t stride[2][PE_MAX_RANK];
 } products;
+/* The operands' offsets of the k-th product (row-major over the broadcast shape). */
+static void product_offsets(const products *pr, int64_t k, int64_t *off0, int64_t *off1)
+{
+    int64_t idx[PE_MAX_RANK];
+    unflatten(k, pr->rank, pr->shape, idx);
+    *off0 = *off1 = 0;
+    for (int d = 0; d < pr->rank; d++) {
+        *off0 += idx[d] * pr->stride[0][d];
+        *off1 += idx[d] * pr->stride[1][d];
+    }
+}
+
 static double product_value(const void *ctx, int64_t k)
 {
     const products *pr = ctx;
-    int64_t idx[PE_MAX_RANK], off0 = 0, off1 = 0;
-    unflatten(k, pr->rank, pr->shape, idx);
-    for (int d = 0; d < pr->rank; d++) {
-        off0 += idx[d] * pr->stride[0][d];
-        off1 += idx[d] * pr->stride[1][d];
-    }
+    int64_t off0, off1;
+    product_offsets(pr, k, &off0, &off1);
     double a = pe_ref_round_to(pr->ct, load(pr->in[0], off0)), b = pe_ref_round_to(pr->ct, load(pr->in[1], off1));
     if (pr->integer) return pe_ref_map_i32(PE_OP_mul, (int32_t)a, (int32_t)b, 0);
     return a * b;
+}
+
+/* Complex reductions (sum, prod, mean, dot, vdot): sums compensated part
+ * by part, products in order by the textbook formula (pe_ref_complex_mul). */
+typedef double _Complex (*complex_value_fn)(const void *ctx, int64_t k);
+
+static double _Complex strided_value_c(const void *ctx, int64_t k)
+{
+    const strided *s = ctx;
+    return load_c(s->x, s->base + k * s->step);
+}
+
+static double _Complex product_value_c(const void *ctx, int64_t k)
+{
+    const products *pr = ctx;
+    int64_t off0, off1;
+    product_offsets(pr, k, &off0, &off1);
+    double _Complex a = pe_ref_round_to_c(pr->ct, load_c(pr->in[0], off0));
+    double _Complex b = pe_ref_round_to_c(pr->ct, load_c(pr->in[1], off1));
+    return pe_ref_complex_mul(pr->conjugate ? conj(a) : a, b);
+}
+
+static double _Complex reduce_one_c(pe_op op, complex_value_fn value, const void *ctx, int64_t len)
+{
+    if (op == PE_OP_prod) {
+        double _Complex acc = 1;
+        for (int64_t k = 0; k < len; k++) acc = pe_ref_complex_mul(acc, value(ctx, k));
+        return acc;
+    }
+    neumaier re = {0, 0}, im = {0, 0};
+    for (int64_t k = 0; k < len; k++) {
+        double _Complex v = value(ctx, k);
+        neumaier_add(&re, creal(v));
+        neumaier_add(&im, cimag(v));
+    }
+    double _Complex sum = CMPLX(neumaier_total(&re), neumaier_total(&im));
+    return op == PE_OP_mean ? CMPLX(creal(sum) / (double)len, cimag(sum) / (double)len) : sum;
 }
 
 static void run_reduce(pe_port *p, pe_port *const *in)
 {
     pe_op op = (pe_op)p->op;
     bool integer = p->ctype == PE_I32 && p->dtype == PE_I32;
-    if (op == PE_OP_dot) {
+    bool complex_values = pe_dtype_is_complex((pe_dtype)p->ctype);
+    if (op == PE_OP_dot || op == PE_OP_vdot) {
         products pr = {.in = in, .ct = (pe_dtype)p->ctype, .integer = integer};
         pe_broadcast_shapes(in, 2, &pr.rank, pr.shape);
         for (int k = 0; k < 2; k++) broadcast_strides(in[k], pr.rank, pr.shape, pr.stride[k]);
-        store(p, 0, reduce_one(op, integer, product_value, &pr, pe_shape_numel(pr.rank, pr.shape)));
+        int64_t len = pe_shape_numel(pr.rank, pr.shape);
+        pr.conjugate = op == PE_OP_vdot;
+        if (complex_values) store_c(p, 0, reduce_one_c(op, product_value_c, &pr, len));
+        else store(p, 0, reduce_one(op, integer, product_value, &pr, len));
         return;
     }
     const pe_port *x = in[0];
@@ -349,7 +464,8 @@ static void run_reduce(pe_port *p, pe_port *const *in)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             strided s = {x, o * len * inner + i, inner};
-            store(p, o * inner + i, reduce_one(op, integer, strided_value, &s, len));
+            if (complex_values) store_c(p, o * inner + i, reduce_one_c(op, strided_value_c, &s, len));
+            else store(p, o * inner + i, reduce_one(op, integer, strided_value, &s, len));
         }
 }
 
@@ -409,7 +525,7 @@ static void run_view(pe_port *p, pe_port *const *in)
                 fail(p, PE_E_ARG, what);
                 return;
             }
-            store(p, o, load(x, (int64_t)j));
+            copy_element(p, o, x, (int64_t)j);
         }
         return;
     }
@@ -419,17 +535,17 @@ static void run_view(pe_port *p, pe_port *const *in)
         for (int64_t o = 0; o < p->numel; o++) {
             unflatten(o, p->rank, p->shape, idx);
             if (idx[axis] < a->shape[axis]) {
-                store(p, o, load(a, flatten(a->rank, a->shape, idx)));
+                copy_element(p, o, a, flatten(a->rank, a->shape, idx));
             } else {
                 idx[axis] -= a->shape[axis];
-                store(p, o, load(b, flatten(b->rank, b->shape, idx)));
+                copy_element(p, o, b, flatten(b->rank, b->shape, idx));
             }
         }
         return;
     }
     for (int64_t o = 0; o < p->numel; o++) {
         unflatten(o, p->rank, p->shape, idx);
-        store(p, o, load(in[0], view_source(p, in[0], idx)));
+        copy_element(p, o, in[0], view_source(p, in[0], idx));
     }
 }
 

@@ -49,26 +49,31 @@ void pe_check_default_scales(double *scale)
     for (int t = 0; t < PE_DTYPE__COUNT; t++) scale[t] = 0;
     scale[PE_F32] = 1e-4;
     scale[PE_F64] = 1e-10;
+    scale[PE_C64] = scale[PE_F32]; /* of each part */
+    scale[PE_C128] = scale[PE_F64];
 }
 
 /* ------------------------------------------------------------ elements */
 
+/* Element i of a buffer of t; a complex buffer is seen as its parts (2i the
+ * real part of element i, 2i + 1 the imaginary part), each compared alone. */
 static double element(pe_dtype t, const void *buf, int64_t i)
 {
     switch (t) {
-    case PE_F32: return ((const float *)buf)[i];
-    case PE_F64: return ((const double *)buf)[i];
+    case PE_F32: case PE_C64: return ((const float *)buf)[i];
+    case PE_F64: case PE_C128: return ((const double *)buf)[i];
     case PE_I32: return ((const int32_t *)buf)[i];
     case PE_BOOL: return ((const uint8_t *)buf)[i];
-    default: return NAN;
     }
+    return NAN;
 }
+static int64_t parts(const pe_port *p) { return p->numel * (pe_dtype_is_complex((pe_dtype)p->dtype) ? 2 : 1); }
 
 static double largest_magnitude(const pe_port *stand)
 {
     if (!stand->buf) return fabs(stand->value);
     double m = 0;
-    for (int64_t i = 0; i < stand->numel; i++) {
+    for (int64_t i = 0; i < parts(stand); i++) {
         double v = fabs(element((pe_dtype)stand->dtype, stand->buf, i));
         if (v > m) m = v; /* NaN and infinities left out: they compare exactly */
     }
@@ -276,8 +281,9 @@ static bool first_difference(const pe_port *p, const void *fast, difference *d)
         view.buf = p->ref;
         m = fmax(m, largest_magnitude(&view));
     }
-    for (int64_t i = 0; i < p->numel; i++) {
-        double f = fast ? element(t, fast, i) : p->value, r = element(t, p->ref, i);
+    for (int64_t i = 0; i < parts(p); i++) {
+        bool imaginary_part = pe_dtype_is_complex(t) && i % 2; /* of a uniform value: 0 */
+        double f = fast ? element(t, fast, i) : imaginary_part ? 0.0 : p->value, r = element(t, p->ref, i);
         double allowed = scale * fmax(fabs(r), m);
         bool same = isnan(r) || isnan(f) ? isnan(r) && isnan(f) : isinf(r) || isinf(f) ? f == r : fabs(f - r) <= allowed;
         if (!same) {
@@ -292,10 +298,12 @@ static void describe(char *out, size_t n, const pe_port *p, const difference *d,
 {
     char shape[64];
     pe_format_shape(shape, sizeof shape, p->rank, p->shape);
+    bool cx = pe_dtype_is_complex((pe_dtype)p->dtype);
     snprintf(out, n,
-             "PE_CHECK: %s element %lld of the %s %s result differs from the reference: %.9g here, %.17g in the "
+             "PE_CHECK: %s element %lld%s of the %s %s result differs from the reference: %.9g here, %.17g in the "
              "reference (allowed error %.3g)",
-             when, (long long)d->at, pe_dtype_name((pe_dtype)p->dtype), shape, d->fast, d->ref, d->allowed);
+             when, (long long)(cx ? d->at / 2 : d->at), cx ? (d->at % 2 ? " (imaginary part)" : " (real part)") : "",
+             pe_dtype_name((pe_dtype)p->dtype), shape, d->fast, d->ref, d->allowed);
 }
 
 static void api_of(char *api, size_t n, const pe_port *p) { snprintf(api, n, "pe_%s", pe_op_table[p->op].name); }

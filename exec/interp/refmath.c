@@ -156,6 +156,12 @@ REF(eq, a == b)
 REF(ne, a != b)
 REF(cond, truth(a) ? b : c)
 REF(cast, a)
+/* of a real operand (complex ones: complexmath.c); NumPy's values */
+REF(conj, a)
+REF(real, a)
+REF(imag, 0.0)
+REF(arg, atan2(0.0, a))
+REF(complex, a) /* never asked: the result is complex (complexmath.c) */
 
 /* Only MAP rows expand to a table entry. */
 #define ENTRY_MAP(name) [PE_OP_##name] = ref_##name,
@@ -216,7 +222,7 @@ int32_t pe_ref_to_i32(double v)
 double pe_ref_round_to(pe_dtype t, double v)
 {
     switch (t) {
-    case PE_F32: return (double)(float)v;
+    case PE_F32: case PE_C64: return (double)(float)v; /* c64: a part */
     case PE_I32: return (double)pe_ref_to_i32(v);
     case PE_BOOL: return v != 0 ? 1.0 : 0.0;
     default: return v;

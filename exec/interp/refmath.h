@@ -23,4 +23,22 @@ int32_t pe_ref_map_i32(pe_op op, int32_t a, int32_t b, int32_t c);
 double pe_ref_round_to(pe_dtype t, double v);
 int32_t pe_ref_to_i32(double v);
 
+/* Complex operands and results (complexmath.c): the value of an op of
+ * irformat/ops_complex.def in double complex, operands already converted to
+ * the compute type (a real-valued result in the real part, a comparison's
+ * as 0 or 1); pe_ref_round_to_c rounds each part to dtype t's (a real t:
+ * the real part alone, the imaginary part 0).  The written-out formulas
+ * a code generator would emit: */
+#ifndef __cplusplus
+/* C11's CMPLX, where <complex.h> lacks it (glibc gives it to GCC only) */
+#if !defined(CMPLX) && defined(__clang__)
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
+double _Complex pe_ref_map_c(pe_op op, double _Complex a, double _Complex b, double _Complex c);
+double _Complex pe_ref_round_to_c(pe_dtype t, double _Complex v);
+double _Complex pe_ref_complex_mul(double _Complex x, double _Complex y); /* (ac - bd) + (ad + bc) i */
+double _Complex pe_ref_complex_div(double _Complex x, double _Complex y); /* Smith's algorithm, scaled */
+#endif
+
 #endif

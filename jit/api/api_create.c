@@ -1,6 +1,9 @@
 /* api_create.c — entry points that make arrays: from host data (copied or
- * adopted), uniform constants (pe_scalar, pe_fill, C-scalar operands) and
+ * adopted), uniform constants (pe_scalar, pe_fill, C-scalar operands),
+ * complex constants (pe_fill_c, pe_scalar_c, complex C scalars) and
  * generators (pe_index, pe_identity). */
+#include <complex.h>
+#include <math.h>
 #include <string.h>
 
 #include "../macro/macro.h"
@@ -20,7 +23,7 @@ static uint32_t make_data(const pe_site *s, const char *api, pe_dtype t, int ran
 {
     uint32_t idx = pe_port_new();
     if (idx == NO_SLOT) {
-        pe_raise(s, PE_E_NOMEM, api, "out of memory for the port table");
+        if (s) pe_raise(s, PE_E_NOMEM, api, "out of memory for the port table"); /* a C scalar: its op reports it */
         return NO_SLOT;
     }
     pe_port *p = pe_port_at(idx);
@@ -166,6 +169,77 @@ static pe_array weak_scalar(pe_dtype t, double v)
 pe_array pe__weak_f32(float v) { return weak_scalar(PE_F32, v); }
 pe_array pe__weak_f64(double v) { return weak_scalar(PE_F64, v); }
 pe_array pe__weak_int(long long v) { return weak_scalar(PE_I32, (double)v); }
+
+/* Complex constants.  A uniform constant holds one double, so a complex
+ * value with an imaginary part (a -0 one too) is a stored array of its
+ * value, filled here; one without is a uniform constant like pe_fill's
+ * (the interpreter reads it as value + 0i).  Either way the value is
+ * rounded to t's parts. */
+static bool has_imaginary_part(double im) { return im != 0 || signbit(im); }
+
+static uint32_t make_complex_fill(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape,
+                                  double re, double im)
+{
+    int64_t n = pe_shape_numel(rank, shape);
+    size_t bytes = (size_t)n * pe_dtype_size(t);
+    void *buf = pe_mem_alloc(bytes ? bytes : 1);
+    if (!buf) {
+        if (s) pe_raise(s, PE_E_NOMEM, api, "out of memory for %zu bytes", bytes);
+        return NO_SLOT;
+    }
+    for (int64_t i = 0; i < n; i++) { /* C99's layout: the real part, then the imaginary part */
+        if (t == PE_C64) ((float *)buf)[2 * i] = (float)re, ((float *)buf)[2 * i + 1] = (float)im;
+        else ((double *)buf)[2 * i] = re, ((double *)buf)[2 * i + 1] = im;
+    }
+    uint32_t idx = make_data(s, api, t, rank, shape);
+    if (idx == NO_SLOT) {
+        pe_mem_free(buf, bytes ? bytes : 1);
+        return NO_SLOT;
+    }
+    pe_port_at(idx)->buf = buf;
+    return idx;
+}
+
+pe_array pe_fill_c_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double re, double im)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_fill_c";
+    if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
+    if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_constant, pe_last_error()->code);
+    if (!pe_dtype_is_complex(t)) {
+        pe_raise(s, PE_E_TYPE, api, "%s is not a complex dtype (PE_C64 or PE_C128)", pe_dtype_name(t));
+        return pe_invalid_result(s, PE_OP_constant, PE_E_TYPE);
+    }
+    if (!has_imaginary_part(im)) return pe_fill_at(s, t, rank, shape, re);
+    if (pe_macro_refuse_host(s, api)) return pe_invalid_result(s, PE_OP_data, PE_E_MACRO);
+    uint32_t idx = make_complex_fill(s, api, t, rank, shape, re, im);
+    if (idx == NO_SLOT) return pe_invalid_result(s, PE_OP_data, PE_E_NOMEM);
+    if (pe_prof_on) pe_prof_call(s);
+    return pe_publish(idx);
+}
+
+pe_array pe_scalar_c_at(const pe_site *s, pe_dtype t, double re, double im)
+{
+    return pe_fill_c_at(PE_SITE_OR_CALLER(s), t, 0, NULL, re, im);
+}
+
+/* A complex C scalar operand: weak like a real one (it takes the array
+ * operand's precision: with f32, i32 or bool arrays c64, with f64 c128). */
+static pe_array weak_complex(pe_dtype t, double re, double im)
+{
+    if (!has_imaginary_part(im)) return weak_scalar(t, re);
+    PE_API_GUARD;
+    if (!pe_rt.initialised || pe_rt.shutting_down) return (pe_array){0};
+    uint32_t idx = make_complex_fill(NULL, "a complex C scalar", t, 0, NULL, re, im);
+    if (idx == NO_SLOT) return (pe_array){0};
+    pe_port *p = pe_port_at(idx);
+    p->weak = p->temp = true;
+    p->refs_app = 1;
+    return pe_handle_of(idx);
+}
+pe_array pe__weak_c64(float _Complex v) { return weak_complex(PE_C64, crealf(v), cimagf(v)); }
+pe_array pe__weak_c128(double _Complex v) { return weak_complex(PE_C128, creal(v), cimag(v)); }
 
 pe_array pe_index_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, int axis)
 {

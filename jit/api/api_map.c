@@ -32,6 +32,7 @@
 #define ENTRY_MAP_FLOAT(arity, name) API_MAP_##arity(name)
 #define ENTRY_MAP_BOOL(arity, name) API_MAP_##arity(name)
 #define ENTRY_MAP_SAME(arity, name) API_MAP_##arity(name)
+#define ENTRY_MAP_COMPLEX(arity, name) API_MAP_##arity(name)
 #define ENTRY_MAP_EXPLICIT(arity, name)
 #define ENTRY_REDUCE_ARITH(arity, name)
 #define ENTRY_REDUCE_FLOAT(arity, name)

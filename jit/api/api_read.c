@@ -162,6 +162,9 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
     if (!dst) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
     if (p->numel != 1)
         return pe_raise(s, PE_E_ARG, api, "the array has %lld elements, not 1", (long long)p->numel);
+    if (pe_dtype_is_complex((pe_dtype)p->dtype))
+        return pe_raise(s, PE_E_TYPE, api, "the array is %s: pe_read it into a %s complex (or take pe_real first)",
+                        pe_dtype_name((pe_dtype)p->dtype), p->dtype == PE_C64 ? "float" : "double");
     double v;
     if (!p->buf) v = p->value;
     else switch ((pe_dtype)p->dtype) {

@@ -1,6 +1,7 @@
 /* api_reduce.c — the entry points of the reductions, expanded from the
  * catalog: pe_<name>_at over all elements and pe_<name>_axis_at over one
- * axis, for every one-operand REDUCE row; pe_dot (two operands) below. */
+ * axis, for every one-operand REDUCE row; pe_dot and pe_vdot (two operands)
+ * below. */
 #include "../record/record.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/site.h"
@@ -40,4 +41,11 @@ pe_array pe_dot_at(const pe_site *s, pe_array a, pe_array b)
     PE_API_GUARD;
     pe_array in[2] = {a, b};
     return pe_record_reduce(PE_SITE_OR_CALLER(s), PE_OP_dot, in, 2, -1, false, "pe_dot");
+}
+
+pe_array pe_vdot_at(const pe_site *s, pe_array a, pe_array b)
+{
+    PE_API_GUARD;
+    pe_array in[2] = {a, b};
+    return pe_record_reduce(PE_SITE_OR_CALLER(s), PE_OP_vdot, in, 2, -1, false, "pe_vdot");
 }

@@ -112,13 +112,17 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
 #define PE_CASES_COMPOSED                                                                                   \
     case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:                     \
     case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
+/* ops whose values only the interpreter computes: arg needs a complex
+ * operand to be more than atan2(0, x), complex makes a complex result */
+#define PE_CASES_INTERPRETED_ONLY case PE_OP_arg: case PE_OP_complex:
 #define PE_CASES_NOT_ELEMENTWISE                                                                            \
     case PE_OP_data: case PE_OP_constant: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
     case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \
     case PE_OP_all: case PE_OP_argmax: case PE_OP_argmin: case PE_OP_norm1: case PE_OP_norm2:              \
-    case PE_OP_norminf: case PE_OP_dot: case PE_OP_reshape: case PE_OP_transpose: case PE_OP_slice:        \
-    case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP_matmul: case PE_OP_lu:             \
-    case PE_OP_lu_pivots: case PE_OP_lu_solve: case PE_OP_lu_cond: case PE_OP_lu_permutation: case PE_OP__COUNT:
+    case PE_OP_norminf: case PE_OP_dot: case PE_OP_vdot: case PE_OP_reshape: case PE_OP_transpose:            \
+    case PE_OP_slice: case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP_matmul:          \
+    case PE_OP_lu: case PE_OP_lu_pivots: case PE_OP_lu_solve: case PE_OP_lu_cond: case PE_OP_lu_permutation:  \
+    case PE_OP__COUNT:
 
 /* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
  * `dtype` (operand0: the dtype of the first operand, for casts): the

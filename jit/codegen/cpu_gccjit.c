@@ -523,7 +523,10 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_identity: /* row == column */
         return cast(e, bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, coordinate(e, 0), coordinate(e, 1))), PE_BOOL, rt);
     case PE_OP_random_uniform: case PE_OP_random_normal: /* emit_random, above */
+    case PE_OP_conj: case PE_OP_real: return v[0]; /* of a real operand (complex ones: the interpreter) */
+    case PE_OP_imag: return gcc_jit_context_zero(e->ctx, T);
     case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
+    PE_CASES_INTERPRETED_ONLY
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
     PE_CASES_NOT_ELEMENTWISE
         break;              /* pe_gccjit_compile refuses such kernels (pe_kernel_generatable) */

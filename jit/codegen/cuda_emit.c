@@ -347,7 +347,10 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
         else put(t, "pe_uniform_f64(%s)", w);
         break;
     }
+    case PE_OP_conj: case PE_OP_real: put(t, "%s", a[0]); break; /* of a real operand */
+    case PE_OP_imag: put(t, "(%s)0", T); break;
     case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
+    PE_CASES_INTERPRETED_ONLY
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
     PE_CASES_NOT_ELEMENTWISE
         break;              /* pe_cuda_emit refuses such kernels (pe_kernel_generatable) */

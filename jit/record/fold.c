@@ -1,7 +1,9 @@
 /* fold.c — what a request can answer at record time, without queueing work:
  *   constant folding: every operand a uniform constant (pe_scalar, pe_fill, C
  *     scalars, earlier folds) gives a uniform constant, computed by the same
- *     reference math as the interpreter (exec/interp/refmath.c);
+ *     reference math as the interpreter (exec/interp/refmath.c) — not where
+ *     a type is complex: a uniform constant holds no imaginary part, so the
+ *     interpreter computes those;
  *   strength reduction: pow(x, 2) -> x*x, pow(x, 0.5) -> sqrt(x), pow(x, 1),
  *     x*1, 1*x, x+0, 0+x, x-0, x/1 -> x.
  * A reduction applies only when the result has x's dtype and shape, so no
@@ -49,8 +51,8 @@ pe_fold_plan pe_fold_decide(pe_op op, pe_port *const *in, int n, pe_dtype dtype,
                             const int64_t *shape)
 {
     pe_fold_plan none = {PE_FOLD_NONE, 0, false, 0, PE_OP_constant};
-    bool all_const = true;
-    for (int i = 0; i < n; i++) all_const = all_const && is_const(in[i]);
+    bool all_const = !pe_dtype_is_complex(dtype) && !pe_dtype_is_complex(ctype);
+    for (int i = 0; i < n; i++) all_const = all_const && is_const(in[i]) && !pe_dtype_is_complex((pe_dtype)in[i]->dtype);
     if (all_const) {
         pe_fold_plan c = {PE_FOLD_CONSTANT, 0, false, 0, PE_OP_constant};
         c.value = folded_value(op, in, n, dtype, ctype, &c.weak);

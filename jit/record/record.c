@@ -88,12 +88,39 @@ bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n,
 
 bool pe_check_dtype(const pe_site *s, const char *api, pe_dtype t)
 {
-    if (t == PE_F32 || t == PE_F64 || t == PE_I32 || t == PE_BOOL) return true;
-    if (t == PE_C64 || t == PE_C128)
-        pe_raise(s, PE_E_TYPE, api, "complex dtypes are not supported yet");
-    else
-        pe_raise(s, PE_E_TYPE, api, "unknown dtype %d", (int)t);
+    if (pe_dtype_valid(t)) return true;
+    pe_raise(s, PE_E_TYPE, api, "unknown dtype %d", (int)t);
     return false;
+}
+
+/* Complex operands go only where irformat/ops_complex.def has a row; a
+ * condition, a gather index and pe_complex's parts must be real, and a cast
+ * from complex to real would drop the imaginary part (PE_E_TYPE, naming
+ * the calls that say which part is meant). */
+static bool check_complex(const pe_site *s, const char *api, pe_op op, pe_port *const *in, int n,
+                          pe_dtype explicit_dtype)
+{
+    for (int i = 0; i < n; i++) {
+        pe_dtype t = (pe_dtype)in[i]->dtype;
+        if (!pe_dtype_is_complex(t)) continue;
+        const char *why = NULL;
+        if (op == PE_OP_cast) {
+            if (!pe_dtype_is_complex(explicit_dtype))
+                why = "from a complex type to a real one would drop the imaginary part (take pe_real or pe_abs)";
+        } else if (!pe_op_takes_complex(op) || op == PE_OP_complex) {
+            why = "is not defined for complex operands";
+        } else if (op == PE_OP_cond && i == 0) {
+            why = "needs a real condition";
+        } else if (op == PE_OP_gather && i == 1) {
+            why = "needs a real index";
+        }
+        if (why) {
+            pe_raise(s, PE_E_TYPE, api, "%s %s (operand %d is %s)", pe_op_table[op].name, why, i + 1,
+                     pe_dtype_name(t));
+            return false;
+        }
+    }
+    return true;
 }
 
 bool pe_check_shape(const pe_site *s, const char *api, int rank, const int64_t *shape)
@@ -253,6 +280,10 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
         pe_release_temps(ins, n);
         return pe_invalid_result(s, op, PE_E_SHAPE);
     }
+    if (!check_complex(s, api, op, in, n, explicit_dtype)) {
+        pe_release_temps(ins, n);
+        return pe_invalid_result(s, op, PE_E_TYPE);
+    }
     const pe_op_info *info = &pe_op_table[op];
     pe_dtype dtype, ctype;
     bool settled;
@@ -319,6 +350,7 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
         return pe_invalid_result(s, op, PE_E_SHAPE);
     }
     if (!pe_check_shape(s, api, in_rank, in_shape)) return pe_invalid_result(s, op, PE_E_SHAPE); /* pe_dot's broadcast */
+    if (!check_complex(s, api, op, in, n, PE_BOOL)) return pe_invalid_result(s, op, PE_E_TYPE);
     int rank = 0;
     int64_t shape[PE_MAX_RANK], extent = pe_shape_numel(in_rank, in_shape);
     if (per_axis) {
