@@ -58,7 +58,7 @@ bool kir_lower(kir_kernel *k)
         }
         const pe_lowering *l = &pe_op_codegen_table[in.op].lowering;
         pe_dtype step_type = in.ctype == PE_F32 && pe_f32_in_double((pe_op)in.op) ? PE_F64 : (pe_dtype)in.ctype;
-        uint16_t ref[PE_LOWER_NONE]; /* A0..A2, then S0, S1 */
+        uint16_t ref[PE_LOWER_NONE] = {0}; /* A0..A2, then S0, S1 (zeroed: gcc -O3 cannot see that n <= 3) */
         memcpy(ref, in.a, sizeof in.a);
         /* Steps in double take an operand of another type (i32, bool) through
          * f32 first: the op's promoted type, which the reference and the
