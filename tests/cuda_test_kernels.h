@@ -175,14 +175,16 @@ static inline kir_kernel plain_reduction_kernel(pe_op op, pe_dtype ct, int64_t n
     return k;
 }
 
-/* Every reduction in every compute type both generators take it in (the
- * CPU's alone, f64 norm2 in two passes, leaves partials of its own kind). */
+/* Every reduction of the list in every compute type both generators take
+ * it in, that leaves (high, low) partials (f64 norm2 leaves chunk
+ * statistics: test_cuda_on_host's folded and multi-walk test). */
 static inline kernel_list reduction_kernels(void)
 {
     kernel_list l = {0};
     for (size_t r = 0; r < sizeof reductions / sizeof reductions[0]; r++)
         for (pe_dtype ct = PE_F32; ct <= PE_F64; ct++)
-            if (pe_cpu_can_emit(reductions[r], ct, PE_F64, ct) && pe_cuda_can_emit(reductions[r], ct, PE_F64, ct))
+            if (pe_cpu_can_emit(reductions[r], ct, PE_F64, ct) && pe_cuda_can_emit(reductions[r], ct, PE_F64, ct) &&
+                kir_partial_width(reductions[r], ct) == 2) /* f64 norm2's chunk statistics: test_folded_... */
                 add(&l, reduction_kernel(reductions[r], ct));
     return l;
 }

@@ -494,7 +494,7 @@ typedef void (*blocks_fn)(void *fn, long long n, const pe_cuda_args *a, unsigned
 /* The combiner of lib (emitted with its reduction kernels) over the
  * partials of `chunks` chunks of a reduction `op` of `numel` elements, with
  * an f64 result and with an f32 one, which must be the f64 one rounded. */
-static double combine_on_host(void *lib, pe_op op, const double *partials, int64_t chunks, int64_t numel)
+static double combine_on_host(void *lib, pe_op op, pe_dtype ct, const double *partials, int64_t chunks, int64_t numel)
 {
     blocks_fn launch = (blocks_fn)dlsym(lib, "pe_emul_launch_blocks");
     void *fn = dlsym(lib, PE_CUDA_COMBINER);
@@ -509,7 +509,7 @@ static double combine_on_host(void *lib, pe_op op, const double *partials, int64
     for (int as_f32 = 0; as_f32 < 2; as_f32++) {
         a.p[1].ptr = (unsigned long long)(uintptr_t)(as_f32 ? (void *)&f32 : (void *)&f64);
         a.p[4].value = as_f32 ? PE_F32 : PE_F64; /* the result's dtype */
-        a.p[5].value = PE_F64;                    /* the compute type: a sum's, an extreme's */
+        a.p[5].value = ct;                        /* the compute type (f64 norm2 leaves chunk statistics) */
         launch(fn, chunks, &a, 1, PE_CUDA_REDUCE_THREADS);
     }
     assert_true(memcmp(&(float){(float)f64}, &f32, sizeof f32) == 0);
@@ -579,7 +579,7 @@ static void test_reductions_run_on_the_host(void **state)
             if (op == PE_OP_mean) acc /= n, size /= n;
             if (op == PE_OP_norm2) acc = sqrtl(acc), size = sqrtl(size);
             /* combined on the host (the CPU executor's way) and by the combiner */
-            double got[2] = {pe_combine_partials(op, partials[0], chunks, n), combine_on_host(lib, op, partials[0], chunks, n)};
+            double got[2] = {pe_combine_partials(op, partials[0], chunks, n), combine_on_host(lib, op, ct, partials[0], chunks, n)};
             for (int c = 0; c < 2; c++) {
                 if (nan) {
                     assert_true(got[c] != got[c]);
@@ -632,14 +632,14 @@ static void test_combiner_runs_on_the_host(void **state)
         double want = (double)exact; /* rounded to nearest (libgcc's __floattidf) */
         for (int op = 0; op < 2; op++) { /* sum, and the host's combination alike */
             double got = op ? pe_combine_partials(PE_OP_sum, partials, chunks, numel)
-                            : combine_on_host(lib, PE_OP_sum, partials, chunks, numel);
+                            : combine_on_host(lib, PE_OP_sum, PE_F32, partials, chunks, numel);
             assert_true(fabs(got - want) <= (want == 0 ? 0 : nextafter(fabs(want), INFINITY) - fabs(want)));
         }
-        double mean = combine_on_host(lib, PE_OP_mean, partials, chunks, numel);
+        double mean = combine_on_host(lib, PE_OP_mean, PE_F32, partials, chunks, numel);
         if (chunks == 0) assert_true(mean != mean); /* 0 / 0 */
         else assert_true(fabs(mean - want / (double)numel) <= 2e-16 * fabs(want / (double)numel) + 1e-300);
         for (int64_t c = 0; c < 2 * chunks; c++) partials[c] = fabs(partials[c]); /* squares for norm2 */
-        double norm2 = combine_on_host(lib, PE_OP_norm2, partials, chunks, numel), sq = 0;
+        double norm2 = combine_on_host(lib, PE_OP_norm2, PE_F32, partials, chunks, numel), sq = 0;
         for (int64_t c = 0; c < 2 * chunks; c++) sq += partials[c];
         assert_true(fabs(norm2 - sqrt(sq)) <= 1e-12 * sqrt(sq));
         if (chunks > 3) { /* a chunk whose sum is infinite leaves (inf, NaN): IEEE's sums, not inf - inf */
@@ -648,11 +648,11 @@ static void test_combiner_runs_on_the_host(void **state)
             inf[2 * 1] = INFINITY, inf[2 * 1 + 1] = NAN;
             for (int op = 0; op < 2; op++) {
                 double got = op ? pe_combine_partials(PE_OP_sum, inf, chunks, numel)
-                                : combine_on_host(lib, PE_OP_sum, inf, chunks, numel);
+                                : combine_on_host(lib, PE_OP_sum, PE_F32, inf, chunks, numel);
                 assert_true(got == INFINITY);
             }
             inf[2 * (chunks - 1)] = -INFINITY, inf[2 * (chunks - 1) + 1] = NAN;
-            assert_true(isnan(combine_on_host(lib, PE_OP_sum, inf, chunks, numel)));
+            assert_true(isnan(combine_on_host(lib, PE_OP_sum, PE_F32, inf, chunks, numel)));
             assert_true(isnan(pe_combine_partials(PE_OP_sum, inf, chunks, numel)));
             free(inf);
         }
@@ -661,7 +661,7 @@ static void test_combiner_runs_on_the_host(void **state)
             if (nan && chunks > 3) partials[2 * (chunks / 2)] = NAN, partials[2 * (chunks - 1)] = -NAN;
             for (size_t x = 0; x < 3; x++) {
                 double host = pe_combine_partials(extremes[x], partials, chunks, numel);
-                double dev = combine_on_host(lib, extremes[x], partials, chunks, numel);
+                double dev = combine_on_host(lib, extremes[x], PE_F32, partials, chunks, numel);
                 assert_memory_equal(&host, &dev, sizeof host); /* the same NaN too */
             }
         }
@@ -805,7 +805,8 @@ static long double axis_reference(pe_op op, pe_dtype ct, pe_dtype rt, const doub
 
 /* The full reductions that fold (hi, lo) pairs (cuda_emit.c: FOLD_*):
  * float and wrapping i32 products, wrapping i32 and bool sums and i32 dot,
- * any and all, argmax and argmin; each kernel over three chunks and a part
+ * any and all, argmax and argmin; and the multi-walk ones (var, stddev, f64
+ * norm2: chunk statistics); each kernel over three chunks and a part
  * (aligned: the vector loop; misaligned: the scalar one), its partials
  * combined by the combiner, against reduce_one's value (axis_reference);
  * extremes repeated in several threads and chunks (the first index wins),
@@ -819,6 +820,8 @@ static void test_folded_full_reductions_run_on_the_host(void **state)
         {PE_OP_any, PE_I32, PE_BOOL},      {PE_OP_any, PE_BOOL, PE_BOOL},     {PE_OP_all, PE_F64, PE_BOOL},
         {PE_OP_all, PE_BOOL, PE_BOOL},     {PE_OP_argmax, PE_F32, PE_I32},    {PE_OP_argmax, PE_F64, PE_I32},
         {PE_OP_argmax, PE_I32, PE_I32},    {PE_OP_argmin, PE_F32, PE_I32},    {PE_OP_argmin, PE_I32, PE_I32},
+        {PE_OP_var, PE_F32, PE_F32},       {PE_OP_var, PE_F64, PE_F64},       {PE_OP_stddev, PE_F32, PE_F32},
+        {PE_OP_stddev, PE_F64, PE_F64},    {PE_OP_norm2, PE_F64, PE_F64},
     };
     enum { N = 2 * KIR_REDUCE_CHUNK + 1001, CHUNKS = 3 };
     kernel_list l = {0};
@@ -853,6 +856,8 @@ static void test_folded_full_reductions_run_on_the_host(void **state)
                 if (fc->op == PE_OP_prod && fc->ct != PE_I32) v = 1 + ((double)(h % 2001) - 1000) * 1e-5;
                 else if (fc->op == PE_OP_any || fc->op == PE_OP_all) v = special ? (fc->op == PE_OP_any ? 0 : 1) : (h >> 9) & 1;
                 else if (fc->op == PE_OP_argmax || fc->op == PE_OP_argmin) v = (double)(h % 1000) - 500; /* many ties */
+                else if (fc->op == PE_OP_var || fc->op == PE_OP_stddev || fc->op == PE_OP_norm2) /* an offset: Chan's deviations */
+                    v = (special ? 1e6 : 0) + ((double)(h % 20001) - 10000) * 1e-3;
                 else v = (double)(int32_t)(h ^ (h >> 13)); /* i32: sums and products wrap */
                 if (special && (fc->op == PE_OP_any || fc->op == PE_OP_all) && e == N - 3) v = fc->op == PE_OP_any; /* the last chunk decides */
                 if (fc->ct == PE_BOOL) v = v != 0;
@@ -864,7 +869,7 @@ static void test_folded_full_reductions_run_on_the_host(void **state)
                 set(in[0], fc->ct, KIR_REDUCE_CHUNK + 300, NAN), x[KIR_REDUCE_CHUNK + 300] = NAN;
                 set(in[0], fc->ct, 2 * KIR_REDUCE_CHUNK + 5, NAN), x[2 * KIR_REDUCE_CHUNK + 5] = NAN;
             }
-            double partials[2 * CHUNKS];
+            double partials[KIR_PARTIAL_WIDE * CHUNKS];
             pe_cuda_args args = {0};
             for (int j = 0; j < arity; j++) args.p[j].ptr = (unsigned long long)(uintptr_t)in[j];
             args.p[arity].ptr = (unsigned long long)(uintptr_t)partials;
@@ -888,8 +893,8 @@ static void test_folded_full_reductions_run_on_the_host(void **state)
             }
             double value = fc->rt == PE_F32 ? got.f : fc->rt == PE_F64 ? got.d : fc->rt == PE_I32 ? got.i : got.b;
             bool ok = want != want ? value != value
-                      : fc->op == PE_OP_prod && fc->ct != PE_I32
-                          ? fabsl((long double)value - want) <= (fc->rt == PE_F32 ? 1e-7L : 1e-12L) * fabsl(want)
+                      : (fc->op == PE_OP_prod && fc->ct != PE_I32) || fc->op == PE_OP_var || fc->op == PE_OP_stddev || fc->op == PE_OP_norm2
+                          ? fabsl((long double)value - want) <= (fc->rt == PE_F32 ? 1e-6L : 1e-12L) * fabsl(want)
                           : (long double)value == want;
             if (!ok) {
                 fprintf(stderr, "%s of %s (variant %d): %.17g, reference %.17Lg\n", pe_op_table[fc->op].name,
@@ -899,7 +904,8 @@ static void test_folded_full_reductions_run_on_the_host(void **state)
             free(at[0]), free(at[1]);
         }
     }
-    printf("%zu folded full reductions (products, wrapping sums, dot, any, all, argmax, argmin) run on the host: "
+    printf("%zu folded and multi-walk full reductions (products, wrapping sums, dot, any, all, argmax, argmin, var, "
+           "stddev, f64 norm2) run on the host: "
            "as reduce_one gives them\n", l.n);
     dlclose(lib);
     free(src), free(l.k);

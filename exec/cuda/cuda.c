@@ -166,7 +166,10 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
         }
     }
     long long n = p->numel, n_chunks = (n + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
-    size_t partial_bytes = sizeof(double) * 2 * (size_t)(n_chunks ? n_chunks : 1);
+    int width = 2; /* doubles a chunk's partial takes (var, stddev, f64 norm2: their chunk statistics) */
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) width = kir_partial_width((pe_op)k->body[v].op, (pe_dtype)k->body[v].ctype);
+    size_t partial_bytes = sizeof(double) * (size_t)width * (size_t)(n_chunks ? n_chunks : 1);
     CUdeviceptr partials = 0;
     if (result >= 0) {
         const pe_port *r = pe_port_at(p->bind[result]);

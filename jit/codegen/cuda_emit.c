@@ -117,6 +117,35 @@ static const char prelude[] =
     "  case 5: hi = hi != 0.0 && o != 0.0 ? 1.0 : 0.0; break;\n"
     "  case 6: case 7: if (pe_arg_takes(hi, lo, o, ol, f == 7)) hi = o, lo = ol; break;\n"
     "  } }\n"
+    /* the multi-walk full reductions (var, stddev, f64 norm2): a block's
+     * compensated sum and its largest value, every thread given the result
+     * (a fixed tree: within each warp, then warp 0 over the warps) */
+    "static __device__ void pe_block_sum(double &hi, double &lo, double *sh_hi, double *sh_lo) {\n"
+    "  for (int d = 16; d > 0; d >>= 1) {\n"
+    "    const double o = __shfl_down_sync(0xffffffffu, hi, d), ol = __shfl_down_sync(0xffffffffu, lo, d);\n"
+    "    pe_two_sum(hi, lo, o); lo += ol; }\n"
+    "  __syncthreads();\n"
+    "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = hi, sh_lo[threadIdx.x >> 5] = lo;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x < 32) {\n"
+    "    hi = threadIdx.x < blockDim.x / 32 ? sh_hi[threadIdx.x] : 0.0, lo = threadIdx.x < blockDim.x / 32 ? sh_lo[threadIdx.x] : 0.0;\n"
+    "    for (int d = 16; d > 0; d >>= 1) {\n"
+    "      const double o = __shfl_down_sync(0xffffffffu, hi, d), ol = __shfl_down_sync(0xffffffffu, lo, d);\n"
+    "      pe_two_sum(hi, lo, o); lo += ol; }\n"
+    "    if (threadIdx.x == 0) sh_hi[0] = hi, sh_lo[0] = lo; }\n"
+    "  __syncthreads();\n"
+    "  hi = sh_hi[0], lo = sh_lo[0]; }\n"
+    "static __device__ void pe_block_max(double &m, double *sh) {\n"
+    "  for (int d = 16; d > 0; d >>= 1) { const double o = __shfl_down_sync(0xffffffffu, m, d); if (!(o <= m)) m = o; }\n"
+    "  __syncthreads();\n"
+    "  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = m;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x < 32) {\n"
+    "    m = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : 0.0;\n"
+    "    for (int d = 16; d > 0; d >>= 1) { const double o = __shfl_down_sync(0xffffffffu, m, d); if (!(o <= m)) m = o; }\n"
+    "    if (threadIdx.x == 0) sh[0] = m; }\n"
+    "  __syncthreads();\n"
+    "  m = sh[0]; }\n"
     /* asec, acsc: the forms of codegen.h */
     "static __device__ __forceinline__ double pe_asec(double x) {\n"
     "  if (!(fabs(x) < " PE_TEXT(PE_ASEC_ACSC_NEAR) ")) return acos(1.0 / x);\n"
@@ -514,11 +543,10 @@ static void emit_axis_update(emitter *e, const kir_inst *r)
 }
 
 /* How a full (all-element) reduction accumulates: the column's double (sum,
- * mean, extremes, norms but f64 norm2: emit_reduce), or as an axis
+ * mean, extremes, norms but f64 norm2: emit_reduce), as an axis
  * reduction's accumulator (wrapping i32 sums, products and dot; float
- * products; any; all; argmax and argmin, by flat index).  var, stddev and
- * f64 norm2 take several walks over the elements: not emitted as full
- * reductions (ops_codegen.def's cuda column: NONE, F32). */
+ * products; any; all; argmax and argmin, by flat index), or in several
+ * walks over each chunk (var, stddev, f64 norm2: emit_multi_walk_kernel). */
 static axis_kind full_kind_of(const kir_inst *r)
 {
     pe_op op = (pe_op)r->op;
@@ -919,6 +947,55 @@ static void emit_axis_kernel(emitter *e, const char *name)
     put(t, "  }\n}\n");
 }
 
+/* A full var, stddev or f64 norm2: one block per chunk, as the other full
+ * reductions, walking its chunk's elements several times (the element body
+ * again each walk, stores in the first), the block's values shared between
+ * walks (pe_block_sum, pe_block_max).  It leaves the CPU kernels' chunk
+ * statistics (kir.h, KIR_PARTIAL_WIDE doubles a chunk), which the combiner
+ * folds in chunk order as exec/cpu/partials.c does:
+ *   var, stddev: the chunk's sum (high, low), the exponent e of its largest
+ *     deviation from its mean, its deviations' squares scaled by 2^-2e;
+ *   f64 norm2: its largest magnitude (NaN if it holds one), its squares
+ *     divided by that (sum, compensation), 0. */
+static void emit_multi_walk_kernel(emitter *e, const char *name, const kir_inst *r)
+{
+    text *t = e->t;
+    int width = KIR_PARTIAL_WIDE;
+    bool var = full_kind_of(r) == AX_VAR;
+    put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
+        PE_CUDA_REDUCE_THREADS, name);
+    put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", PE_CUDA_REDUCE_THREADS / 32, PE_CUDA_REDUCE_THREADS / 32);
+    put(t, "  const long long begin = (long long)blockIdx.x * %dLL;\n", KIR_REDUCE_CHUNK);
+    put(t, "  const long long end = n < begin + %dLL ? n : begin + %dLL;\n", KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK);
+    emit_axis_state(t, r);
+    const char *walk = "  for (long long i = begin + threadIdx.x; i < end; i += %d) {\n";
+    for (e->pass = 0; e->pass < axis_passes(full_kind_of(r)); e->pass++) {
+        if (var && e->pass == 1) /* the chunk's mean, from its sum */
+            put(t, "  pe_block_sum(acc, comp, sh_hi, sh_lo);\n"
+                   "  const double sum_hi = acc, sum_lo = comp;\n"
+                   "  mean = (pe_finite(acc) ? acc + comp : acc) / (double)(end - begin);\n");
+        if (var && e->pass == 2) /* deviations scaled by a power of two: squares neither overflow nor underflow */
+            put(t, "  pe_block_max(largest, sh_hi);\n"
+                   "  ex = largest > 0.0 && pe_finite(largest) ? ilogb(largest) : 0;\n  acc = 0.0, comp = 0.0;\n");
+        if (!var && e->pass == 1)
+            put(t, "  { double flag = nan ? 1.0 : 0.0; pe_block_max(flag, sh_lo); nan = flag != 0.0; }\n"
+                   "  pe_block_max(scale, sh_hi);\n"
+                   "  if (!nan && scale > 0.0 && pe_finite(scale))\n");
+        put(t, walk, PE_CUDA_REDUCE_THREADS);
+        emit_body(e);
+        memset(e->has_tail, 0, sizeof e->has_tail); /* those were this walk's */
+        put(t, "  }\n");
+    }
+    e->pass = 0;
+    put(t, "  pe_block_sum(acc, comp, sh_hi, sh_lo);\n");
+    put(t, "  if (threadIdx.x == 0) {\n    double *part = (double *)a.p[%d].ptr + %d * blockIdx.x;\n", r->a[0], width);
+    if (var)
+        put(t, "    part[0] = sum_hi, part[1] = sum_lo, part[2] = (double)ex, part[3] = pe_finite(acc) ? acc + comp : acc;\n");
+    else
+        put(t, "    part[0] = nan ? __longlong_as_double(0x7ff8000000000000LL) : scale, part[1] = acc, part[2] = comp, part[3] = 0.0;\n");
+    put(t, "  }\n}\n");
+}
+
 static void emit_kernel(text *t, const kir_kernel *k)
 {
     emitter e = {.t = t, .k = k, .perturbed_op = pe_codegen_perturbed_op()};
@@ -937,6 +1014,10 @@ static void emit_kernel(text *t, const kir_kernel *k)
         put(t, "  for (long long i = start + first; i < n; i += stride) {\n");
         emit_body(&e);
         put(t, "  }\n}\n");
+        return;
+    }
+    if (axis_passes(full_kind_of(r)) > 1) {
+        emit_multi_walk_kernel(&e, name, r);
         return;
     }
     pe_op op = (pe_op)r->op;
@@ -989,6 +1070,59 @@ static void emit_kernel(text *t, const kir_kernel *k)
     put(t, "    ((double *)a.p[%d].ptr)[2 * blockIdx.x + 1] = comp;\n  }\n}\n", r->a[0]);
 }
 
+/* The combiner's branch for the multi-walk reductions' chunk statistics
+ * (emit_multi_walk_kernel): thread 0 alone, in chunk order, the steps of
+ * exec/cpu/partials.c's variance and scaled_norm2 (a chunk's mean minus the
+ * mean from its sum without rounding the chunk's mean first; Chan's sum of
+ * squared deviations scaled by 2^-2E for the largest exponent E met; norm2
+ * rescaled to the largest chunk's scale). */
+static void emit_combine_statistics(text *t)
+{
+    put(t, "  if (op == %d || op == %d || (op == %d && (int)a.p[5].value == %d)) {\n", PE_OP_var, PE_OP_stddev, PE_OP_norm2, PE_F64);
+    put(t, "    if (threadIdx.x != 0) return;\n"
+           "    const long long numel = (long long)a.p[2].value;\n"
+           "    double v, sum = 0.0, comp = 0.0;\n");
+    put(t, "    if (op == %d) {\n", PE_OP_norm2);
+    put(t, "      double scale = 0.0; bool nan = false;\n"
+           "      for (long long c = 0; c < n && !nan; c++) { const double s = part[%d * c]; if (s != s) nan = true, scale = s; else if (s > scale) scale = s; }\n"
+           "      if (nan || scale == 0.0 || !pe_finite(scale)) v = scale;\n"
+           "      else {\n"
+           "        for (long long c = 0; c < n; c++) {\n"
+           "          const double *at = part + %d * c, r = at[0] / scale, q = pe_finite(at[1]) ? at[1] + at[2] : at[1];\n"
+           "          pe_two_sum(sum, comp, r * r * q); }\n"
+           "        v = scale * sqrt(pe_finite(sum) ? sum + comp : sum); }\n"
+           "    } else {\n", KIR_PARTIAL_WIDE, KIR_PARTIAL_WIDE);
+    put(t, "      for (long long c = 0; c < n; c++)\n"
+           "        for (int h = 0; h < 2; h++) { const double *at = part + %d * c; pe_two_sum(sum, comp, h && !pe_finite(at[0]) ? 0.0 : at[h]); }\n"
+           "      const double mean = (pe_finite(sum) ? sum + comp : sum) / (double)numel;\n"
+           "      int big = 0;\n", KIR_PARTIAL_WIDE);
+    put(t, "      for (int w = 0; w < 2; w++) {\n"
+           "        sum = 0.0, comp = 0.0;\n"
+           "        for (long long c = 0; c < n; c++) {\n"
+           "          const double *at = part + %d * c;\n"
+           "          const long long n_c = numel - c * %dLL < %dLL ? numel - c * %dLL : %dLL;\n"
+           "          double dev;\n"
+           "          if (!pe_finite(at[0]) || !pe_finite(mean)) dev = at[0] / (double)n_c - mean;\n"
+           "          else { const double p = (double)n_c * mean, p_err = fma((double)n_c, mean, -p); dev = ((at[0] - p) - p_err + at[1]) / (double)n_c; }\n"
+           "          if (w == 0) {\n"
+           "            int ec = (int)at[2];\n"
+           "            const double d = fabs(dev);\n"
+           "            if (d > 0.0 && pe_finite(d) && ilogb(d) > ec) ec = ilogb(d);\n"
+           "            if (c == 0 || ec > big) big = ec;\n"
+           "          } else {\n"
+           "            const double d = ldexp(dev, -big);\n"
+           "            pe_two_sum(sum, comp, ldexp(at[3], 2 * ((int)at[2] - big)));\n"
+           "            pe_two_sum(sum, comp, (double)n_c * d * d);\n"
+           "          } } }\n",
+        KIR_PARTIAL_WIDE, KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK, KIR_REDUCE_CHUNK);
+    put(t, "      const double scaled = (pe_finite(sum) ? sum + comp : sum) / (double)numel;\n"
+           "      v = op == %d ? ldexp(scaled, 2 * big) : ldexp(sqrt(scaled), big);\n"
+           "    }\n", PE_OP_var);
+    put(t, "    if (rt == %d) *(float *)a.p[1].ptr = (float)v;\n"
+           "    else *(double *)a.p[1].ptr = v;\n"
+           "    return;\n  }\n", PE_F32);
+}
+
 /* The combiner (cuda_emit.h): thread t takes the t-th contiguous run of
  * the values in order (the chunks' high and low parts for sums, their highs
  * for extremes, their (hi, lo) pairs for the other reductions: pe_fold),
@@ -1021,6 +1155,7 @@ static void emit_combiner(text *t)
     put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
     put(t, "  const double *part = (const double *)a.p[0].ptr;\n"
            "  const int op = (int)a.p[3].value, rt = (int)a.p[4].value, fold = pe_fold_of(op, (int)a.p[5].value);\n");
+    emit_combine_statistics(t);
     put(t, "  const bool is_min = op == %d, extreme = !fold && (is_min || op == %d || op == %d);\n", PE_OP_min_reduce,
         PE_OP_max_reduce, PE_OP_norminf);
     put(t, "  const double none = fold == %d || fold == %d || fold == %d ? 1.0\n"

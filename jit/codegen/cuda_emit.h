@@ -16,7 +16,8 @@
  * threads per KIR_REDUCE_CHUNK elements (grid = ceil(n / chunk)); block c
  * writes its chunk's (high, low) partial to partials[2c], partials[2c + 1]
  * (argmax, argmin: the extreme and its flat index; products, wrapped sums,
- * any, all: the value and 0),
+ * any, all: the value and 0; var, stddev and f64 norm2 write
+ * KIR_PARTIAL_WIDE doubles a chunk instead, kir.h's chunk statistics),
  * in a fixed combination order, so the result does not depend on the GPU
  * (the order within a chunk depends on whether its arrays are 16-byte
  * aligned, i.e. on the vector loop: a view at an odd offset may differ from
