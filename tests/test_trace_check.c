@@ -200,16 +200,51 @@ static void apply(tamper t)
     }
 }
 
+/* stderr caught in a file while one run is watched (the runtime's warnings). */
+typedef struct {
+    char path[32];
+    int fd, saved_stderr;
+} caught_log;
+
+static void log_open(caught_log *l)
+{
+    snprintf(l->path, sizeof l->path, "/tmp/pe-trace-check-XXXXXX");
+    l->fd = mkstemp(l->path);
+    assert_true(l->fd >= 0);
+    l->saved_stderr = dup(STDERR_FILENO);
+}
+
+static void log_watch(caught_log *l) /* from empty */
+{
+    assert_int_equal(ftruncate(l->fd, 0), 0);
+    assert_int_equal(lseek(l->fd, 0, SEEK_SET), 0);
+    fflush(stderr);
+    dup2(l->fd, STDERR_FILENO);
+}
+
+static void log_unwatch(caught_log *l, char *text, size_t size) /* what it caught, as a string */
+{
+    fflush(stderr);
+    dup2(l->saved_stderr, STDERR_FILENO);
+    ssize_t got = pread(l->fd, text, size - 1, 0);
+    text[got > 0 ? got : 0] = 0;
+}
+
+static void log_close(caught_log *l)
+{
+    close(l->saved_stderr);
+    close(l->fd);
+    unlink(l->path);
+}
+
 static void test_saved_sequences_are_checked(void **state)
 {
     (void)state;
     for (int i = 0; i < N; i++) x[i] = (float)((i * 37) % 101) - 50.0f, y[i] = (float)((i * 13) % 97);
     float *out = malloc(sizeof(float) * N), *out2 = malloc(sizeof(float) * N);
     double total;
-    char log_path[] = "/tmp/pe-trace-check-XXXXXX";
-    int log_fd = mkstemp(log_path);
-    assert_true(log_fd >= 0);
-    int saved_stderr = dup(STDERR_FILENO);
+    caught_log caught;
+    log_open(&caught);
     char cache[] = "/tmp/pe-trace-check-cache-XXXXXX"; /* kernels compiled once; no trace file from elsewhere */
     assert_non_null(mkdtemp(cache));
     for (int t = 0; t < N_CASES; t++) {
@@ -223,19 +258,13 @@ static void test_saved_sequences_are_checked(void **state)
         adopt_copies();
         pe_stats before, after;
         pe_get_stats(&before);
-        assert_int_equal(ftruncate(log_fd, 0), 0);
-        assert_int_equal(lseek(log_fd, 0, SEEK_SET), 0);
-        fflush(stderr);
-        dup2(log_fd, STDERR_FILENO);
+        log_watch(&caught);
         memset(out, 0, sizeof(float) * N);
         run_program(out, out2, &total);
-        fflush(stderr);
-        dup2(saved_stderr, STDERR_FILENO);
+        char log[4096];
+        log_unwatch(&caught, log, sizeof log);
         check_values(out, out2, total);
         pe_get_stats(&after);
-        char log[4096] = "";
-        ssize_t got = pread(log_fd, log, sizeof log - 1, 0);
-        log[got > 0 ? got : 0] = 0;
         bool warned = strstr(log, "does not fit its batch") != NULL;
         if (t == UNTOUCHED) {
             if (warned || after.proggen_runs != before.proggen_runs)
@@ -249,9 +278,7 @@ static void test_saved_sequences_are_checked(void **state)
         pe_shutdown();
     }
     tu_remove_dir(cache);
-    close(saved_stderr);
-    close(log_fd);
-    unlink(log_path);
+    log_close(&caught);
     free(out), free(out2);
 }
 
@@ -296,10 +323,8 @@ static void test_saved_library_calls_are_checked(void **state)
     (void)state;
     enum { M = 12 };
     double want[M * M], got[M * M];
-    char log_path[] = "/tmp/pe-trace-check-XXXXXX";
-    int log_fd = mkstemp(log_path);
-    assert_true(log_fd >= 0);
-    int saved_stderr = dup(STDERR_FILENO);
+    caught_log caught;
+    log_open(&caught);
     char cache[] = "/tmp/pe-trace-check-cache-XXXXXX";
     assert_non_null(mkdtemp(cache));
     for (int t = 0; t < N_CALL_CASES; t++) {
@@ -311,18 +336,12 @@ static void test_saved_library_calls_are_checked(void **state)
         adopt_copies();
         pe_stats before, after;
         pe_get_stats(&before);
-        assert_int_equal(ftruncate(log_fd, 0), 0);
-        assert_int_equal(lseek(log_fd, 0, SEEK_SET), 0);
-        fflush(stderr);
-        dup2(log_fd, STDERR_FILENO);
+        log_watch(&caught);
         run_calls(got);
-        fflush(stderr);
-        dup2(saved_stderr, STDERR_FILENO);
+        char log[4096];
+        log_unwatch(&caught, log, sizeof log);
         assert_memory_equal(want, got, sizeof want);
         pe_get_stats(&after);
-        char log[4096] = "";
-        ssize_t n = pread(log_fd, log, sizeof log - 1, 0);
-        log[n > 0 ? n : 0] = 0;
         bool warned = strstr(log, "does not fit its batch") != NULL;
         assert_int_equal(after.library_calls - before.library_calls, 1);
         if (t == CALL_UNTOUCHED ? warned || after.proggen_runs != before.proggen_runs
@@ -332,9 +351,7 @@ static void test_saved_library_calls_are_checked(void **state)
         pe_shutdown();
     }
     tu_remove_dir(cache);
-    close(saved_stderr);
-    close(log_fd);
-    unlink(log_path);
+    log_close(&caught);
 }
 
 int main(void)

@@ -166,9 +166,9 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
         }
     }
     long long n = p->numel, n_chunks = (n + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK;
-    int width = 2; /* doubles a chunk's partial takes (var, stddev, f64 norm2: their chunk statistics) */
-    for (int v = 0; v < k->n_body; v++)
-        if (k->body[v].kind == KIR_REDUCE) width = kir_partial_width((pe_op)k->body[v].op, (pe_dtype)k->body[v].ctype);
+    const kir_inst *reduce = kir_reduction_of(k);
+    /* doubles a chunk's partial takes (var, stddev, f64 norm2: their chunk statistics) */
+    int width = reduce ? kir_partial_width((pe_op)reduce->op, (pe_dtype)reduce->ctype) : 2;
     size_t partial_bytes = sizeof(double) * (size_t)width * (size_t)(n_chunks ? n_chunks : 1);
     CUdeviceptr partials = 0;
     if (result >= 0) {
@@ -179,8 +179,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
         combine_args.p[2].value = (double)n;
         combine_args.p[3].value = r->op;
         combine_args.p[4].value = r->dtype;
-        for (int v = 0; v < k->n_body; v++) /* the reduction's compute type: which way the combiner folds */
-            if (k->body[v].kind == KIR_REDUCE) combine_args.p[5].value = k->body[v].ctype;
+        combine_args.p[5].value = reduce->ctype; /* which way the combiner folds */
         args.p[result].ptr = partials; /* the kernel writes the partials */
     }
     void *params[] = {&n, &args}, *combine_params[] = {&n_chunks, &combine_args};

@@ -31,13 +31,7 @@ const void *pe_cuda_linked(pe_executor *ex, int place, const kir_kernel *k)
 
 /* A full reduction (its partials have a combiner; an axis reduction's
  * kernel stores its results itself). */
-static bool is_reduction(const kir_kernel *k)
-{
-    if (k->axis_reduction) return false;
-    for (int v = 0; v < k->n_body; v++)
-        if (k->body[v].kind == KIR_REDUCE) return true;
-    return false;
-}
+static bool is_reduction(const kir_kernel *k) { return !k->axis_reduction && kir_reduction_of(k); }
 
 /* Kernel k's function in a module (and its combiner, for a reduction). */
 static CUresult functions_of(CUmodule module, const kir_kernel *k, compiled *c)

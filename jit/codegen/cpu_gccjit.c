@@ -1220,12 +1220,6 @@ static gcc_jit_block *emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue
     return done;
 }
 
-static const kir_inst *reduction_of(const kir_kernel *k)
-{
-    for (int v = 0; v < k->n_body; v++)
-        if (k->body[v].kind == KIR_REDUCE) return &k->body[v];
-    return NULL;
-}
 
 static gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
 {
@@ -1256,7 +1250,7 @@ static void lane_locals(emitter *e, const kir_inst *reduce, int n_lanes, bool wi
  * order for each (the same result for any launch). */
 static gcc_jit_block *emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
-    const kir_inst *reduce = reduction_of(k);
+    const kir_inst *reduce = kir_reduction_of(k);
     int a = k->reduce_axis, last = k->rank - 1;
     int64_t len = k->shape[a], n_last = k->shape[last];
     bool with_comp = compensated(reduce);
@@ -1582,7 +1576,7 @@ static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *be
  * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
 static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
-    const kir_inst *reduce = reduction_of(k);
+    const kir_inst *reduce = kir_reduction_of(k);
     gcc_jit_block *entry = e->cur;
     gcc_jit_block *cond = block(e, "cond"), *body = block(e, "body"), *done = block(e, "done");
     e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
@@ -1726,7 +1720,7 @@ static gcc_jit_rvalue *ldexp_(emitter *e, gcc_jit_rvalue *x, gcc_jit_rvalue *exp
  * reference's value for f64). */
 static gcc_jit_block *emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
-    const kir_inst *reduce = reduction_of(k);
+    const kir_inst *reduce = kir_reduction_of(k);
     int a = k->reduce_axis, last = k->rank - 1;
     int64_t len = k->shape[a], n_last = k->shape[last];
     gcc_jit_lvalue *o = long_local(e, "o", begin);
@@ -1769,7 +1763,7 @@ static gcc_jit_block *emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_
  * or rescaled, partials.c). */
 static gcc_jit_block *emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
-    const kir_inst *reduce = reduction_of(k);
+    const kir_inst *reduce = kir_reduction_of(k);
     walk w = {.axis = -1, .start = begin};
     gcc_jit_rvalue *n = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, end, begin), e->t_long);
     pass_stats st = emit_passes(e, k, reduce, &w, n, to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, n, e->t_double), e->t_double));
@@ -1826,7 +1820,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
         if (k->params[p].kind == KIR_OUT_FLAG) flag = p;
     e->bad = flag >= 0 ? init_local(e, e->t_u32, "bad", gcc_jit_context_zero(e->ctx, e->t_u32)) : NULL;
     gcc_jit_rvalue *begin = gcc_jit_param_as_rvalue(params[0]), *end = gcc_jit_param_as_rvalue(params[1]);
-    const kir_inst *reduce = reduction_of(k);
+    const kir_inst *reduce = kir_reduction_of(k);
     e->rows = k->rank > 0 && (!reduce || k->axis_reduction);
     gcc_jit_block *done;
     if (row_kernel(k)) done = emit_row_passes(e, k, begin, end);

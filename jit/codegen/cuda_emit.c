@@ -120,29 +120,31 @@ static const char prelude[] =
     /* the multi-walk full reductions (var, stddev, f64 norm2): a block's
      * compensated sum and its largest value, every thread given the result
      * (a fixed tree: within each warp, then warp 0 over the warps) */
-    "static __device__ void pe_block_sum(double &hi, double &lo, double *sh_hi, double *sh_lo) {\n"
+    "static __device__ __forceinline__ void pe_warp_sum(double &hi, double &lo) {\n"
     "  for (int d = 16; d > 0; d >>= 1) {\n"
     "    const double o = __shfl_down_sync(0xffffffffu, hi, d), ol = __shfl_down_sync(0xffffffffu, lo, d);\n"
-    "    pe_two_sum(hi, lo, o); lo += ol; }\n"
+    "    pe_two_sum(hi, lo, o); lo += ol; } }\n"
+    "static __device__ __forceinline__ void pe_warp_max(double &m) {\n"
+    "  for (int d = 16; d > 0; d >>= 1) { const double o = __shfl_down_sync(0xffffffffu, m, d); if (!(o <= m)) m = o; } }\n"
+    "static __device__ void pe_block_sum(double &hi, double &lo, double *sh_hi, double *sh_lo) {\n"
+    "  pe_warp_sum(hi, lo);\n"
     "  __syncthreads();\n"
     "  if ((threadIdx.x & 31) == 0) sh_hi[threadIdx.x >> 5] = hi, sh_lo[threadIdx.x >> 5] = lo;\n"
     "  __syncthreads();\n"
     "  if (threadIdx.x < 32) {\n"
     "    hi = threadIdx.x < blockDim.x / 32 ? sh_hi[threadIdx.x] : 0.0, lo = threadIdx.x < blockDim.x / 32 ? sh_lo[threadIdx.x] : 0.0;\n"
-    "    for (int d = 16; d > 0; d >>= 1) {\n"
-    "      const double o = __shfl_down_sync(0xffffffffu, hi, d), ol = __shfl_down_sync(0xffffffffu, lo, d);\n"
-    "      pe_two_sum(hi, lo, o); lo += ol; }\n"
+    "    pe_warp_sum(hi, lo);\n"
     "    if (threadIdx.x == 0) sh_hi[0] = hi, sh_lo[0] = lo; }\n"
     "  __syncthreads();\n"
     "  hi = sh_hi[0], lo = sh_lo[0]; }\n"
     "static __device__ void pe_block_max(double &m, double *sh) {\n"
-    "  for (int d = 16; d > 0; d >>= 1) { const double o = __shfl_down_sync(0xffffffffu, m, d); if (!(o <= m)) m = o; }\n"
+    "  pe_warp_max(m);\n"
     "  __syncthreads();\n"
     "  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = m;\n"
     "  __syncthreads();\n"
     "  if (threadIdx.x < 32) {\n"
     "    m = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : 0.0;\n"
-    "    for (int d = 16; d > 0; d >>= 1) { const double o = __shfl_down_sync(0xffffffffu, m, d); if (!(o <= m)) m = o; }\n"
+    "    pe_warp_max(m);\n"
     "    if (threadIdx.x == 0) sh[0] = m; }\n"
     "  __syncthreads();\n"
     "  m = sh[0]; }\n"
@@ -422,12 +424,6 @@ static void element_index(emitter *e, const kir_param *p, char *out, size_t n)
     if (len < n) snprintf(out + len, n - len, ")");
 }
 
-static const kir_inst *reduction_of(const kir_kernel *k)
-{
-    for (int v = 0; v < k->n_body; v++)
-        if (k->body[v].kind == KIR_REDUCE) return &k->body[v];
-    return NULL;
-}
 
 static bool is_extreme(pe_op op) { return pe_reduction_is_extreme(op); }
 
@@ -477,19 +473,26 @@ static void emit_reduce(emitter *e, const kir_inst *in)
  * norm2 in two (the largest magnitude, the scaled squares). */
 typedef enum { AX_COLUMN, AX_WRAP_SUM, AX_WRAP_PROD, AX_PROD, AX_ANY, AX_ALL, AX_ARG, AX_VAR, AX_SCALED_NORM2 } axis_kind;
 
-static axis_kind axis_kind_of(const kir_inst *r)
+/* The accumulation of reduction op computed in ctype, i32 sums, products
+ * and dot wrapping where `wraps` (axis and full reductions alike). */
+static axis_kind kind_of(pe_op op, pe_dtype ctype, bool wraps)
 {
-    bool integer = r->ctype == PE_I32 && r->dtype == PE_I32; /* reduce_one's `integer` */
-    switch ((pe_op)r->op) {
-    case PE_OP_sum: return integer ? AX_WRAP_SUM : AX_COLUMN;
-    case PE_OP_prod: return integer ? AX_WRAP_PROD : AX_PROD;
+    switch (op) {
+    case PE_OP_sum: case PE_OP_dot: return wraps ? AX_WRAP_SUM : AX_COLUMN;
+    case PE_OP_prod: return wraps ? AX_WRAP_PROD : AX_PROD;
     case PE_OP_any: return AX_ANY;
     case PE_OP_all: return AX_ALL;
     case PE_OP_argmax: case PE_OP_argmin: return AX_ARG;
     case PE_OP_var: case PE_OP_stddev: return AX_VAR;
-    case PE_OP_norm2: return r->ctype == PE_F64 ? AX_SCALED_NORM2 : AX_COLUMN; /* f32, i32 squares fit a double */
+    case PE_OP_norm2: return ctype == PE_F64 ? AX_SCALED_NORM2 : AX_COLUMN; /* f32, i32 squares fit a double */
     default: return AX_COLUMN; /* mean, max, min, norm1, norminf */
     }
+}
+
+/* An axis reduction's: reduce_one's `integer` (an i32 result of an i32 compute type). */
+static axis_kind axis_kind_of(const kir_inst *r)
+{
+    return kind_of((pe_op)r->op, (pe_dtype)r->ctype, r->ctype == PE_I32 && r->dtype == PE_I32);
 }
 
 static int axis_passes(axis_kind kind) { return kind == AX_VAR ? 3 : kind == AX_SCALED_NORM2 ? 2 : 1; }
@@ -549,17 +552,7 @@ static void emit_axis_update(emitter *e, const kir_inst *r)
  * walks over each chunk (var, stddev, f64 norm2: emit_multi_walk_kernel). */
 static axis_kind full_kind_of(const kir_inst *r)
 {
-    pe_op op = (pe_op)r->op;
-    if (pe_reduction_wraps(op, (pe_dtype)r->ctype)) return pe_reduction_of(op)->acc == PE_ACC_PROD ? AX_WRAP_PROD : AX_WRAP_SUM;
-    switch (op) {
-    case PE_OP_prod: return AX_PROD;
-    case PE_OP_any: return AX_ANY;
-    case PE_OP_all: return AX_ALL;
-    case PE_OP_argmax: case PE_OP_argmin: return AX_ARG;
-    case PE_OP_var: case PE_OP_stddev: return AX_VAR;
-    case PE_OP_norm2: return r->ctype == PE_F64 ? AX_SCALED_NORM2 : AX_COLUMN;
-    default: return AX_COLUMN;
-    }
+    return kind_of((pe_op)r->op, (pe_dtype)r->ctype, pe_reduction_wraps((pe_op)r->op, (pe_dtype)r->ctype));
 }
 
 /* Element value(s) of the full reduction r into the thread's accumulator.
@@ -799,7 +792,7 @@ static void emit_shuffle_tree(text *t, const kir_inst *r, int from)
 
 int pe_cuda_threads_per_result(const kir_kernel *k)
 {
-    const kir_inst *r = k->axis_reduction ? reduction_of(k) : NULL;
+    const kir_inst *r = k->axis_reduction ? kir_reduction_of(k) : NULL;
     bool warp = r && axis_combines(axis_kind_of(r)) && k->reduce_axis == k->rank - 1 &&
                 k->shape[k->reduce_axis] >= PE_CUDA_AXIS_WARP_MIN;
     return warp ? 32 : 1;
@@ -904,7 +897,7 @@ static void emit_axis_kernel(emitter *e, const char *name)
 {
     text *t = e->t;
     const kir_kernel *k = e->k;
-    const kir_inst *r = reduction_of(k);
+    const kir_inst *r = kir_reduction_of(k);
     axis_kind kind = axis_kind_of(r);
     int a = k->reduce_axis;
     long long len = (long long)k->shape[a], inner = 1;
@@ -1001,7 +994,7 @@ static void emit_kernel(text *t, const kir_kernel *k)
     emitter e = {.t = t, .k = k, .perturbed_op = pe_codegen_perturbed_op()};
     char name[48];
     kir_kernel_name(k, name, sizeof name);
-    const kir_inst *r = reduction_of(k);
+    const kir_inst *r = kir_reduction_of(k);
     if (k->axis_reduction) {
         emit_axis_kernel(&e, name);
         return;
@@ -1078,7 +1071,7 @@ static void emit_kernel(text *t, const kir_kernel *k)
  * rescaled to the largest chunk's scale). */
 static void emit_combine_statistics(text *t)
 {
-    put(t, "  if (op == %d || op == %d || (op == %d && (int)a.p[5].value == %d)) {\n", PE_OP_var, PE_OP_stddev, PE_OP_norm2, PE_F64);
+    put(t, "  if (pe_chunk_statistics(op, (int)a.p[5].value)) {\n");
     put(t, "    if (threadIdx.x != 0) return;\n"
            "    const long long numel = (long long)a.p[2].value;\n"
            "    double v, sum = 0.0, comp = 0.0;\n");
@@ -1135,7 +1128,8 @@ static void emit_combine_statistics(text *t)
  * compensation (inf - inf): sums holding infinities are IEEE's.
  * Its parameters: the partials, the result, the elements, the reduction's
  * op, the result's dtype and the reduction's compute type; which pe_fold a
- * reduction takes is compiled in (pe_fold_of, from fold_of), so that the
+ * reduction takes is compiled in (pe_fold_of, from fold_of; pe_chunk_statistics,
+ * from kir_partial_width), so that the
  * executor passes what the kernel's instruction says and knows no more. */
 static void emit_combiner(text *t)
 {
@@ -1150,6 +1144,13 @@ static void emit_combiner(text *t)
         }
     }
     put(t, "  return 0; }\n");
+    /* the multi-walk reductions' partials (kir_partial_width: emit_combine_statistics) */
+    put(t, "static __device__ bool pe_chunk_statistics(int op, int ct) {\n");
+    for (int op = 0; op < PE_OP__COUNT; op++)
+        for (int ct = PE_F32; ct <= PE_BOOL; ct++)
+            if (pe_op_table[op].kind == PE_KIND_REDUCE && kir_partial_width((pe_op)op, (pe_dtype)ct) == KIR_PARTIAL_WIDE)
+                put(t, "  if (op == %d && ct == %d) return true;\n", op, ct);
+    put(t, "  return false; }\n");
     put(t, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, pe_cuda_args a) {\n",
         PE_CUDA_REDUCE_THREADS, PE_CUDA_COMBINER);
     put(t, "  __shared__ double sh_hi[%d], sh_lo[%d];\n", warps, warps);
@@ -1188,7 +1189,7 @@ static void emit_combiner(text *t)
     put(t, "  if (threadIdx.x != 0) return;\n"
            "  double v = fold >= %d ? comp : fold || extreme || !pe_finite(acc) ? acc : acc + comp;\n", FOLD_ARGMAX);
     put(t, "  if (op == %d) v = v / a.p[2].value;\n", PE_OP_mean);
-    put(t, "  if (op == %d && !fold) v = sqrt(v);\n", PE_OP_norm2);
+    put(t, "  if (op == %d) v = sqrt(v);\n", PE_OP_norm2);
     put(t, "  if (rt == %d) *(float *)a.p[1].ptr = (float)v;\n"
            "  else if (rt == %d) *(double *)a.p[1].ptr = v;\n"
            "  else if (rt == %d) *(int *)a.p[1].ptr = fold == %d || fold == %d ? pe_wrap((unsigned)(unsigned long long)v) : pe_to_i32(v);\n"
@@ -1201,7 +1202,7 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
     for (size_t i = 0; i < n; i++) {
         const kir_kernel *k = kernels[i];
         if (!pe_kernel_generatable(k, pe_cuda_can_emit)) return NULL;
-        const kir_inst *r = reduction_of(k);
+        const kir_inst *r = kir_reduction_of(k);
         if (k->axis_reduction && (!r || !axis_reduction_emittable((pe_op)r->op, (pe_dtype)r->ctype, (pe_dtype)r->dtype)))
             return NULL; /* only what the fusion rules promise */
     }
@@ -1214,7 +1215,7 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n)
     bool reductions = false;
     for (size_t i = 0; i < n; i++) {
         emit_kernel(&t, kernels[i]);
-        reductions |= reduction_of(kernels[i]) != NULL && !kernels[i]->axis_reduction;
+        reductions |= kir_reduction_of(kernels[i]) != NULL && !kernels[i]->axis_reduction;
     }
     if (reductions) emit_combiner(&t);
     if (t.oom) {

@@ -125,6 +125,14 @@ typedef struct {
     kir_inst body[KIR_MAX_BODY];
 } kir_kernel;
 
+/* k's reduction instruction (a kernel holds at most one), or NULL. */
+static inline const kir_inst *kir_reduction_of(const kir_kernel *k)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE) return &k->body[v];
+    return NULL;
+}
+
 /* Whether op is one of the random generators (n = 3 values, rounds in imm). */
 static inline bool kir_is_random(unsigned op) { return op == PE_OP_random_uniform || op == PE_OP_random_normal; }
 
