@@ -177,6 +177,8 @@ typedef struct {
     uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
     uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
     uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU) */
+    uint64_t streaming_launches; /* CPU kernel launches that stored past the caches (non-temporal stores: outputs
+                                    of at least the last-level cache's size, PE_STREAM_BYTES) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

@@ -13,19 +13,6 @@
 #include "exec/base/runtime.h"
 #include "jit/record/irload.h"
 
-static pe_stats stats(void)
-{
-    pe_stats st;
-    pe_get_stats(&st);
-    return st;
-}
-
-static bool on_interpreter(void)
-{
-    const char *e = getenv("PE_EXECUTOR");
-    return e && strcmp(e, "interp") == 0;
-}
-
 enum { N = 1 << 16 }; /* over the in-place threshold (16 KB) */
 
 static float *inputs(unsigned seed)
@@ -48,12 +35,12 @@ static void test_plain_read_computes_into_the_callers_buffer(void **state)
     pe_array pa = pe_f32_1d(a, N), pb = pe_f32_1d(b, N), pc = pe_f32_1d(c, N);
     pe_array ab = pe_mul(pa, pb);
     pe_array r = pe_add(ab, pc);
-    pe_stats s0 = stats();
+    pe_stats s0 = tu_stats();
     assert_int_equal(pe_read(r, out, N * sizeof *out), PE_OK);
-    pe_stats s1 = stats();
+    pe_stats s1 = tu_stats();
     for (int i = 0; i < N; i++)
         if (out[i] != a[i] * b[i] + c[i]) fail_msg("element %d: %.9g != %.9g", i, out[i], a[i] * b[i] + c[i]);
-    if (!on_interpreter()) {
+    if (!tu_on_interpreter()) {
         assert_int_equal(s1.reads_in_place, s0.reads_in_place + 1);
         /* nothing of PE's holds r's or ab's value: both are expressions */
         assert_int_equal(s1.values_deferred, s0.values_deferred + 2);
@@ -63,7 +50,7 @@ static void test_plain_read_computes_into_the_callers_buffer(void **state)
     /* read again: computed again (or stored, as the cost model says), the same bits */
     assert_int_equal(pe_read(r, again, N * sizeof *again), PE_OK);
     assert_memory_equal(out, again, N * sizeof *out);
-    if (!on_interpreter()) assert_true(stats().values_recomputed >= s1.values_recomputed + 1);
+    if (!tu_on_interpreter()) assert_true(tu_stats().values_recomputed >= s1.values_recomputed + 1);
     /* a consumer of the expression and of its held intermediate */
     pe_array d = pe_sub(r, ab);
     assert_int_equal(pe_read(d, again, N * sizeof *again), PE_OK);
@@ -88,11 +75,11 @@ static void test_held_intermediate_recomputed_bitwise(void **state)
         pe_array t = pe_exp(px);
         if (eager) pe_hint_read(t);
         pe_array s = pe_sum(t);
-        pe_stats s0 = stats();
+        pe_stats s0 = tu_stats();
         float sum;
         assert_int_equal(pe_read(s, &sum, sizeof sum), PE_OK);
         sums[eager] = sum;
-        if (!eager && !on_interpreter()) assert_int_equal(stats().values_deferred, s0.values_deferred + 1);
+        if (!eager && !tu_on_interpreter()) assert_int_equal(tu_stats().values_deferred, s0.values_deferred + 1);
         assert_int_equal(pe_read(t, eager ? stored : recomputed, N * sizeof(float)), PE_OK);
         pe_release(px), pe_release(t), pe_release(s);
     }
@@ -153,9 +140,9 @@ static void test_long_chain_of_held_values_is_one_kernel(void **state)
     pe_scope scope = pe_scope_begin();
     pe_array t = pe_f32_1d(x, N);
     for (int k = 0; k < STEPS; k++) t = k % 2 ? pe_mul(t, 0.5f) : pe_add(t, 1.0f);
-    pe_stats s0 = stats();
+    pe_stats s0 = tu_stats();
     assert_int_equal(pe_read(t, out, N * sizeof *out), PE_OK);
-    pe_stats s1 = stats();
+    pe_stats s1 = tu_stats();
     for (int i = 0; i < N; i++) {
         float want = x[i];
         for (int k = 0; k < STEPS; k++) want = k % 2 ? want * 0.5f : want + 1.0f;
@@ -163,7 +150,7 @@ static void test_long_chain_of_held_values_is_one_kernel(void **state)
     }
     /* built through pecc the loop is cut into batches at its header (the
      * static IR's loops): that build checks the values only */
-    if (!on_interpreter() && pe_ir_unit_count() == 0) {
+    if (!tu_on_interpreter() && pe_ir_unit_count() == 0) {
         assert_int_equal(s1.kernels_launched, s0.kernels_launched + 1);
         assert_int_equal(s1.values_deferred, s0.values_deferred + STEPS);
     }
@@ -214,12 +201,12 @@ static void retained_input(const char *limit_mb, bool expect_stored)
     double sum;
     assert_int_equal(pe_read_f64(s, &sum), PE_OK);
     pe_sync();
-    pe_stats before = stats();
+    pe_stats before = tu_stats();
     pe_release(px);
     pe_sync();
-    pe_stats after = stats();
+    pe_stats after = tu_stats();
     const int64_t x_bytes = BIG * sizeof(float);
-    if (on_interpreter()) { /* t has a value of its own: x goes */
+    if (tu_on_interpreter()) { /* t has a value of its own: x goes */
         assert_int_equal(after.live_bytes, before.live_bytes - x_bytes);
     } else { /* x stays for t, or t is stored and x goes */
         assert_int_equal(after.values_recomputed - before.values_recomputed, expect_stored ? 1 : 0);
@@ -228,12 +215,12 @@ static void retained_input(const char *limit_mb, bool expect_stored)
     assert_int_equal(pe_read(t, out, BIG * sizeof *out), PE_OK);
     for (int i = 0; i < BIG; i++)
         if (out[i] != x[i] * 2.0f) fail_msg("element %d: %.9g != %.9g", i, out[i], x[i] * 2.0f);
-    if (!on_interpreter()) /* an expression is computed into the reader's buffer */
-        assert_int_equal(stats().values_recomputed - after.values_recomputed, expect_stored ? 0 : 1);
+    if (!tu_on_interpreter()) /* an expression is computed into the reader's buffer */
+        assert_int_equal(tu_stats().values_recomputed - after.values_recomputed, expect_stored ? 0 : 1);
     pe_release(t), pe_release(s);
     pe_sync();
-    assert_int_equal(stats().live_arrays, 0); /* x, t and their buffers all gone */
-    assert_int_equal(stats().live_bytes, 0);
+    assert_int_equal(tu_stats().live_arrays, 0); /* x, t and their buffers all gone */
+    assert_int_equal(tu_stats().live_bytes, 0);
     free(x), free(out);
 }
 
@@ -269,10 +256,10 @@ static void test_scope_end_stores_no_expression_it_releases(void **state)
     double sum;
     assert_int_equal(pe_read_f64(pe_sum(t), &sum), PE_OK);
     pe_sync();
-    pe_stats before = stats();
+    pe_stats before = tu_stats();
     pe_scope_end(scope); /* px first: only t holds it, 4 MB past the bound; then t */
     pe_sync();
-    pe_stats after = stats();
+    pe_stats after = tu_stats();
     assert_int_equal(after.values_recomputed, before.values_recomputed);
     assert_int_equal(after.kernels_launched, before.kernels_launched);
     assert_int_equal(after.live_arrays, 0);
@@ -293,7 +280,7 @@ static void test_expressions_list_stays_bounded(void **state)
         assert_int_equal(pe_read(s, &total, sizeof total), PE_OK);
         pe_release(t), pe_release(s);
     }
-    if (!on_interpreter()) assert_true(stats().values_deferred >= 5000);
+    if (!tu_on_interpreter()) assert_true(tu_stats().values_deferred >= 5000);
     assert_true(pe_rt.n_expressions <= 2048);
     pe_release(px);
 }

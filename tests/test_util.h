@@ -47,6 +47,14 @@ static inline void tu_remove_dir(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Whether the test runs on the reference interpreter (PE_EXECUTOR=interp):
+ * it stores every value and launches no kernel, so counts differ there. */
+__attribute__((unused)) static bool tu_on_interpreter(void)
+{
+    const char *e = getenv("PE_EXECUTOR");
+    return e && strcmp(e, "interp") == 0;
+}
+
 /* cmocka group/test fixtures: a fresh runtime per test, errors recorded. */
 __attribute__((unused)) static int tu_setup(void **state)
 {

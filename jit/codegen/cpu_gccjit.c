@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codegen.h"
 #include "cpu_gccjit.h"
@@ -72,6 +73,10 @@ typedef struct {
     /* a value kept for later passes in a row-long local array: stored in
      * the pass computing it (spill_here), loaded in a later one (reload) */
     gcc_jit_lvalue *row_copy[KIR_MAX_BODY];
+    /* Streaming stores (emit_streaming): where a store goes instead of the
+     * output at index (a tile), or NULL */
+    gcc_jit_rvalue *store_index;
+    int vector_bytes;      /* the ISA's widest vector: 64 (x86-64-v4), 32 (v3) or 16 */
     const bool *spill_here, *reload;
     pe_prims *prims;       /* vectorisable routines of this context */
     bool use_prims;        /* the kernel being emitted can vectorise (see vectorisable) */
@@ -108,8 +113,27 @@ static bool row_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
     return axis_reduction_emittable(op, ctype, dtype) && passes_of(&reduce) == 1;
 }
 
+/* Outputs of at least the last-level cache's size stream past it (an
+ * x86-64 store form): PE_STREAM_BYTES overrides (0: never), for tests. */
+static int64_t stream_min_bytes(void)
+{
+#if defined(__x86_64__)
+    static int64_t known = -1; /* the program generator may run on several threads: found once, kept atomically */
+    int64_t bytes = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (bytes < 0) {
+        const char *env = getenv("PE_STREAM_BYTES");
+        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        bytes = env && *env ? atoll(env) : llc > 0 ? llc : (int64_t)32 << 20;
+        __atomic_store_n(&known, bytes, __ATOMIC_RELAXED);
+    }
+    return bytes;
+#else
+    return 0;
+#endif
+}
+
 const pe_fusion_rules pe_gccjit_fusion_rules = {1, pe_cpu_can_emit, pe_gccjit_reduction_fusible, true, true,
-                                                axis_reduction_emittable, row_reduction_emittable};
+                                                axis_reduction_emittable, row_reduction_emittable, stream_min_bytes};
 
 /* ------------------------------------------------------------- helpers */
 
@@ -927,7 +951,8 @@ static void emit_body(emitter *e, const kir_kernel *k)
         } else if (in->kind == KIR_GATHER) {
             e->val[v] = to_local(e, emit_gather(e, in), type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_STORE) {
-            gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]], e->index);
+            gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]],
+                                                                   e->store_index ? e->store_index : e->index);
             gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
         } else {
             gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
@@ -1627,6 +1652,181 @@ static gcc_jit_block *emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     return done;
 }
 
+/* ------------------------------------------------- streaming stores */
+
+/* A kernel whose outputs outgrow the last-level cache (kir_kernel.stream_stores)
+ * writes them with non-temporal stores: a cache line the loop overwrites
+ * whole is not read from memory first, so a triad moves 3 streams instead of
+ * 4.  libgccjit 12 has neither restrict (gcc's own loop-prefetch pass would
+ * mark a store non-temporal only if it could prove it independent of the
+ * loads) nor target builtins, so the kernel says it itself: it computes
+ * STREAM_TILE elements of each output into a tile on the stack (an
+ * L1-resident block the vectoriser fills as usual) and copies each tile to
+ * its output with the ISA's non-temporal vector store in extended asm.
+ * The loop runs element by element until the first output is 64-byte
+ * aligned; if every output is aligned there too (a caller's buffer lent by
+ * pe_read may sit at another offset) the tiles run, else the ordinary loop;
+ * the last partial tile is ordinary too.  Non-temporal stores are weakly
+ * ordered: an sfence publishes them before the launch returns to the pool.
+ * Measured (bench/RESULTS.md, issue 19): tiles of 64-128 elements stream as
+ * fast as stores straight from registers; larger ones leave L1. */
+#define STREAM_TILE 128
+
+static gcc_jit_rvalue *misaligned(emitter *e, gcc_jit_rvalue *addr, int p, gcc_jit_rvalue *i)
+{
+    gcc_jit_rvalue *a = gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(e->ctx, NULL, addr, lng(e, p)));
+    gcc_jit_rvalue *bytes = lbin(e, GCC_JIT_BINARY_OP_MULT, i, lng(e, (int64_t)pe_dtype_table[e->k->params[p].dtype].size));
+    return lbin(e, GCC_JIT_BINARY_OP_BITWISE_AND, lbin(e, GCC_JIT_BINARY_OP_PLUS, a, bytes), lng(e, 63));
+}
+
+/* The loop `for (v = 0; v < n; v++)` around what `body` emits at e->cur;
+ * leaves e->cur after the loop. */
+static void emit_counted(emitter *e, const char *name, gcc_jit_rvalue *n, void (*body)(emitter *, gcc_jit_rvalue *, void *),
+                         void *ctx)
+{
+    gcc_jit_lvalue *v = long_local(e, name, lng(e, 0));
+    gcc_jit_block *cond = block(e, name), *loop = block(e, name), *after = block(e, name);
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(v), n), loop, after);
+    e->cur = loop;
+    body(e, rv(v), ctx);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, v, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    e->cur = after;
+}
+
+typedef struct {
+    const kir_kernel *k;
+    gcc_jit_rvalue *block;                 /* the tile's first element, from the aligned one */
+    gcc_jit_rvalue *tile[KIR_MAX_PARAMS];  /* per output: its tile */
+    gcc_jit_rvalue *out[KIR_MAX_PARAMS];   /* per output: its elements from the aligned one */
+} streaming;
+
+static void tile_element(emitter *e, gcc_jit_rvalue *j, void *arg)
+{
+    streaming *s = arg;
+    e->index = lbin(e, GCC_JIT_BINARY_OP_PLUS, s->block, j);
+    e->store_index = j;
+    emit_body(e, s->k);
+    e->store_index = NULL;
+}
+
+/* The asm copying `bytes` from %1 (a tile) to %0 (64-byte aligned) with
+ * non-temporal vector stores, four registers in turn, and the registers it
+ * clobbers (as gcc names them).  libgccjit 12 dies on a vector-typed asm
+ * operand, so the two pointers are the operands. */
+static void stream_copy_text(int vector_bytes, int64_t bytes, char *out, size_t n, const char **clobbers)
+{
+    static const char *const wide[4] = {"16", "17", "18", "19"}, *const narrow[4] = {"12", "13", "14", "15"};
+    const char *const *number = vector_bytes == 64 ? wide : narrow; /* zmm16-19: no SSE code uses them */
+    const char *reg = vector_bytes == 64 ? "zmm" : vector_bytes == 32 ? "ymm" : "xmm";
+    const char *load = vector_bytes == 64 ? "vmovdqu64" : vector_bytes == 32 ? "vmovdqu" : "movdqu";
+    const char *store = vector_bytes == 16 ? "movntdq" : "vmovntdq";
+    static const char *const xmm_wide[4] = {"xmm16", "xmm17", "xmm18", "xmm19"}, *const xmm_narrow[4] = {"xmm12", "xmm13", "xmm14", "xmm15"};
+    size_t used = 0;
+    for (int64_t at = 0, r = 0; at < bytes; at += vector_bytes, r = (r + 1) % 4)
+        used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s %lld(%%1), %%%%%s%s\n\t%s %%%%%s%s, %lld(%%0)\n\t", load,
+                                 (long long)at, reg, number[r], store, reg, number[r], (long long)at);
+    for (int r = 0; r < 4; r++) clobbers[r] = vector_bytes == 64 ? xmm_wide[r] : xmm_narrow[r];
+}
+
+static void stream_tile(emitter *e, gcc_jit_rvalue *t, void *arg)
+{
+    streaming *s = arg;
+    const kir_kernel *k = s->k;
+    s->block = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, t, lng(e, STREAM_TILE)), e->t_long);
+    gcc_jit_rvalue *saved[KIR_MAX_PARAMS];
+    memcpy(saved, e->ptr, sizeof saved[0] * (size_t)k->n_params);
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_OUT) e->ptr[p] = s->tile[p];
+    emit_counted(e, "tile_j", lng(e, STREAM_TILE), tile_element, s);
+    memcpy(e->ptr, saved, sizeof saved[0] * (size_t)k->n_params);
+    for (int p = 0; p < k->n_params; p++) {
+        if (k->params[p].kind != KIR_OUT) continue;
+        char text[STREAM_TILE * 8 / 16 * 80 + 64]; /* the widest tile (f64) in 16-byte vectors */
+        const char *clobbers[4];
+        stream_copy_text(e->vector_bytes, STREAM_TILE * (int64_t)pe_dtype_table[k->params[p].dtype].size, text, sizeof text, clobbers);
+        /* the operands are locals, set before the statement: libgccjit 12
+         * dies on an expression as an asm operand */
+        gcc_jit_rvalue *dst = gcc_jit_lvalue_get_address(gcc_jit_context_new_array_access(e->ctx, NULL, s->out[p], s->block), NULL);
+        gcc_jit_rvalue *to = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, dst, e->t_voidp), e->t_voidp);
+        gcc_jit_rvalue *from = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, s->tile[p], e->t_voidp), e->t_voidp);
+        gcc_jit_extended_asm *st = gcc_jit_block_add_extended_asm(e->cur, NULL, text);
+        gcc_jit_extended_asm_add_input_operand(st, NULL, "r", to);
+        gcc_jit_extended_asm_add_input_operand(st, NULL, "r", from);
+        for (int r = 0; r < 4; r++) gcc_jit_extended_asm_add_clobber(st, clobbers[r]);
+        gcc_jit_extended_asm_add_clobber(st, "memory");
+    }
+}
+
+static gcc_jit_block *emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end,
+                                     gcc_jit_rvalue *args)
+{
+    /* the buffers' addresses as integers: libgccjit casts no pointer to one */
+    gcc_jit_rvalue *addr = gcc_jit_context_new_cast(e->ctx, NULL, args, gcc_jit_type_get_pointer(e->t_long));
+    int first_out = 0;
+    while (k->params[first_out].kind != KIR_OUT) first_out++;
+    gcc_jit_lvalue *i = long_local(e, "s_i", begin);
+    gcc_jit_block *head_cond = block(e, "head_cond"), *head_body = block(e, "head_body"), *check = block(e, "aligned");
+    gcc_jit_block *stream = block(e, "stream"), *plain = block(e, "plain"), *finish = block(e, "streamed");
+    gcc_jit_block_end_with_jump(e->cur, NULL, head_cond);
+    gcc_jit_rvalue *zero = lng(e, 0);
+    gcc_jit_block_end_with_conditional(head_cond, NULL,
+                                       and_(e, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end),
+                                            cmp(e, GCC_JIT_COMPARISON_NE, misaligned(e, addr, first_out, rv(i)), zero)),
+                                       head_body, check);
+    e->cur = head_body;
+    e->index = rv(i);
+    emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, i, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, head_cond);
+
+    gcc_jit_rvalue *all_aligned = NULL;
+    for (int p = 0; p < k->n_params; p++) {
+        if (k->params[p].kind != KIR_OUT) continue;
+        gcc_jit_rvalue *c = cmp(e, GCC_JIT_COMPARISON_EQ, misaligned(e, addr, p, rv(i)), zero);
+        all_aligned = all_aligned ? and_(e, all_aligned, c) : c;
+    }
+    gcc_jit_block_end_with_conditional(check, NULL, all_aligned, stream, plain);
+
+    /* every array rebased at the aligned element; the tiles */
+    e->cur = stream;
+    streaming s = {.k = k};
+    gcc_jit_type *t_vec = gcc_jit_type_get_vector(e->t_of[PE_BOOL], (size_t)e->vector_bytes); /* bytes: any element type */
+    gcc_jit_rvalue *saved[KIR_MAX_PARAMS];
+    memcpy(saved, e->ptr, sizeof saved[0] * (size_t)k->n_params);
+    for (int p = 0; p < k->n_params; p++) {
+        kir_param_kind kind = (kir_param_kind)k->params[p].kind;
+        if (kind != KIR_IN_CONTIG && kind != KIR_OUT) continue;
+        gcc_jit_rvalue *at = gcc_jit_lvalue_get_address(gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[p], rv(i)), NULL);
+        if (kind == KIR_IN_CONTIG) {
+            e->ptr[p] = to_local(e, at, gcc_jit_rvalue_get_type(at));
+            continue;
+        }
+        gcc_jit_type *T = type_of(e, (pe_dtype)k->params[p].dtype);
+        int64_t vectors = STREAM_TILE * (int64_t)pe_dtype_table[k->params[p].dtype].size / e->vector_bytes;
+        char name[24];
+        snprintf(name, sizeof name, "tile%d", p);
+        /* an array of vectors: aligned as they are */
+        gcc_jit_lvalue *tile = gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, t_vec, (int)vectors), name);
+        gcc_jit_rvalue *first = gcc_jit_lvalue_get_address(gcc_jit_context_new_array_access(e->ctx, NULL, rv(tile), zero), NULL);
+        s.tile[p] = to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, first, gcc_jit_type_get_pointer(T)), gcc_jit_type_get_pointer(T));
+        s.out[p] = to_local(e, at, gcc_jit_type_get_pointer(T));
+    }
+    gcc_jit_rvalue *tiles = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, lbin(e, GCC_JIT_BINARY_OP_MINUS, end, rv(i)), lng(e, STREAM_TILE)), e->t_long);
+    emit_counted(e, "tile", tiles, stream_tile, &s);
+    memcpy(e->ptr, saved, sizeof saved[0] * (size_t)k->n_params);
+    gcc_jit_extended_asm *sfence = gcc_jit_block_add_extended_asm(e->cur, NULL, "sfence");
+    gcc_jit_extended_asm_add_clobber(sfence, "memory");
+    gcc_jit_block_add_assignment_op(e->cur, NULL, i, GCC_JIT_BINARY_OP_PLUS, lbin(e, GCC_JIT_BINARY_OP_MULT, tiles, lng(e, STREAM_TILE)));
+    gcc_jit_block_end_with_jump(e->cur, NULL, plain);
+
+    /* what is left (all of it where the outputs disagree on alignment) */
+    e->cur = plain;
+    gcc_jit_block_end_with_jump(emit_flat(e, k, rv(i), end), NULL, finish);
+    return finish;
+}
+
 /* ------------------------------------------- multi-pass reductions */
 
 /* Where element kk of a multi-pass reduction's walk is: sets e->index, the
@@ -1829,6 +2029,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     else if (reduce && passes_of(reduce) > 1) done = emit_flat_passes(e, k, begin, end);
     else if (e->rows && reads_across_lines(k)) done = emit_tiles(e, k, begin, end);
     else if (e->rows) done = emit_rows(e, k, begin, end);
+    else if (k->stream_stores) done = emit_streaming(e, k, begin, end, args);
     else done = emit_flat(e, k, begin, end);
     if (flag >= 0) { /* other launches may set it too: one atomic OR per launch */
         gcc_jit_type *vp = gcc_jit_type_get_pointer(gcc_jit_type_get_volatile(e->t_void));
@@ -1879,7 +2080,8 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
     /* x86-64-v3 and v4 have FMA */
     bool fma = isa && (strcmp(isa, "x86-64-v3") == 0 || strcmp(isa, "x86-64-v4") == 0);
-    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma), .perturbed_op = pe_codegen_perturbed_op()};
+    emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma), .perturbed_op = pe_codegen_perturbed_op(),
+                 .vector_bytes = isa && strcmp(isa, "x86-64-v4") == 0 ? 64 : fma ? 32 : 16};
     e.t_void = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID);
     e.t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);

@@ -437,7 +437,7 @@ static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
 }
 
 /* Views are read through their index maps (element_index). */
-const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, axis_reduction_emittable, NULL};
+const pe_fusion_rules pe_cuda_fusion_rules = {2, pe_cuda_can_emit, NULL, false, true, axis_reduction_emittable, NULL, NULL};
 static bool is_min(pe_op op) { return pe_reduction_of(op)->acc == PE_ACC_MIN; }
 static bool compensated(const kir_inst *r) { return r->ctype == PE_F64 && !is_extreme((pe_op)r->op); }
 

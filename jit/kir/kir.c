@@ -20,6 +20,7 @@ uint64_t kir_hash(const kir_kernel *k)
     fnv_u64(&f, (uint64_t)k->rank);
     for (int d = 0; d < k->rank; d++) fnv_u64(&f, (uint64_t)k->shape[d]);
     fnv_u64(&f, k->axis_reduction ? 1u + k->reduce_axis : 0u);
+    fnv_u64(&f, k->stream_stores);
     fnv_u64(&f, (uint64_t)k->n_params);
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
@@ -51,6 +52,7 @@ bool kir_equal(const kir_kernel *a, const kir_kernel *b)
 {
     if (a->rank != b->rank || a->n_params != b->n_params || a->n_body != b->n_body) return false;
     if (a->axis_reduction != b->axis_reduction || (a->axis_reduction && a->reduce_axis != b->reduce_axis)) return false;
+    if (a->stream_stores != b->stream_stores) return false;
     for (int d = 0; d < a->rank; d++)
         if (a->shape[d] != b->shape[d]) return false;
     for (int p = 0; p < a->n_params; p++) {
@@ -83,6 +85,7 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
 #define PUT(...) used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__)
     PUT("kernel rank %d params %d body %d", k->rank, k->n_params, k->n_body);
     if (k->axis_reduction) PUT(" reducing axis %d", k->reduce_axis);
+    if (k->stream_stores) PUT(" streaming stores");
     PUT("\n");
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
@@ -173,6 +176,21 @@ bool kir_valid(const kir_kernel *k)
             break;
         default: return false;
         }
+    }
+    return !k->stream_stores || kir_streamable(k); /* after the ops are known to be the catalog's */
+}
+
+bool kir_streamable(const kir_kernel *k)
+{
+    if (k->rank != 0 || k->axis_reduction) return false;
+    for (int p = 0; p < k->n_params; p++) {
+        kir_param_kind kind = (kir_param_kind)k->params[p].kind;
+        if (kind != KIR_IN_CONTIG && kind != KIR_IN_SCALAR && kind != KIR_IN_LITERAL && kind != KIR_OUT) return false;
+    }
+    for (int i = 0; i < k->n_body; i++) {
+        const kir_inst *b = &k->body[i];
+        if (b->kind == KIR_REDUCE || b->kind == KIR_GATHER) return false;
+        if (b->kind == KIR_OP && (kir_is_random(b->op) || pe_op_table[b->op].kind == PE_KIND_GENERATOR)) return false;
     }
     return true;
 }

@@ -120,6 +120,12 @@ typedef struct {
     int64_t shape[PE_MAX_RANK];
     bool axis_reduction;
     uint8_t reduce_axis;
+    /* Its outputs bypass the caches (non-temporal stores: no read for
+     * ownership of lines the kernel overwrites whole, 3 memory streams for a
+     * triad instead of 4).  Only a flat element-wise kernel that reads and
+     * writes contiguous arrays (kir_streamable) whose outputs outgrow the
+     * last-level cache: nothing would find them there anyway. */
+    bool stream_stores;
     int n_params, n_body;
     kir_param params[KIR_MAX_PARAMS];
     kir_inst body[KIR_MAX_BODY];
@@ -135,6 +141,12 @@ static inline const kir_inst *kir_reduction_of(const kir_kernel *k)
 
 /* Whether op is one of the random generators (n = 3 values, rounds in imm). */
 static inline bool kir_is_random(unsigned op) { return op == PE_OP_random_uniform || op == PE_OP_random_normal; }
+
+/* Whether k may stream its stores: flat (rank 0), no reduction, its arrays
+ * all read and written at the iteration index (no views, gathers, index
+ * generators or random draws), so a code generator can rebase every array
+ * at an aligned iteration. */
+bool kir_streamable(const kir_kernel *k);
 
 /* The 64-bit FNV-1a hash of k's canonical bytes (the fields that define the
  * computation, in a fixed order); equal kernels hash equally. */

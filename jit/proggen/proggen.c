@@ -54,6 +54,7 @@ typedef struct {
     uint32_t epoch; /* the batch's: ports' key fields of this epoch are this batch's key */
     bool shaped; /* a broadcast parameter or a generator needs the iteration shape in the kernel */
     bool shares_stores; /* the fusion rules': members of equal value share one store */
+    int64_t stream_min_bytes; /* the fusion rules': outputs from this size stream past the caches (0: never) */
     int lowering_growth; /* instructions kir_lower will add to the body when the kernel is closed */
     int n_row_reductions; /* axis reductions the kernel holds (row_reduction_emittable) */
 } group;
@@ -352,14 +353,15 @@ static bool has_room(const group *g, const pe_port *p)
     return false;
 }
 
-static bool open_group(group *g, int rank, const int64_t *shape, uint32_t epoch, bool shares_stores)
+static bool open_group(group *g, int rank, const int64_t *shape, uint32_t epoch, const pe_fusion_rules *rules)
 {
     memset(g, 0, sizeof *g);
     g->epoch = epoch;
     g->k = calloc(1, sizeof *g->k);
     if (!g->k) return false;
     g->open = true;
-    g->shares_stores = shares_stores;
+    g->shares_stores = rules->shares_stores;
+    g->stream_min_bytes = rules->stream_min_bytes ? rules->stream_min_bytes() : 0;
     g->rank = rank;
     memcpy(g->shape, shape, sizeof g->shape[0] * (size_t)rank);
     return true;
@@ -412,6 +414,15 @@ static int member_index(const group *g, uint32_t port)
  * the others share its buffer when the kernel has run (pe_program.shares),
  * where the fusion rules say so.  Only a second member that a later program
  * reads gets a store of its own. */
+/* The bytes k stores per iteration. */
+static int64_t out_bytes(const kir_kernel *k)
+{
+    int64_t bytes = 0;
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_OUT) bytes += (int64_t)pe_dtype_table[k->params[p].dtype].size;
+    return bytes;
+}
+
 static bool close_group(group *g, pe_program_seq *seq)
 {
     if (!g->open) return true;
@@ -461,6 +472,7 @@ static bool close_group(group *g, pe_program_seq *seq)
         numel = 1;
         for (int d = 0; d < g->rank; d++) numel *= d == k->reduce_axis ? 1 : g->shape[d];
     }
+    k->stream_stores = g->stream_min_bytes > 0 && kir_streamable(k) && numel * out_bytes(k) >= g->stream_min_bytes;
     pe_program prog = {.kind = PE_PROG_KERNEL, .port = last, .numel = numel, .kir = k, .n_members = g->n_members};
     prog.bind = malloc(sizeof *prog.bind * (size_t)k->n_params);
     prog.members = malloc(sizeof *prog.members * (size_t)g->n_members);
@@ -583,7 +595,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (g.open && g.k->axis_reduction)
                 joins = joins && row && g.k->reduce_axis == p->param[0] && g.n_row_reductions < PE_MAX_ROW_REDUCTIONS;
             if (g.open && !joins && !close_group(&g, out)) goto oom;
-            if (!g.open && !open_group(&g, rank, shape, epoch, rules->shares_stores)) goto oom;
+            if (!g.open && !open_group(&g, rank, shape, epoch, rules)) goto oom;
             if (p->param[0] >= 0) add_axis_reduction(&g, pi);
             else add_reduction(&g, pi);
             if (!row && !close_group(&g, out)) goto oom;
@@ -596,7 +608,7 @@ bool pe_proggen(const pe_entry *entries, size_t n, uint32_t epoch, const pe_fusi
             if (!seq_push(out, (pe_program){.kind = PE_PROG_INTERP, .port = pi})) goto oom;
             continue;
         }
-        if (!g.open && !open_group(&g, p->rank, p->shape, epoch, rules->shares_stores)) goto oom;
+        if (!g.open && !open_group(&g, p->rank, p->shape, epoch, rules)) goto oom;
         if (p->op == PE_OP_concat) add_concat_member(&g, pi);
         else if (p->op == PE_OP_gather) add_gather_member(&g, pi);
         else if (kind == PE_KIND_VIEW) add_view_member(&g, pi);

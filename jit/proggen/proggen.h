@@ -38,6 +38,9 @@ typedef struct {
      * back along the axis (x - mean_axis(x, 1), softmax) in further passes
      * over each row, so the values between them are never stored. */
     bool (*row_reduction_emittable)(pe_op op, pe_dtype ctype, pe_dtype dtype);
+    /* From how many bytes of outputs a streamable kernel (kir_streamable)
+     * stores them past the caches (kir_kernel.stream_stores); NULL: never. */
+    int64_t (*stream_min_bytes)(void);
 } pe_fusion_rules;
 
 /* Reductions one kernel's rows may hold (passes over a row: one more). */

@@ -175,6 +175,8 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     if (f[5].type != MSGPACK_OBJECT_BIN || f[5].via.bin.size < KERNEL_HEAD) return pe_mp_fail(r, "a kernel of another build"), false;
     if (!(p->kir = calloc(1, sizeof *p->kir))) return pe_mp_fail(r, "out of memory"), false;
     const char *bytes = f[5].via.bin.ptr;
+    if ((uint8_t)bytes[offsetof(kir_kernel, axis_reduction)] > 1 || (uint8_t)bytes[offsetof(kir_kernel, stream_stores)] > 1)
+        return pe_mp_fail(r, "a malformed kernel"), false; /* a bool holds 0 or 1 */
     memcpy(p->kir, bytes, KERNEL_HEAD);
     if (p->kir->n_params < 0 || p->kir->n_params > KIR_MAX_PARAMS || p->kir->n_body < 0 || p->kir->n_body > KIR_MAX_BODY)
         return pe_mp_fail(r, "a malformed kernel"), false;
