@@ -24,6 +24,7 @@
 
 #include "baseline.h"
 #include "bench_util.h"
+#include "../examples/laplacian_csr.h"
 
 typedef struct {
     double pe, base;
@@ -130,45 +131,22 @@ static void lu(int64_t n, int reps)
     free(a), free(f), free(ipiv);
 }
 
-/* The 5-point Laplacian of a g x g grid in CSR, both dtypes' values. */
-typedef struct {
-    int64_t n, nnz;
-    int32_t *row_ptr, *col;
-    double *val;
-    float *val32;
-} csr;
-
-static csr laplacian(int64_t g)
+/* The Laplacian's values in f32 too. */
+static float *values_f32(const laplacian_csr *m)
 {
-    csr m = {.n = g * g};
-    m.row_ptr = bench_alloc_or_exit(malloc(sizeof *m.row_ptr * (size_t)(m.n + 1)));
-    m.col = bench_alloc_or_exit(malloc(sizeof *m.col * (size_t)(5 * m.n)));
-    m.val = bench_alloc_or_exit(malloc(sizeof *m.val * (size_t)(5 * m.n)));
-    m.val32 = bench_alloc_or_exit(malloc(sizeof *m.val32 * (size_t)(5 * m.n)));
-    m.row_ptr[0] = 0;
-    for (int64_t r = 0; r < g; r++)
-        for (int64_t c = 0; c < g; c++) {
-            int64_t i = r * g + c;
-            const int64_t nb[5] = {r > 0 ? i - g : -1, c > 0 ? i - 1 : -1, i, c + 1 < g ? i + 1 : -1, r + 1 < g ? i + g : -1};
-            for (int e = 0; e < 5; e++)
-                if (nb[e] >= 0) {
-                    m.col[m.nnz] = (int32_t)nb[e];
-                    m.val32[m.nnz] = (float)(m.val[m.nnz] = nb[e] == i ? 4 : -1);
-                    m.nnz++;
-                }
-            m.row_ptr[i + 1] = (int32_t)m.nnz;
-        }
-    return m;
+    float *v = bench_alloc_or_exit(malloc(sizeof *v * (size_t)(m->nnz + 1)));
+    for (int64_t k = 0; k < m->nnz; k++) v[k] = (float)m->val[k];
+    return v;
 }
 
-static void spmv(pe_dtype t, const csr *m, int reps)
+static void spmv(pe_dtype t, const laplacian_csr *m, const float *val32, int reps)
 {
     int64_t n_ptr = m->n + 1, n = m->n;
     size_t es = t == PE_F32 ? 4 : 8;
     void *x = t == PE_F32 ? (void *)filled(n, -1, 1, 7) : (void *)filled_f64(n, 7);
     void *y = bench_alloc_or_exit(calloc((size_t)n, es)), *got = bench_alloc_or_exit(malloc((size_t)n * es));
     pe_array rp = pe_from_host(PE_I32, 1, &n_ptr, m->row_ptr), ci = pe_from_host(PE_I32, 1, &m->nnz, m->col);
-    pe_array v = pe_from_host(t, 1, &m->nnz, t == PE_F32 ? (void *)m->val32 : (void *)m->val), X = pe_from_host(t, 1, &n, x);
+    pe_array v = pe_from_host(t, 1, &m->nnz, t == PE_F32 ? (void *)val32 : (void *)m->val), X = pe_from_host(t, 1, &n, x);
     pe_csr a = pe_csr_create(rp, ci, v, n);
     pe_release(rp), pe_release(ci), pe_release(v);
     double tp[32], tb[32];
@@ -180,7 +158,7 @@ static void spmv(pe_dtype t, const csr *m, int reps)
         if (r == reps - 1 && pe_read(Y, got, (size_t)n * es) != PE_OK) exit(1);
         pe_release(Y);
         double t2 = now();
-        if (t == PE_F32) c_spmv_f32(m->row_ptr, m->col, m->val32, x, y, n);
+        if (t == PE_F32) c_spmv_f32(m->row_ptr, m->col, val32, x, y, n);
         else c_spmv_f64(m->row_ptr, m->col, m->val, x, y, n);
         double t3 = now();
         if (r >= 0) tp[r] = t1 - t0, tb[r] = t3 - t2;
@@ -227,10 +205,13 @@ int main(int argc, char **argv)
     }
     if (all || !strcmp(which, "lu")) lu(n, reps);
     if (all || !strcmp(which, "spmv")) {
-        csr m = laplacian(2048);
-        spmv(PE_F64, &m, reps);
-        spmv(PE_F32, &m, reps);
-        free(m.row_ptr), free(m.col), free(m.val), free(m.val32);
+        laplacian_csr m;
+        if (laplacian_csr_build(2048, &m) != 0) exit(1);
+        float *val32 = values_f32(&m);
+        spmv(PE_F64, &m, val32, reps);
+        spmv(PE_F32, &m, val32, reps);
+        laplacian_csr_free(&m);
+        free(val32);
     }
     pe_shutdown();
     return 0;

@@ -17,33 +17,9 @@
 
 #include <pe.h>
 
+#include "laplacian_csr.h"
+
 #define TOLERANCE 1e-6
-
-typedef struct {
-    int64_t n, nnz;
-    int32_t *row_ptr, *col;
-    double *val;
-} csr;
-
-/* A's rows: 4 on the diagonal, -1 for each neighbour inside the grid, in column order. */
-static int laplacian(int64_t g, csr *a)
-{
-    a->n = g * g, a->nnz = 0;
-    a->row_ptr = malloc(sizeof *a->row_ptr * (size_t)(a->n + 1));
-    a->col = malloc(sizeof *a->col * (size_t)(5 * a->n));
-    a->val = malloc(sizeof *a->val * (size_t)(5 * a->n));
-    if (!a->row_ptr || !a->col || !a->val) return -1;
-    a->row_ptr[0] = 0;
-    for (int64_t r = 0; r < g; r++)
-        for (int64_t c = 0; c < g; c++) {
-            int64_t i = r * g + c;
-            const int64_t nb[5] = {r > 0 ? i - g : -1, c > 0 ? i - 1 : -1, i, c + 1 < g ? i + 1 : -1, r + 1 < g ? i + g : -1};
-            for (int e = 0; e < 5; e++)
-                if (nb[e] >= 0) a->col[a->nnz] = (int32_t)nb[e], a->val[a->nnz++] = nb[e] == i ? 4 : -1;
-            a->row_ptr[i + 1] = (int32_t)a->nnz;
-        }
-    return 0;
-}
 
 /* CG on PE: x with A x = b to ||r|| <= TOLERANCE ||b||; the iterations, or -1. */
 static long conjugate_gradient(pe_csr a, const double *b, int64_t n, double *x_out)
@@ -75,7 +51,7 @@ static long conjugate_gradient(pe_csr a, const double *b, int64_t n, double *x_o
 }
 
 /* The direct solve: Gaussian elimination on A's band (half width g), in place. */
-static int band_solve(const csr *a, int64_t g, const double *b, double *x)
+static int band_solve(const laplacian_csr *a, int64_t g, const double *b, double *x)
 {
     int64_t n = a->n, w = 2 * g + 1;
     double *band = calloc((size_t)(n * w), sizeof *band); /* band[i * w + (j - i + g)] = A[i][j] */
@@ -107,8 +83,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [grid side, 2 .. 160]\n", argv[0]);
         return 2;
     }
-    csr a;
-    if (laplacian(g, &a) != 0) return 1;
+    laplacian_csr a;
+    if (laplacian_csr_build(g, &a) != 0) return 1;
     int64_t n = a.n, n_ptr = n + 1;
     double *b = malloc(sizeof *b * (size_t)n), *x = malloc(sizeof *x * (size_t)n), *direct = malloc(sizeof *direct * (size_t)n);
     if (!b || !x || !direct) return 1;
@@ -146,6 +122,7 @@ int main(int argc, char **argv)
     printf("  %ld iterations; residual ||b - A x|| / ||b|| = %.3g (C, long double)\n", iterations, residual);
     printf("  against the direct band solve: relative error %.3g (bound cond(A) x residual = %.3g) -> %s\n", error,
            cond * residual, ok ? "OK" : "MISMATCH");
-    free(a.row_ptr), free(a.col), free(a.val), free(b), free(x), free(direct);
+    laplacian_csr_free(&a);
+    free(b), free(x), free(direct);
     return ok ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include <float.h>
 
 #include "test_util.h"
+#include "examples/laplacian_csr.h"
 
 static bool on_jit(void)
 {
@@ -141,24 +142,12 @@ static void random_matrices(void **state)
     product_case(PE_F32, 20000, 3000, 12); /* long enough to run on every thread */
 }
 
-/* The 5-point Laplacian of a g x g grid (Dirichlet boundary), in CSR. */
+/* The 5-point Laplacian of a g x g grid (examples/laplacian_csr.h), as a csr_host. */
 static csr_host laplacian(int64_t g)
 {
-    int64_t n = g * g;
-    csr_host m = {.n_rows = n, .n_cols = n};
-    m.row_ptr = malloc(sizeof *m.row_ptr * (size_t)(n + 1));
-    m.col = malloc(sizeof *m.col * (size_t)(5 * n));
-    m.values = malloc(sizeof *m.values * (size_t)(5 * n));
-    m.row_ptr[0] = 0;
-    for (int64_t r = 0; r < g; r++)
-        for (int64_t c = 0; c < g; c++) {
-            int64_t i = r * g + c;
-            const int64_t nb[5] = {r > 0 ? i - g : -1, c > 0 ? i - 1 : -1, i, c + 1 < g ? i + 1 : -1, r + 1 < g ? i + g : -1};
-            for (int e = 0; e < 5; e++)
-                if (nb[e] >= 0) m.col[m.nnz] = (int32_t)nb[e], m.values[m.nnz++] = nb[e] == i ? 4 : -1;
-            m.row_ptr[i + 1] = (int32_t)m.nnz;
-        }
-    return m;
+    laplacian_csr l;
+    assert_int_equal(laplacian_csr_build(g, &l), 0);
+    return (csr_host){.n_rows = l.n, .n_cols = l.n, .nnz = l.nnz, .row_ptr = l.row_ptr, .col = l.col, .values = l.val};
 }
 
 /* The Laplacian of 400 x 400 (160000 rows): on every thread; integers, so
