@@ -178,7 +178,7 @@ typedef struct {
     uint64_t macro_records;      /* PE_MACRO executions that ran their body (a miss: recorded, cached unless it failed) */
     uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
     uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
-    uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU) */
+    uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU, spmv) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 
@@ -618,7 +618,9 @@ pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_arra
  * pe_spmv: m @ x, x of n_cols and m's dtype: n_rows values, each row's sum in
  * column order (f32 accumulated in f64, rounded once).  Never fused: a
  * program of its own on PE's thread pool (parallel over rows), element-wise
- * producers of x and consumers of the result fused into kernels around it. */
+ * producers of x and consumers of the result fused into kernels around it.
+ * Not inside a PE_MACRO section yet: a matrix's arrays are no section input
+ * (PE_E_MACRO at the line, as for any operand made outside it). */
 pe_csr pe_csr_create_at(const pe_site *s, pe_array row_ptr, pe_array col_idx, pe_array values, int64_t n_cols);
 void pe_csr_destroy_at(const pe_site *s, pe_csr m);
 pe_array pe_spmv_at(const pe_site *s, pe_csr m, pe_array x);
