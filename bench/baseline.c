@@ -191,6 +191,28 @@ void c_gather(const float *a, const int32_t *index, float *out, int64_t n)
     for (int64_t i = 0; i < n; i++) out[i] = a[index[i]];
 }
 
+/* y = A x for a CSR matrix, a row per iteration, as a C programmer writes it
+ * (bench_intrinsics: pe_spmv's baseline) */
+void c_spmv_f64(const int32_t *row_ptr, const int32_t *col, const double *val, const double *x, double *y, int64_t n_rows)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n_rows; i++) {
+        double s = 0;
+        for (int32_t k = row_ptr[i]; k < row_ptr[i + 1]; k++) s += val[k] * x[col[k]];
+        y[i] = s;
+    }
+}
+
+void c_spmv_f32(const int32_t *row_ptr, const int32_t *col, const float *val, const float *x, float *y, int64_t n_rows)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n_rows; i++) {
+        float s = 0;
+        for (int32_t k = row_ptr[i]; k < row_ptr[i + 1]; k++) s += val[k] * x[col[k]];
+        y[i] = s;
+    }
+}
+
 /* Word 0 of Philox4x32-10 (Salmon et al. 2011) of counter (i mod 2^32,
  * i >> 32, draw, 0) under key (key0, key1): PE's PHILOX element i of a
  * draw (irformat/philox.h), written out here as a C programmer would. */

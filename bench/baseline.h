@@ -25,4 +25,7 @@ void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha); /* u
 void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening); /* x, a: 3 x n */
 void c_mandelbrot(const float *re, const float *im, int32_t *count, int64_t n, int iterations);
 void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int64_t k, int iterations); /* x: n x 2 */
+/* bench_intrinsics's: y = A x, A in CSR (row_ptr of n_rows + 1, col and val of nnz) */
+void c_spmv_f64(const int32_t *row_ptr, const int32_t *col, const double *val, const double *x, double *y, int64_t n_rows);
+void c_spmv_f32(const int32_t *row_ptr, const int32_t *col, const float *val, const float *x, float *y, int64_t n_rows);
 #endif

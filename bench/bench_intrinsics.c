@@ -6,16 +6,25 @@
  *                            vs the product held (a gemm, then a kernel)  floor: faster
  *   LU f64 n x n             pe_lu + pe_sync       vs a copy + LAPACKE_dgetrf (row-major,
  *                                                     as PE's: it factors a copy too)  floor 95%
+ *   spmv f64, f32: the 5-point Laplacian of a 2048 x 2048 grid in CSR
+ *   (4M rows, 21M entries)   pe_spmv + pe_sync     vs the OpenMP CSR loop of
+ *                                                     baseline.c, all cores  floor 80%
  * Median of `reps` runs after one warm-up each.  Ratios are the baseline's
- * time over PE's (1.00: as fast).
- *   bench_intrinsics [n] [reps]     default 4096 5 */
+ * time over PE's (1.00: as fast).  It runs itself again with
+ * OMP_WAIT_POLICY=passive unless that is set: OpenMP's threads spinning
+ * after the C loop would take the cores of the PE run that follows.
+ *   bench_intrinsics [n] [reps] [all | gemm | lu | spmv]     default 4096 5 all */
 #include <cblas.h>
 #include <lapacke.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pe.h>
 
+#include "baseline.h"
 #include "bench_util.h"
+#include "../examples/laplacian_csr.h"
 
 typedef struct {
     double pe, base;
@@ -122,21 +131,88 @@ static void lu(int64_t n, int reps)
     free(a), free(f), free(ipiv);
 }
 
+/* The Laplacian's values in f32 too. */
+static float *values_f32(const laplacian_csr *m)
+{
+    float *v = bench_alloc_or_exit(malloc(sizeof *v * (size_t)(m->nnz + 1)));
+    for (int64_t k = 0; k < m->nnz; k++) v[k] = (float)m->val[k];
+    return v;
+}
+
+static void spmv(pe_dtype t, const laplacian_csr *m, const float *val32, int reps)
+{
+    int64_t n_ptr = m->n + 1, n = m->n;
+    size_t es = t == PE_F32 ? 4 : 8;
+    void *x = t == PE_F32 ? (void *)filled(n, -1, 1, 7) : (void *)filled_f64(n, 7);
+    void *y = bench_alloc_or_exit(calloc((size_t)n, es)), *got = bench_alloc_or_exit(malloc((size_t)n * es));
+    pe_array rp = pe_from_host(PE_I32, 1, &n_ptr, m->row_ptr), ci = pe_from_host(PE_I32, 1, &m->nnz, m->col);
+    pe_array v = pe_from_host(t, 1, &m->nnz, t == PE_F32 ? (void *)val32 : (void *)m->val), X = pe_from_host(t, 1, &n, x);
+    pe_csr a = pe_csr_create(rp, ci, v, n);
+    pe_release(rp), pe_release(ci), pe_release(v);
+    double tp[32], tb[32];
+    for (int r = -1; r < reps; r++) {
+        double t0 = now();
+        pe_array Y = pe_spmv(a, X);
+        pe_sync();
+        double t1 = now();
+        if (r == reps - 1 && pe_read(Y, got, (size_t)n * es) != PE_OK) exit(1);
+        pe_release(Y);
+        double t2 = now();
+        if (t == PE_F32) c_spmv_f32(m->row_ptr, m->col, val32, x, y, n);
+        else c_spmv_f64(m->row_ptr, m->col, m->val, x, y, n);
+        double t3 = now();
+        if (r >= 0) tp[r] = t1 - t0, tb[r] = t3 - t2;
+    }
+    double worst = 0; /* small integers times values in [-1, 1]: both sums near exact */
+    for (int64_t i = 0; i < n; i++) {
+        double p = t == PE_F32 ? ((float *)got)[i] : ((double *)got)[i], c = t == PE_F32 ? ((float *)y)[i] : ((double *)y)[i];
+        worst = fmax(worst, fabs(p - c) / fmax(1, fabs(c)));
+    }
+    if (!(worst <= (t == PE_F32 ? 1e-5 : 1e-12))) {
+        fprintf(stderr, "spmv: PE and the C loop differ by %.3g\n", worst);
+        exit(1);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "spmv %s %.1fM rows, %.1fM nnz", t == PE_F32 ? "f32" : "f64", (double)n * 1e-6,
+             (double)m->nnz * 1e-6);
+    report(what, median(tp, reps), median(tb, reps), "OpenMP CSR loop", 0.80);
+    pe_release(X);
+    pe_csr_destroy(a);
+    free(x), free(y), free(got);
+}
+
 int main(int argc, char **argv)
 {
     int64_t n = argc > 1 ? atoll(argv[1]) : 4096;
     int reps = argc > 2 ? atoi(argv[2]) : 5;
-    if (n < 1 || reps < 1 || reps > 32) {
-        fprintf(stderr, "usage: bench_intrinsics [n] [reps <= 32]\n");
+    const char *which = argc > 3 ? argv[3] : "all";
+    bool all = !strcmp(which, "all");
+    if (n < 1 || reps < 1 || reps > 32 || argc > 4 || (!all && strcmp(which, "gemm") && strcmp(which, "lu") && strcmp(which, "spmv"))) {
+        fprintf(stderr, "usage: bench_intrinsics [n] [reps <= 32] [all | gemm | lu | spmv]\n");
         return 2;
     }
+    if (!getenv("OMP_WAIT_POLICY")) { /* the spmv baseline's OpenMP threads spinning would take PE's cores */
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+    }
     if (pe_init(NULL) != PE_OK) return 1;
-    printf("bench_intrinsics: n = %lld, median of %d after a warm-up, OpenBLAS threads %d\n", (long long)n, reps,
-           openblas_get_num_threads());
-    gemm(PE_F32, n, reps);
-    gemm(PE_F64, n, reps);
-    epilogue(n, reps);
-    lu(n, reps);
+    printf("bench_intrinsics: n = %lld, median of %d after a warm-up, OpenBLAS threads %d, OpenMP threads %d\n",
+           (long long)n, reps, openblas_get_num_threads(), c_threads());
+    if (all || !strcmp(which, "gemm")) {
+        gemm(PE_F32, n, reps);
+        gemm(PE_F64, n, reps);
+        epilogue(n, reps);
+    }
+    if (all || !strcmp(which, "lu")) lu(n, reps);
+    if (all || !strcmp(which, "spmv")) {
+        laplacian_csr m;
+        if (laplacian_csr_build(2048, &m) != 0) exit(1);
+        float *val32 = values_f32(&m);
+        spmv(PE_F64, &m, val32, reps);
+        spmv(PE_F32, &m, val32, reps);
+        laplacian_csr_free(&m);
+        free(val32);
+    }
     pe_shutdown();
     return 0;
 }

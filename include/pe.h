@@ -8,9 +8,10 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): the intrinsics fft, conv, spmv (matmul and the LU
- * family are here, on the CPU), a GPU's library calls (cuBLAS, cuSOLVER),
- * complex kernels and complex matmul/LU.
+ * unfinished links): the intrinsics fft, conv (matmul, the LU family and
+ * spmv are here, on the CPU; spmv as a hand-written parallel loop, not yet
+ * a generated kernel), a GPU's library calls (cuBLAS, cuSOLVER, cuSPARSE),
+ * complex kernels and complex matmul/LU/spmv.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer
@@ -42,6 +43,7 @@ typedef enum { PE_F32, PE_F64, PE_I32, PE_BOOL, PE_C64, PE_C128 } pe_dtype;
 
 typedef struct { uint64_t h; } pe_array; /* opaque handle; (pe_array){0} is "no array" */
 typedef struct { uint64_t h; } pe_rng;
+typedef struct { uint64_t h; } pe_csr;   /* a sparse matrix (pe_csr_create); (pe_csr){0} is "none" */
 typedef struct { uint32_t depth; } pe_scope;
 
 /* A call site.  PE_HERE makes one static object per call site, so each site
@@ -176,7 +178,7 @@ typedef struct {
     uint64_t macro_records;      /* PE_MACRO executions that ran their body (a miss: recorded, cached unless it failed) */
     uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
     uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
-    uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU) */
+    uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU, spmv) */
     uint64_t streaming_launches; /* CPU kernel launches that stored past the caches (non-temporal stores: outputs
                                     of at least the last-level cache's size, PE_STREAM_BYTES) */
 } pe_stats;
@@ -605,6 +607,28 @@ pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_arra
 #define pe_lu_solve(lu, pivots, b) pe_lu_solve_at(PE_HERE, (lu), (pivots), (b))
 #define pe_lu_cond(lu, pivots) pe_lu_cond_at(PE_HERE, (lu), (pivots))
 #define pe_lu_unpack(lu, pivots, l, u) pe_lu_unpack_at(PE_HERE, (lu), (pivots), (l), (u))
+
+/* Sparse matrices in CSR form.  pe_csr_create: an n_rows x n_cols matrix
+ * from row_ptr (i32, n_rows + 1: row i's entries are [row_ptr[i],
+ * row_ptr[i+1])), col_idx (i32, nnz: each entry's column) and values (f32 or
+ * f64, nnz).  The matrix holds its own references (the caller may release
+ * the three arrays) until pe_csr_destroy.  Shapes and dtypes are checked at
+ * the call; the indices when the data is read: row_ptr[0] = 0, row_ptr
+ * non-decreasing up to row_ptr[n_rows] = nnz, every column in [0, n_cols),
+ * else pe_spmv's result is invalid with PE_E_ARG at pe_spmv's line, the
+ * first fault named (no index is ever used unchecked).
+ * pe_spmv: m @ x, x of n_cols and m's dtype: n_rows values, each row's sum in
+ * column order (f32 accumulated in f64, rounded once).  Never fused: a
+ * program of its own on PE's thread pool (parallel over rows), element-wise
+ * producers of x and consumers of the result fused into kernels around it.
+ * Not inside a PE_MACRO section yet: a matrix's arrays are no section input
+ * (PE_E_MACRO at the line, as for any operand made outside it). */
+pe_csr pe_csr_create_at(const pe_site *s, pe_array row_ptr, pe_array col_idx, pe_array values, int64_t n_cols);
+void pe_csr_destroy_at(const pe_site *s, pe_csr m);
+pe_array pe_spmv_at(const pe_site *s, pe_csr m, pe_array x);
+#define pe_csr_create(row_ptr, col_idx, values, n_cols) pe_csr_create_at(PE_HERE, (row_ptr), (col_idx), (values), (n_cols))
+#define pe_csr_destroy(m) pe_csr_destroy_at(PE_HERE, (m))
+#define pe_spmv(m, x) pe_spmv_at(PE_HERE, (m), (x))
 
 /* ---------------------------------------------- hints and synchronisation */
 void pe_hint_read_at(const pe_site *s, pe_array a); /* the application will read a soon: start now */

@@ -32,6 +32,7 @@ bool pe_cpu_executor_start(int threads)
     pe_detect_cpu(&info);
     snprintf(isa, sizeof isa, "%s", info.arch);
     pe_intrinsics_set_threads(threads); /* the pool waits while a library call runs */
+    pe_intrinsics_set_pool(pe_pool_run); /* ... or runs the hand-written ones (spmv) */
     return pe_pool_start(threads);
 }
 

@@ -1,5 +1,6 @@
-/* ref_linalg.c — the reference interpreter's intrinsics: matmul and the LU
- * family as the textbook loops, in long double, one port at a time (an lu
+/* ref_linalg.c — the reference interpreter's intrinsics: matmul, the LU
+ * family and spmv (a CSR matrix's structure checked first, pe_csr_fault) as
+ * the textbook loops, in long double, one port at a time (an lu
  * and its lu_pivots each factor the matrix again).  No library: this is the
  * oracle the library calls (exec/intrinsics) are checked against (PE_CHECK,
  * pe_reference, and the fallback where a call cannot run).  The LU is
@@ -118,12 +119,63 @@ static void matmul(pe_port *p, pe_port *const *in)
         }
 }
 
+bool pe_csr_fault(const int32_t *row_ptr, const int32_t *col, int64_t n_rows, int64_t nnz, int64_t n_cols, char *why,
+                  size_t n_why)
+{
+    if (row_ptr[0] != 0) {
+        snprintf(why, n_why, "row_ptr[0] is %d: a CSR matrix's offsets start at 0", row_ptr[0]);
+        return true;
+    }
+    for (int64_t i = 0; i < n_rows; i++) {
+        int32_t lo = row_ptr[i], hi = row_ptr[i + 1];
+        if (hi < lo || hi > nnz) {
+            snprintf(why, n_why, "row_ptr[%lld] is %d after row_ptr[%lld] = %d: offsets go up, to at most nnz = %lld",
+                     (long long)i + 1, hi, (long long)i, lo, (long long)nnz);
+            return true;
+        }
+        for (int32_t k = lo; k < hi; k++)
+            if (col[k] < 0 || col[k] >= n_cols) {
+                snprintf(why, n_why, "col_idx[%d] (row %lld) is %d, outside the matrix's %lld columns", k, (long long)i,
+                         col[k], (long long)n_cols);
+                return true;
+            }
+    }
+    if (row_ptr[n_rows] != nnz) {
+        snprintf(why, n_why, "row_ptr[%lld] is %d: the last offset is nnz = %lld", (long long)n_rows, row_ptr[n_rows],
+                 (long long)nnz);
+        return true;
+    }
+    return false;
+}
+
+/* y = m x from the matrix's structure (row_ptr then col_idx), values and x;
+ * a faulty structure is refused before anything is read through it. */
+static bool spmv(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code)
+{
+    const pe_port *st = in[0], *v = in[1], *x = in[2];
+    int64_t n_rows = p->numel, nnz = v->numel;
+    *code = PE_E_ARG;
+    if (!st->buf || st->numel != n_rows + 1 + nnz) {
+        snprintf(why, n_why, "the matrix's structure does not fit its values");
+        return false;
+    }
+    const int32_t *rp = st->buf, *col = rp + n_rows + 1;
+    if (pe_csr_fault(rp, col, n_rows, nnz, x->numel, why, n_why)) return false;
+    for (int64_t i = 0; i < n_rows; i++) {
+        long double s = 0;
+        for (int32_t k = rp[i]; k < rp[i + 1]; k++) s += get(v, k) * get(x, col[k]);
+        put(p, i, s);
+    }
+    return true;
+}
+
 bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code)
 {
     if (p->op == PE_OP_matmul) {
         matmul(p, in);
         return true;
     }
+    if (p->op == PE_OP_spmv) return spmv(p, in, why, n_why, code);
     const pe_port *f = in[0];
     int64_t n = p->op == PE_OP_lu_permutation ? f->numel : f->shape[0];
     int64_t *piv = malloc(sizeof *piv * (size_t)(n ? n : 1));

@@ -4,8 +4,15 @@
 
 #include "../base/runtime.h"
 
-/* An intrinsic's value (matmul, the LU family) in long double from its
+/* An intrinsic's value (matmul, the LU family, spmv) in long double from its
  * operands' values; false, with why and code, where it has none (a
  * singular matrix, pivots that are none). */
 bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code);
+/* The first fault of a CSR structure in row order (row_ptr[0] not 0, an
+ * offset below the last or past nnz, row_ptr[n_rows] not nnz, a column
+ * outside [0, n_cols)): true with why set; false if there is none.  Reads
+ * only what its checks allow (the interpreter's spmv, and the message of
+ * exec/intrinsics/sparse.c's). */
+bool pe_csr_fault(const int32_t *row_ptr, const int32_t *col, int64_t n_rows, int64_t nnz, int64_t n_cols, char *why,
+                  size_t n_why);
 #endif

@@ -1,6 +1,6 @@
 /* dispatch.c — runs a library call (a PE_PROG_INTRINSIC program) on the
  * host: the table from the catalog's intrinsic ops to the functions that
- * call OpenBLAS (blas.c) and LAPACKE (lapack.c); operands brought to host
+ * call OpenBLAS (blas.c) and LAPACKE (lapack.c) or loop (sparse.c); operands brought to host
  * buffers, result buffers for the members someone sees (a member a later
  * member of the same call reads — the product inside a fused epilogue — has
  * none), the call made without the runtime lock as a kernel is, its failure
@@ -30,6 +30,7 @@ static const intrinsic_row table[] = {
     {PE_OP_lu_solve, pe_lapack_fits, pe_lapack_lu_solve},
     {PE_OP_lu_cond, pe_lapack_fits, pe_lapack_lu_cond},
     {PE_OP_lu_permutation, pe_lapack_fits, pe_lapack_lu_permutation},
+    {PE_OP_spmv, pe_spmv_fits, pe_spmv_run},
 };
 
 static const intrinsic_row *row_of(pe_op op)

@@ -1,8 +1,9 @@
 /* intrinsics.h — the library calls (PE_PROG_INTRINSIC programs) on the
  * host: dispatch.c runs a program (its operands' host buffers, its members'
  * result buffers, errors at the caller's line, the profile) through the
- * catalog's intrinsic row in its table, blas.c (OpenBLAS's cblas: matmul)
- * and lapack.c (LAPACKE: the LU family) make the calls. */
+ * catalog's intrinsic row in its table, blas.c (OpenBLAS's cblas: matmul),
+ * lapack.c (LAPACKE: the LU family) and sparse.c (a parallel loop on PE's
+ * pool: spmv) make the calls. */
 #ifndef PE_EXEC_INTRINSICS_H
 #define PE_EXEC_INTRINSICS_H
 
@@ -15,6 +16,14 @@ size_t pe_intrinsic_run(const pe_program *p);
 /* The libraries' own threads: as many as PE's pool, which is idle while a
  * call runs (so the two never oversubscribe the cores). */
 void pe_intrinsics_set_threads(int threads);
+/* A loop over [begin, end) (the CPU kernels' ABI, exec/cpu/threadpool.h),
+ * and a launcher running one over [0, n) on all the pool's threads (`work`:
+ * the elements one iteration touches).  The CPU executor lends its pool's
+ * (pe_pool_run) at start: the hand-written loops here (sparse.c) run on it;
+ * without one they run on the calling thread. */
+typedef void (*pe_range_fn)(int64_t begin, int64_t end, void *const *args);
+typedef void (*pe_parallel_fn)(pe_range_fn fn, void *const *args, int64_t n, int64_t work);
+void pe_intrinsics_set_pool(pe_parallel_fn run);
 
 /* What one call reads and writes.  The library's functions below fill the
  * members that have a buffer (out[m] non-NULL) from the operands' host
@@ -38,4 +47,6 @@ bool pe_lapack_lu(pe_intrinsic_args *a);
 bool pe_lapack_lu_solve(pe_intrinsic_args *a);
 bool pe_lapack_lu_cond(pe_intrinsic_args *a);
 bool pe_lapack_lu_permutation(pe_intrinsic_args *a);
+bool pe_spmv_fits(pe_intrinsic_args *a);
+bool pe_spmv_run(pe_intrinsic_args *a);
 #endif

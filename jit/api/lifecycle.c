@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "api_rng.h"
+#include "api_sparse.h"
 #include "../aot/aot.h"
 #include "../macro/macro.h"
 #include "../codegen/target.h"
@@ -229,6 +230,7 @@ void pe_shutdown(void)
     pe_macro_stop(); /* its entries hold constants: before the ports go */
     pe_scopes_free();
     pe_rng_forget_all();
+    pe_csr_forget_all(); /* the ports go next, with the references its matrices held */
     pe_ports_free_all();
     stop_executors();
     pe_mem_trim();

@@ -137,5 +137,8 @@ void pe_queue_maybe_flush(void);
 void pe_scope_register(uint32_t idx);
 void pe_scopes_free(void);
 uint32_t pe_scope_depth_here(void); /* the calling thread's open scopes */
+/* The creation reference of a, made in the innermost scope, is no longer
+ * the scope's: the runtime object that holds a (a sparse matrix) owns it. */
+void pe_scope_disown(pe_array a);
 
 #endif

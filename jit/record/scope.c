@@ -1,7 +1,8 @@
 /* scope.c — pe_scope_begin/end and pe_keep.  Each scope lists the handles of
  * the arrays created in it; the scope owns their creation reference.  At the
  * end of a scope every listed handle that is still live is released once; a
- * handle the application released itself, or moved out with pe_keep, is not. */
+ * handle the application released itself, or moved out with pe_keep, is not;
+ * nor one the runtime's own objects hold (a sparse matrix's, pe_scope_disown). */
 #include <stdlib.h>
 
 #include "record.h"
@@ -85,23 +86,31 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
     }
 }
 
+/* Takes a off the innermost scope's list; false if it was not there. */
+static bool unlist(pe_array a)
+{
+    if (my.scope_depth == 0) return false;
+    pe_handle_list *l = &my.scopes[my.scope_depth - 1];
+    for (size_t i = l->count; i-- > 0;) {
+        if (l->items[i].h != a.h) continue;
+        l->items[i] = l->items[--l->count];
+        return true;
+    }
+    return false;
+}
+
 pe_array pe_keep_at(const pe_site *s, pe_array a)
 {
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     if (!pe_port_lookup(s, a, "pe_keep", &idx)) return a;
-    if (my.scope_depth == 0) return a;
-    pe_handle_list *l = &my.scopes[my.scope_depth - 1];
-    for (size_t i = l->count; i-- > 0;) {
-        if (l->items[i].h != a.h) continue;
-        l->items[i] = l->items[--l->count];
-        if (my.scope_depth >= 2 && !list_push(&my.scopes[my.scope_depth - 2], a))
-            pe_log_message(PE_LOG_WARN, "out of memory in a scope: a kept array will outlive its scope");
-        break;
-    }
+    if (unlist(a) && my.scope_depth >= 2 && !list_push(&my.scopes[my.scope_depth - 2], a))
+        pe_log_message(PE_LOG_WARN, "out of memory in a scope: a kept array will outlive its scope");
     return a;
 }
+
+void pe_scope_disown(pe_array a) { (void)unlist(a); }
 
 void pe_scopes_free(void)
 {
