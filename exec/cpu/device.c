@@ -1,9 +1,11 @@
 /* device.c — discovery of the processing elements at start-up.  Device 0 is
  * the host CPU: its model name, the x86-64 micro-architecture level the code
  * generators may target (x86-64-v2/v3/v4, detected with
- * __builtin_cpu_supports), memory and hardware threads.  CUDA devices come
- * with the CUDA executor. */
+ * __builtin_cpu_supports), memory and hardware threads, and the size of
+ * the last-level cache a core sees.  CUDA devices come with the CUDA
+ * executor. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +29,37 @@ static void cpu_model_name(char *out, size_t n)
         break;
     }
     fclose(f);
+}
+
+/* sysfs's last cache level of cpu0 is the cache one core shares with its
+ * neighbours (one CCX's L3: 32 MiB on an EPYC, where sysconf's
+ * _SC_LEVEL3_CACHE_SIZE, from cpuid through a VM, said 320 MiB); sysconf
+ * where sysfs says nothing; 0 when neither knows. */
+int64_t pe_cpu_last_level_cache_bytes(void)
+{
+    int64_t best = 0;
+    int best_level = 0;
+    for (int index = 0; index < 8; index++) {
+        char path[96], text[32];
+        int level = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        bool ok = fscanf(f, "%d", &level) == 1;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        if (!ok || !(f = fopen(path, "r"))) continue;
+        long long size = 0;
+        char unit = 0;
+        ok = fgets(text, sizeof text, f) != NULL && sscanf(text, "%lld%c", &size, &unit) >= 1;
+        fclose(f);
+        if (!ok || level < best_level) continue;
+        best_level = level;
+        best = size * (unit == 'K' ? 1024 : unit == 'M' ? 1048576 : 1);
+    }
+    if (best > 0) return best;
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return llc > 0 ? llc : 0;
 }
 
 static const char *isa_level(void)

@@ -5,5 +5,7 @@
 
 /* Fills the CPU's description: name, ISA level, memory, hardware threads. */
 void pe_detect_cpu(pe_device_info *out);
+/* Bytes of the last-level cache one core sees (0: unknown). */
+int64_t pe_cpu_last_level_cache_bytes(void);
 
 #endif

@@ -25,6 +25,7 @@
 #include "cpu_gccjit.h"
 #include "cpu_prims.h"
 #include "gccjit_build.h"
+#include "../../exec/cpu/device.h"
 #include "../../irformat/fnv.h"
 #include "../../irformat/philox.h"
 
@@ -122,7 +123,7 @@ static int64_t stream_min_bytes(void)
     int64_t bytes = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (bytes < 0) {
         const char *env = getenv("PE_STREAM_BYTES");
-        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        int64_t llc = pe_cpu_last_level_cache_bytes();
         bytes = env && *env ? atoll(env) : llc > 0 ? llc : (int64_t)32 << 20;
         __atomic_store_n(&known, bytes, __ATOMIC_RELAXED);
     }
