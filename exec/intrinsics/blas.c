@@ -5,8 +5,12 @@
  * array in place); alpha, beta and C are those of an epilogue the program
  * generator fused into the call (jit/proggen/intrinsic_plan.c).  One row of
  * `kinds` per dtype: PE_C64 / PE_C128 are a row each (cblas_cgemm/zgemm and
- * cgemv/zgemv take alpha and beta by address already). */
+ * cgemv/zgemv take alpha and beta by address; their elements are C99's
+ * float complex / double complex, PE's layout).  The program generator
+ * fuses no epilogue into a complex product (a complex constant has no
+ * single value to bind), so alpha and beta there are 1 and 0. */
 #include <cblas.h>
+#include <complex.h>
 #include <limits.h>
 #include <string.h>
 
@@ -38,6 +42,21 @@ static void dgemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, con
     cblas_dgemv(CblasRowMajor, ta, rows, cols, *(const double *)alpha, a, lda, x, 1, *(const double *)beta, y, 1);
 }
 
+/* The complex rows: cblas takes alpha and beta by address. */
+#define COMPLEX_KIND(p)                                                                                            \
+    static void p##gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, \
+                        int lda, const void *b, int ldb, const void *beta, void *c, int ldc)                       \
+    {                                                                                                              \
+        cblas_##p##gemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                      \
+    }                                                                                                              \
+    static void p##gemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda,          \
+                        const void *x, const void *beta, void *y)                                                  \
+    {                                                                                                              \
+        cblas_##p##gemv(CblasRowMajor, ta, rows, cols, alpha, a, lda, x, 1, beta, y, 1);                           \
+    }
+COMPLEX_KIND(c)
+COMPLEX_KIND(z)
+
 static const struct {
     pe_dtype dtype;
     gemm_fn gemm;
@@ -45,6 +64,8 @@ static const struct {
 } kinds[] = {
     {PE_F32, sgemm, sgemv},
     {PE_F64, dgemm, dgemv},
+    {PE_C64, cgemm, cgemv},
+    {PE_C128, zgemm, zgemv},
 };
 
 static int kind_of(pe_dtype t)
@@ -58,14 +79,33 @@ static int kind_of(pe_dtype t)
 typedef union {
     float f32;
     double f64;
+    float complex c64;
+    double complex c128;
 } scalar;
 
 static scalar scalar_of(pe_dtype t, double v)
 {
     scalar s;
-    if (t == PE_F32) s.f32 = (float)v;
-    else s.f64 = v;
+    switch (t) {
+    case PE_F32: s.f32 = (float)v; break;
+    case PE_C64: s.c64 = (float)v; break;
+    case PE_C128: s.c128 = v; break;
+    default: s.f64 = v; break;
+    }
     return s;
+}
+
+/* out[i] *= beta over n elements of the dtype. */
+static void scale(pe_dtype t, void *out, int64_t n, scalar beta)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (t) {
+        case PE_F32: ((float *)out)[i] *= beta.f32; break;
+        case PE_C64: ((float complex *)out)[i] *= beta.c64; break;
+        case PE_C128: ((double complex *)out)[i] *= beta.c128; break;
+        default: ((double *)out)[i] *= beta.f64; break;
+        }
+    }
 }
 
 /* The operand after a, b that flag names (c, alpha, beta in that order), or NULL. */
@@ -124,10 +164,7 @@ bool pe_blas_matmul(pe_intrinsic_args *a)
     if (c) memcpy(out, c->buf, bytes);
     else memset(out, 0, bytes); /* beta = 0: cblas never reads it, but k = 0 leaves it as it is */
     if (k == 0) { /* an empty sum: beta * c */
-        for (int64_t i = 0; c && i < m * n; i++) {
-            if (t == PE_F32) ((float *)out)[i] *= beta.f32;
-            else ((double *)out)[i] *= beta.f64;
-        }
+        if (c) scale(t, out, m * n, beta);
         return true;
     }
     bool ta = a->flags & PE_INTR_TRANS_A, tb = a->flags & PE_INTR_TRANS_B;
