@@ -120,14 +120,17 @@ static pe_port *extra(const pe_intrinsic_args *a, uint8_t flag)
     return NULL;
 }
 
-/* op(A) is m x k, op(B) is k x n (n = 1: a vector); from the operands' shapes and the flags. */
-static void dims(const pe_intrinsic_args *a, int64_t *m, int64_t *k, int64_t *n, int64_t *k_b)
+void pe_blas_matmul_shape(const pe_intrinsic_args *a, pe_matmul_shape *s)
 {
     const pe_port *x = a->in[0], *y = a->in[1];
     bool ta = a->flags & PE_INTR_TRANS_A, tb = a->flags & PE_INTR_TRANS_B;
-    *m = x->shape[ta ? 1 : 0], *k = x->shape[ta ? 0 : 1];
-    if (y->rank == 1) *k_b = y->shape[0], *n = 1;
-    else *k_b = y->shape[tb ? 1 : 0], *n = y->shape[tb ? 0 : 1];
+    const pe_port *alpha = extra(a, PE_INTR_ALPHA), *beta = extra(a, PE_INTR_BETA);
+    s->m = x->shape[ta ? 1 : 0], s->k = x->shape[ta ? 0 : 1];
+    s->vector = y->rank == 1;
+    s->n = s->vector ? 1 : y->shape[tb ? 0 : 1];
+    s->c = extra(a, PE_INTR_C);
+    s->alpha = alpha ? alpha->value : 1;
+    s->beta = s->c ? (beta ? beta->value : 1) : 0;
 }
 
 bool pe_blas_matmul_fits(pe_intrinsic_args *a)
@@ -139,8 +142,10 @@ bool pe_blas_matmul_fits(pe_intrinsic_args *a)
         a->in[0]->dtype != t || a->in[1]->dtype != t || result->dtype != t || result->numel != prod->numel ||
         ((a->flags & PE_INTR_TRANS_B) && a->in[1]->rank != 2))
         return false;
-    int64_t m, k, n, k_b;
-    dims(a, &m, &k, &n, &k_b);
+    pe_matmul_shape s;
+    pe_blas_matmul_shape(a, &s);
+    bool tb = a->flags & PE_INTR_TRANS_B;
+    int64_t m = s.m, k = s.k, n = s.n, k_b = a->in[1]->shape[a->in[1]->rank == 2 && tb ? 1 : 0];
     if (k != k_b || prod->rank != a->in[1]->rank || prod->shape[0] != m || (prod->rank == 2 && prod->shape[1] != n))
         return false;
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return false; /* a 32-bit BLAS: the interpreter takes it */
@@ -154,11 +159,12 @@ bool pe_blas_matmul(pe_intrinsic_args *a)
     pe_dtype t = (pe_dtype)a->members[0]->dtype;
     int kind = kind_of(t);
     void *out = a->out[a->n_members - 1];
-    const pe_port *x = a->in[0], *y = a->in[1], *c = extra(a, PE_INTR_C);
-    const pe_port *alpha_port = extra(a, PE_INTR_ALPHA), *beta_port = extra(a, PE_INTR_BETA);
-    scalar alpha = scalar_of(t, alpha_port ? alpha_port->value : 1), beta = scalar_of(t, c ? (beta_port ? beta_port->value : 1) : 0);
-    int64_t m, k, n, k_b;
-    dims(a, &m, &k, &n, &k_b);
+    const pe_port *x = a->in[0], *y = a->in[1];
+    pe_matmul_shape s;
+    pe_blas_matmul_shape(a, &s);
+    const pe_port *c = s.c;
+    scalar alpha = scalar_of(t, s.alpha), beta = scalar_of(t, s.beta);
+    int64_t m = s.m, k = s.k, n = s.n;
     size_t bytes = pe_dtype_size(t) * (size_t)(m * n);
     if (!out || m == 0 || n == 0) return true;
     if (c) memcpy(out, c->buf, bytes);

@@ -39,7 +39,7 @@ static const intrinsic_row *row_of(pe_op op)
     return NULL;
 }
 
-static bool read_by_later_member(const pe_program *p, int m)
+bool pe_intrinsic_read_by_later_member(const pe_program *p, int m)
 {
     for (int later = m + 1; later < p->n_members; later++) {
         const pe_port *q = pe_port_at(p->members[later]);
@@ -50,12 +50,12 @@ static bool read_by_later_member(const pe_program *p, int m)
 }
 
 /* Members let go of their inputs, the last first (a later member holds an earlier one). */
-static void finish(const pe_program *p)
+void pe_intrinsic_finish(const pe_program *p)
 {
     for (int m = p->n_members; m-- > 0;) pe_port_drop_inputs(pe_port_at(p->members[m]));
 }
 
-static void fail_all(const pe_program *p, pe_status code, const char *why)
+void pe_intrinsic_fail(const pe_program *p, pe_status code, const char *why)
 {
     char api[48];
     snprintf(api, sizeof api, "pe_%s", pe_op_table[pe_port_at(p->members[0])->op].name);
@@ -75,6 +75,15 @@ static size_t on_interpreter(const pe_program *p)
     return computed;
 }
 
+void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint64_t t0)
+{
+    pe_rt.stats.library_calls++;
+    if (!pe_prof_on) return;
+    for (int k = 0; k < p->n_bind; k++) a->in[k]->prof_read = true;
+    for (int m = 0; m < p->n_members; m++) a->members[m]->prof_stored |= a->out[m] != NULL;
+    pe_prof_library_call(a->members[0], t0, pe_prof_now());
+}
+
 size_t pe_intrinsic_run(const pe_program *p)
 {
     pe_port *members[4];
@@ -86,23 +95,23 @@ size_t pe_intrinsic_run(const pe_program *p)
         if (q->state == PE_PORT_READY) pe_port_host(q); /* a GPU's value: its host copy */
         if (q->state == PE_PORT_INVALID) {
             for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(members[m], q);
-            finish(p);
+            pe_intrinsic_finish(p);
             return 0;
         }
         if (!q->buf && (q->op != PE_OP_constant || q->state != PE_PORT_READY)) return on_interpreter(p); /* no value here */
         if (!q->buf && !pe_interp_materialise(q)) { /* a uniform constant as an array operand */
-            fail_all(p, PE_E_NOMEM, "out of memory for an operand");
-            finish(p);
+            pe_intrinsic_fail(p, PE_E_NOMEM, "out of memory for an operand");
+            pe_intrinsic_finish(p);
             return 0;
         }
     }
     const intrinsic_row *row = row_of((pe_op)members[0]->op);
     if (!row || !row->fits(&a)) return on_interpreter(p);
     for (int m = 0; m < p->n_members; m++) {
-        if (read_by_later_member(p, m)) continue;
+        if (pe_intrinsic_read_by_later_member(p, m)) continue;
         if (!pe_port_result_buffer(members[m])) {
-            fail_all(p, PE_E_NOMEM, "out of memory for the result");
-            finish(p);
+            pe_intrinsic_fail(p, PE_E_NOMEM, "out of memory for the result");
+            pe_intrinsic_finish(p);
             return 0;
         }
         a.out[m] = members[m]->buf;
@@ -112,15 +121,10 @@ size_t pe_intrinsic_run(const pe_program *p)
     int depth = pe_api_suspend();
     bool ok = row->run(&a);
     pe_api_resume(depth);
-    pe_rt.stats.library_calls++;
-    if (pe_prof_on) {
-        for (int k = 0; k < p->n_bind; k++) a.in[k]->prof_read = true;
-        for (int m = 0; m < p->n_members; m++) members[m]->prof_stored |= a.out[m] != NULL;
-        pe_prof_library_call(members[0], t0, pe_prof_now());
-    }
+    pe_intrinsic_account(p, &a, t0);
     size_t computed = 0;
     if (!ok) {
-        fail_all(p, a.code, a.why);
+        pe_intrinsic_fail(p, a.code, a.why);
     } else {
         for (int m = 0; m < p->n_members; m++) {
             members[m]->state = PE_PORT_READY;
@@ -128,6 +132,6 @@ size_t pe_intrinsic_run(const pe_program *p)
             computed++;
         }
     }
-    finish(p);
+    pe_intrinsic_finish(p);
     return computed;
 }

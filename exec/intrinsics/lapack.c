@@ -106,7 +106,7 @@ bool pe_lapack_fits(pe_intrinsic_args *a)
 }
 
 /* Whether every pivot names a row at or after its own (a trace file's operand may lie). */
-static bool valid_pivots(const pe_port *p, pe_intrinsic_args *a)
+bool pe_lapack_valid_pivots(const pe_port *p, pe_intrinsic_args *a)
 {
     for (int64_t i = 0; i < p->numel; i++) {
         int32_t v = ((const int32_t *)p->buf)[i];
@@ -122,7 +122,7 @@ static bool valid_pivots(const pe_port *p, pe_intrinsic_args *a)
 /* LAPACK's 1-based pivots from PE's 0-based ones. */
 static lapack_int *lapack_pivots(const pe_port *p, pe_intrinsic_args *a)
 {
-    if (!valid_pivots(p, a)) return NULL;
+    if (!pe_lapack_valid_pivots(p, a)) return NULL;
     lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)(p->numel ? p->numel : 1));
     for (int64_t i = 0; ipiv && i < p->numel; i++) ipiv[i] = ((const int32_t *)p->buf)[i] + 1;
     if (!ipiv) snprintf(a->why, sizeof a->why, "out of memory"), a->code = PE_E_NOMEM;
@@ -198,7 +198,7 @@ bool pe_lapack_lu_permutation(pe_intrinsic_args *a)
     const pe_port *piv = a->in[0];
     int64_t n = piv->numel;
     if (!a->out[0]) return true;
-    if (!valid_pivots(piv, a)) return false;
+    if (!pe_lapack_valid_pivots(piv, a)) return false;
     int64_t *perm = malloc(sizeof *perm * (size_t)(n ? n : 1));
     if (!perm) {
         snprintf(a->why, sizeof a->why, "out of memory"), a->code = PE_E_NOMEM;
