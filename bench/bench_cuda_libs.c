@@ -16,33 +16,14 @@
 
 #include <pe.h>
 
+#include "bench_util.h"
 #include "exec/cuda/cuda_driver.h"
 #include "exec/cuda/cuda_libs.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
-static void *filled(pe_dtype t, int64_t n)
+static void *filled_as(pe_dtype t, int64_t n)
 {
     size_t size = t == PE_F32 ? 4 : 8;
-    char *p = malloc((size_t)n * size);
-    if (!p) exit(1);
+    char *p = bench_alloc_or_exit(malloc((size_t)n * size));
     srand(7);
     for (int64_t i = 0; i < n; i++) {
         double v = 2.0 * rand() / RAND_MAX - 1;
@@ -130,7 +111,7 @@ int main(int argc, char **argv)
     int status = 0;
     for (int i = 0; i < 2; i++) {
         pe_dtype t = types[i];
-        void *a = filled(t, n * n), *b = filled(t, n * n);
+        void *a = filled_as(t, n * n), *b = filled_as(t, n * n);
         double pe = through_pe(t, n, reps, a, b);
         cu->cuCtxSetCurrent(ctx); /* PE may have bound it on this thread already: the same context */
         double base = direct(cu, blas, t, n, reps, a, b);

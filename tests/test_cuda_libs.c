@@ -14,6 +14,10 @@
  * naming no library: the CPU computes the same values, with one warning
  * per library for the whole run. */
 #include <complex.h>
+#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 #include <float.h>
 #include <unistd.h>
 
@@ -69,13 +73,21 @@ static void *read_all(pe_array a, int64_t n)
     return b;
 }
 
+static void *emulated(const char *name);
+
 /* the emulated library's calls so far (-1 on a real GPU) */
 static long emulated_calls(void)
 {
+    long (*fn)(void) = (long (*)(void))emulated("pe_emul_cuda_library_calls");
+    return fn ? fn() : -1;
+}
+
+/* a function of the emulated library, or NULL (a real GPU) */
+static void *emulated(const char *name)
+{
     const char *path = getenv("PE_CUBLAS_LIBRARY");
     void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    long (*fn)(void) = lib ? (long (*)(void))dlsym(lib, "pe_emul_cuda_library_calls") : NULL;
-    return fn ? fn() : -1;
+    return lib ? dlsym(lib, name) : NULL;
 }
 
 /* GPU 0 (place 1) or the CPU for what follows */
@@ -300,6 +312,40 @@ static void singular_on_the_gpu(void **state)
     pe_release(A), pe_release(LU), pe_release(PIV);
 }
 
+/* A call the library fails (the emulation's injected failure): the host
+ * makes it, with the right values and no error; the GPU stays on. */
+static void a_failing_call_goes_to_the_host(void **state)
+{
+    (void)state;
+    void (*fail_next)(void) = (void (*)(void))emulated("pe_emul_cuda_libs_fail_next");
+    if (!fail_next) return; /* a real GPU: nothing to inject */
+    on_gpu(true);
+    int64_t n = 10, s[2] = {n, n};
+    double *a = random_buffer(PE_F64, n * n), got[100];
+    pe_array A = pe_from_host(PE_F64, 2, s, a), P = pe_exp(A), C = pe_matmul(P, A);
+    pe_release(P);
+    pe_stats before = tu_stats();
+    fail_next();
+    assert_int_equal(pe_read(C, got, sizeof got), PE_OK);
+    pe_stats after = tu_stats();
+    assert_int_equal(after.library_calls - before.library_calls, 1);
+    assert_true(after.gpu_batches > before.gpu_batches);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            long double acc = 0;
+            for (int64_t q = 0; q < n; q++) acc += expl(a[i * n + q]) * a[q * n + j];
+            assert_true(fabsl(got[i * n + j] - acc) <= 1e-13L * (1 + fabsl(acc)));
+        }
+    tu_expect_no_error();
+    /* the GPU is still used: the next product is cuBLAS's */
+    long calls = emulated_calls();
+    pe_array D = pe_matmul(A, A);
+    assert_int_equal(pe_read(D, got, sizeof got), PE_OK);
+    assert_true(emulated_calls() > calls);
+    free(a);
+    pe_release(A), pe_release(C), pe_release(D);
+}
+
 /* Without the libraries: the CPU computes (the same values as the
  * library there), and each missing library is one warning for the run. */
 static int missing(void)
@@ -382,6 +428,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(fused_around_the_call, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(lu_on_the_gpu, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(singular_on_the_gpu, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(a_failing_call_goes_to_the_host, tu_setup, tu_teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (tu_emul_misuses() > 0) {

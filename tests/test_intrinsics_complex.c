@@ -8,6 +8,10 @@
  * too, and the file again under PE_CHECK=all. */
 #include <cblas.h>
 #include <complex.h>
+#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 #include <float.h>
 #include <lapacke.h>
 

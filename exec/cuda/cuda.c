@@ -408,7 +408,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
             break;
         case PE_PROG_INTRINSIC: { /* cuBLAS / cuSOLVER on stream 0, else the host's library */
             int made = g->disabled ? -1 : pe_cuda_intrinsic(g, p);
-            computed += made >= 0 ? (size_t)made : pe_intrinsic_run(p);
+            computed += made >= 0 ? (size_t)made : pe_intrinsic_run_locked(p); /* the batch is half launched */
             break;
         }
         case PE_PROG_KERNEL:

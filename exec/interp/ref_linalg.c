@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ref_linalg.h"
+#include "refmath.h" /* CMPLX where <complex.h> lacks it */
 
 typedef long double complex value; /* every element, real ones with no imaginary part */
 

@@ -3,7 +3,8 @@
  * call OpenBLAS (blas.c) and LAPACKE (lapack.c); operands brought to host
  * buffers, result buffers for the members someone sees (a member a later
  * member of the same call reads — the product inside a fused epilogue — has
- * none), the call made without the runtime lock as a kernel is, its failure
+ * none), the call made without the runtime lock as a kernel is (holding it
+ * in a GPU's batch: pe_intrinsic_run_locked), its failure
  * (a singular matrix) made the members' error at their caller's line, its
  * time charged to the intrinsic's line.  A call whose operands do not fit
  * its members (a trace file's sequence that lies) is left to the
@@ -84,7 +85,8 @@ void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint6
     pe_prof_library_call(a->members[0], t0, pe_prof_now());
 }
 
-size_t pe_intrinsic_run(const pe_program *p)
+/* unlock: the call made without the runtime lock (the CPU executor's) */
+static size_t run(const pe_program *p, bool unlock)
 {
     pe_port *members[4];
     pe_intrinsic_args a = {.members = members, .n_members = p->n_members, .n_in = p->n_bind, .flags = p->flags};
@@ -118,9 +120,9 @@ size_t pe_intrinsic_run(const pe_program *p)
     }
     /* the call touches only buffers this batch keeps alive: the application records meanwhile */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    int depth = pe_api_suspend();
+    int depth = unlock ? pe_api_suspend() : 0;
     bool ok = row->run(&a);
-    pe_api_resume(depth);
+    if (unlock) pe_api_resume(depth);
     pe_intrinsic_account(p, &a, t0);
     size_t computed = 0;
     if (!ok) {
@@ -135,3 +137,6 @@ size_t pe_intrinsic_run(const pe_program *p)
     pe_intrinsic_finish(p);
     return computed;
 }
+
+size_t pe_intrinsic_run(const pe_program *p) { return run(p, true); }
+size_t pe_intrinsic_run_locked(const pe_program *p) { return run(p, false); }

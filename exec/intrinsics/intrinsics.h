@@ -12,6 +12,9 @@
 /* Runs one library call; returns the members computed (the rest are
  * invalid, with the reason at the caller's line). */
 size_t pe_intrinsic_run(const pe_program *p);
+/* The same, the runtime lock held throughout: for an executor in the
+ * middle of a batch (a GPU's, half launched: cuda.c). */
+size_t pe_intrinsic_run_locked(const pe_program *p);
 /* The libraries' own threads: as many as PE's pool, which is idle while a
  * call runs (so the two never oversubscribe the cores). */
 void pe_intrinsics_set_threads(int threads);

@@ -12,7 +12,8 @@
  * Each array an argument names is checked to be memory of the stream's
  * device (the driver counts a misuse otherwise, and the call fails).
  * pe_emul_cuda_library_calls(): calls queued so far (tests assert that the
- * GPU path ran). */
+ * GPU path ran); pe_emul_cuda_libs_fail_next(): the next call returns
+ * CUBLAS_STATUS_EXECUTION_FAILED (the executor's fallback to the host). */
 #include <cblas.h>
 #include <complex.h>
 #include <lapacke.h>
@@ -27,7 +28,9 @@ int pe_emul_cuda_check(void *stream, const void *p, size_t bytes);
 enum { OK = 0, NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7, EXECUTION_FAILED = 13 };
 
 static atomic_long library_calls;
+static atomic_bool fail_next;
 long pe_emul_cuda_library_calls(void) { return atomic_load(&library_calls); }
+void pe_emul_cuda_libs_fail_next(void) { atomic_store(&fail_next, true); }
 
 typedef struct {
     void *stream;
@@ -76,6 +79,7 @@ static void run_and_free(void *self)
 
 static int queue(const handle *h, call *c)
 {
+    if (atomic_exchange(&fail_next, false)) return EXECUTION_FAILED;
     call *q = malloc(sizeof *q);
     if (!q) return ALLOC_FAILED;
     *q = *c;
