@@ -8,10 +8,11 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): the intrinsics fft, conv (matmul, the LU family and
- * spmv are here, on the CPU; spmv as a hand-written parallel loop, not yet
- * a generated kernel), a GPU's library calls (cuBLAS, cuSOLVER, cuSPARSE),
- * complex kernels and complex matmul/LU/spmv.
+ * unfinished links): the intrinsics fft, conv (matmul and the LU family
+ * are here, real and complex, on the CPU and on a GPU's cuBLAS and
+ * cuSOLVER; spmv on the CPU, as a hand-written parallel loop, not yet a
+ * generated kernel nor cuSPARSE, real only), complex kernels, a batched
+ * (3-d) matmul.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer
@@ -572,11 +573,13 @@ pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
 #define pe_permute(a, axes) pe_permute_at(PE_HERE, (a), (axes))
 
 /* ------------------------------------------------------------- intrinsics
- * Library calls on the CPU (OpenBLAS's cblas, LAPACKE), never fused: the
- * element-wise work before and after them is fused into the kernels around
- * them.  f32 and f64, operands of one dtype; a bad shape or dtype is an
- * error at the caller's line.  A batch holding one runs on the CPU (cuBLAS
- * and cuSOLVER are not used yet).
+ * Library calls, never fused: the element-wise work before and after them
+ * is fused into the kernels around them.  On the CPU OpenBLAS's cblas and
+ * LAPACKE; on a GPU cuBLAS and cuSOLVER, loaded at run time (a machine
+ * without them: the CPU makes the calls, one warning per library;
+ * pe_lu_cond and P of pe_lu_unpack are computed on the host either way).
+ * f32, f64, c64 and c128 (elements as C99 complex), operands of one dtype;
+ * a bad shape or dtype is an error at the caller's line.
  *
  * pe_matmul: a (m x k) times b (k x n, or a vector of k): m x n, or m.  An
  * operand that is pe_transpose of a computed 2-d array is read in place
@@ -594,7 +597,8 @@ pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
  * pe_lu_solve: x with a x = b, b of n or n x k (getrs).
  * pe_lu_cond: the 1-norm condition number ||a||_1 ||a^-1||_1 as LAPACK's
  * gecon estimates it (within a factor of 3, usually exact); ||a||_1 is
- * recomputed from the factors (one trmm, half a factorisation's work).
+ * recomputed from the factors (one trmm, half a factorisation's work).  Of
+ * a complex matrix: real, its parts' dtype (c64: f32, c128: f64).
  * pe_lu_unpack: returns P (n x n, dtype of lu) with P a = L U; sets *l and
  * *u (either may be NULL) to L (unit lower) and U. */
 pe_array pe_matmul_at(const pe_site *s, pe_array a, pe_array b);

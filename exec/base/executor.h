@@ -75,6 +75,10 @@ struct pe_executor {
     /* Makes the host copy of a value it computed (pe_port.host_stale):
      * pe_port_host; false when it cannot, p is then INVALID with the reason. */
     bool (*host_copy)(pe_port *p);
+    /* Whether it makes the library call p (a PE_PROG_INTRINSIC program)
+     * itself, its libraries loaded (a GPU: cuBLAS, cuSOLVER); NULL: it
+     * makes none, the batch goes to the CPU. */
+    bool (*calls)(pe_executor *ex, const pe_program *p);
 };
 
 /* True if nothing can observe the port any more: no application reference,

@@ -46,10 +46,11 @@
  * context, and with it the values that lived only on the GPU: reading one
  * is an error naming its line and the reason, never a wrong value.
  *
- * This file: failures, launches, batches, a GPU's start and stop; the
- * device memory pool is cuda_memory.c, residency and copies
- * cuda_transfer.c, compiled kernels and the compile ahead cuda_kernels.c;
- * what they share, cuda_gpu.h. */
+ * This file: launches, batches, a GPU's start and stop; failures and the
+ * bound context are cuda_context.c, the device memory pool cuda_memory.c,
+ * residency and copies cuda_transfer.c, compiled kernels and the compile
+ * ahead cuda_kernels.c, library calls cuda_intrinsics.c (cuBLAS and
+ * cuSOLVER, loaded by cuda_libs.c); what they share, cuda_gpu.h. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,45 +62,12 @@
 #include "../base/error.h"
 #include "../base/memory.h"
 #include "../interp/interp.h"
+#include "../intrinsics/intrinsics.h"
 #include "../../jit/codegen/cuda_emit.h"
 #include "../../profiler/collect.h"
 #define BLOCK 256
 
-const pe_cuda_api *pe_cuda_api_in_use;
-cuda_gpu pe_cuda_gpus[PE_CUDA_MAX_DEVICES];
-
-/* ------------------------------------------------------------- failures */
-
-/* One warning, then the CPU does this GPU's work. */
-void pe_cuda_disable(cuda_gpu *g, const char *what, CUresult r)
-{
-    if (g->disabled) return;
-    char d[200] = "";
-    if (r != PE_CUDA_SUCCESS) describe(r, d, sizeof d);
-    /* CUDA reports a kernel's fault at a later call: name the suspects */
-    const char *late = g->finished < g->in_flight ? " (or a kernel of a batch still running then)" : "";
-    pe_log_message(PE_LOG_WARN, "GPU %d (%s) is off for this run: %s%s%s%s; the CPU computes", g->ordinal, g->dev->name,
-                   what, late, *d ? ": " : "", d);
-    g->disabled = true;
-}
-
-/* The GPU whose context this thread made current last (the CUDA calls
- * that follow go to it): one that works on another GPU midway (a value
- * copied down or across) binds the first again after. */
-__thread cuda_gpu *pe_cuda_bound;
-
-CUresult pe_cuda_bind(cuda_gpu *g)
-{
-    CUresult r = pe_cuda_api_in_use->cuCtxSetCurrent(g->ctx);
-    pe_cuda_bound = r == PE_CUDA_SUCCESS ? g : NULL;
-    return r;
-}
-
-void pe_cuda_bind_again(cuda_gpu *was)
-{
-    if (was && was != pe_cuda_bound && was->up) pe_cuda_bind(was);
-}
-
+/* The GPU's context current on this thread, else the GPU given up. */
 static bool current(cuda_gpu *g)
 {
     CUresult r = pe_cuda_bind(g);
@@ -267,12 +235,18 @@ static void unlaunch(cuda_gpu *g, const pe_program *p)
 /* ------------------------------------------------------------- batches */
 
 /* Streams and events for the batch's kernels: kernel k depends on an earlier
- * kernel that computes one of its inputs. */
+ * kernel that computes one of its inputs.  A batch holding a library call
+ * runs on stream 0 alone, in its order: the call (cuda_intrinsics.c) goes
+ * there between the kernels that make its operands and those that read
+ * its results. */
 static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *plan)
 {
     size_t n = 0, n_edges = 0;
-    for (size_t i = 0; i < seq->n; i++)
+    int streams = g->n_streams;
+    for (size_t i = 0; i < seq->n; i++) {
         if (seq->progs[i].kind == PE_PROG_KERNEL) n++, n_edges += (size_t)seq->progs[i].kir->n_params;
+        if (seq->progs[i].kind == PE_PROG_INTRINSIC) streams = 1;
+    }
     int *start = malloc(sizeof *start * (n + 1)), *preds = malloc(sizeof *preds * (n_edges ? n_edges : 1));
     const pe_program **kernels = malloc(sizeof *kernels * (n ? n : 1));
     bool ok = start && preds && kernels;
@@ -297,7 +271,7 @@ static bool plan_streams(cuda_gpu *g, const pe_program_seq *seq, pe_sync_plan *p
         }
         start[n] = (int)e;
         pe_sync_dag dag = {(int)n, start, preds};
-        ok = pe_sync_plan_make(&dag, g->n_streams, EVENTS, plan);
+        ok = pe_sync_plan_make(&dag, streams, EVENTS, plan);
     }
     free(start), free(preds), free(kernels);
     return ok;
@@ -432,9 +406,11 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
         case PE_PROG_INTERP: /* its inputs from the GPU come down first */
             computed += interpret(port);
             break;
-        case PE_PROG_INTRINSIC: /* never placed here (jit/sched/batch.c runs library calls on the CPU) */
-            for (int m = 0; m < p->n_members; m++) computed += interpret(pe_port_at(p->members[m]));
+        case PE_PROG_INTRINSIC: { /* cuBLAS / cuSOLVER on stream 0, else the host's library */
+            int made = g->disabled ? -1 : pe_cuda_intrinsic(g, p);
+            computed += made >= 0 ? (size_t)made : pe_intrinsic_run_locked(p); /* the batch is half launched */
             break;
+        }
         case PE_PROG_KERNEL:
             if (g->disabled || !launch(g, p, code[i], &launched[i], &plan.ops[kernel_no], plan.waits)) {
                 unlaunch(g, p);
@@ -550,6 +526,7 @@ pe_executor pe_cuda_executor = {
     .free_device_copy = pe_cuda_port_free,
     .wait = cuda_wait,
     .host_copy = pe_cuda_host_copy,
+    .calls = pe_cuda_calls,
 };
 
 bool pe_cuda_executor_serves(int ordinal)
@@ -563,6 +540,8 @@ static void stop_gpu(cuda_gpu *g)
 {
     if (!g->ctx || pe_cuda_bind(g) != PE_CUDA_SUCCESS) g->up = false; /* nothing to wait for */
     if (g->up) pe_cuda_drain(g);
+    if (g->up) pe_cuda_release_handles(g);
+    g->blas = NULL, g->solver = NULL; /* a lost context took them */
     pe_cuda_pool_trim(g);
     while (g->deferred) {
         cached_block *b = g->deferred;

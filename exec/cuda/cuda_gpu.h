@@ -4,14 +4,18 @@
  * streams, memory pool, staging buffers and compiled kernels); the driver's
  * API and the GPUs by ordinal; and the functions one of the files calls in
  * another.  cuda.c describes the executor as a whole; the files:
- *   cuda.c           failures, launches, batches, a GPU's start and stop
+ *   cuda.c           launches, batches, a GPU's start and stop
+ *   cuda_context.c   the API in use, the GPUs, the bound context, failures
  *   cuda_memory.c    the device memory pool
  *   cuda_transfer.c  residency: copies to the host, to a GPU, between GPUs
- *   cuda_kernels.c   compiled kernels, NVRTC, the disk cache, the compile ahead */
+ *   cuda_kernels.c   compiled kernels, NVRTC, the disk cache, the compile ahead
+ *   cuda_libs.c      cuBLAS, cuSOLVER, cuFFT, cuSPARSE loaded at run time
+ *   cuda_intrinsics.c  library calls (matmul, LU) on cuBLAS and cuSOLVER */
 #ifndef PE_EXEC_CUDA_GPU_H
 #define PE_EXEC_CUDA_GPU_H
 
 #include "cuda_driver.h"
+#include "cuda_libs.h"
 #include "../base/executor.h"
 #include "../../jit/proggen/proggen.h"
 
@@ -77,6 +81,9 @@ typedef struct {
     size_t limit; /* what PE may hold: see pe_cuda_refresh_limit */
     size_t cap;   /* PE_CUDA_MEM_LIMIT, else no bound of its own */
     bool told_full; /* the warning that the memory is full went out */
+    /* the libraries' handles on this GPU (cuda_intrinsics.c), made at its first call, on stream 0 */
+    cublasHandle_t blas;
+    cusolverDnHandle_t solver;
 } cuda_gpu;
 
 /* the driver's API, loaded as the first GPU starts */
@@ -91,7 +98,7 @@ static inline int sm_of(const cuda_gpu *g) { return g->dev->cc_major * 10 + g->d
 
 static inline void describe(CUresult r, char *out, size_t n) { pe_cuda_describe(r, out, n); }
 
-/* cuda.c: failures (pe_cuda_disable: one warning, then the CPU does the
+/* cuda_context.c: failures (pe_cuda_disable: one warning, then the CPU does the
  * GPU's work) and the context this thread made current last (pe_cuda_bound;
  * pe_cuda_bind_again binds the one it was after work on another GPU). */
 void pe_cuda_disable(cuda_gpu *g, const char *what, CUresult r);
@@ -120,5 +127,13 @@ const void *pe_cuda_linked(pe_executor *ex, int place, const kir_kernel *k);
 bool pe_cuda_link(pe_executor *ex, int place, const pe_artifact *a, const kir_kernel *const *kernels, size_t n,
                   bool *fatal, char *err, size_t n_err);
 void pe_cuda_forget_kernels(cuda_gpu *g);
+
+/* cuda_intrinsics.c: whether the executor makes library call p (the
+ * executor's `calls`); p made on GPU g's stream 0 (the members computed),
+ * or -1 where the host makes it (dispatch.c, its operands copied down);
+ * the handles given back as the GPU stops. */
+bool pe_cuda_calls(pe_executor *ex, const pe_program *p);
+int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p);
+void pe_cuda_release_handles(cuda_gpu *g);
 
 #endif

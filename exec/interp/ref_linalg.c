@@ -6,34 +6,48 @@
  * pe_reference, and the fallback where a call cannot run).  The LU is
  * right-looking with partial pivoting on the first largest |a[i][j]|, the
  * order of LAPACK's getrf, so pivots agree but for near ties; lu_cond is
- * the exact ||a||_1 ||a^-1||_1 (the library's is gecon's estimate). */
+ * the exact ||a||_1 ||a^-1||_1 (the library's is gecon's estimate).
+ * Complex matrices (PE_C64, PE_C128) take the same loops in long double
+ * complex: the pivot is the largest |re| + |im| (LAPACK's icamax, not the
+ * modulus), the norms are of the modulus (clange's). */
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ref_linalg.h"
+#include "refmath.h" /* CMPLX where <complex.h> lacks it */
 
-static long double get(const pe_port *p, int64_t i)
+typedef long double complex value; /* every element, real ones with no imaginary part */
+
+static value get(const pe_port *p, int64_t i)
 {
     if (!p->buf) return p->value; /* a uniform constant */
     switch ((pe_dtype)p->dtype) {
     case PE_F32: return ((const float *)p->buf)[i];
     case PE_F64: return ((const double *)p->buf)[i];
     case PE_I32: return ((const int32_t *)p->buf)[i];
+    case PE_C64: return ((const float complex *)p->buf)[i];
+    case PE_C128: return ((const double complex *)p->buf)[i];
     default: return NAN;
     }
 }
 
-static void put(pe_port *p, int64_t i, long double v)
+static void put(pe_port *p, int64_t i, value v)
 {
     switch ((pe_dtype)p->dtype) {
-    case PE_F32: ((float *)p->buf)[i] = (float)v; break;
-    case PE_F64: ((double *)p->buf)[i] = (double)v; break;
-    case PE_I32: ((int32_t *)p->buf)[i] = (int32_t)v; break;
+    case PE_F32: ((float *)p->buf)[i] = (float)creall(v); break;
+    case PE_F64: ((double *)p->buf)[i] = (double)creall(v); break;
+    case PE_I32: ((int32_t *)p->buf)[i] = (int32_t)creall(v); break;
+    case PE_C64: ((float complex *)p->buf)[i] = CMPLXF((float)creall(v), (float)cimagl(v)); break;
+    case PE_C128: ((double complex *)p->buf)[i] = CMPLX((double)creall(v), (double)cimagl(v)); break;
     default: break;
     }
 }
+
+/* The pivot's measure: |re| + |im| (LAPACK's i?amax; |x| for a real x). */
+static long double magnitude1(value v) { return fabsl(creall(v)) + fabsl(cimagl(v)); }
 
 static bool no_memory(char *why, size_t n_why, pe_status *code)
 {
@@ -44,15 +58,15 @@ static bool no_memory(char *why, size_t n_why, pe_status *code)
 
 /* a's factors in place (n x n, row-major) and its pivots; false, with why,
  * at the first zero pivot. */
-static bool factor(long double *a, int64_t n, int64_t *piv, char *why, size_t n_why, pe_status *code)
+static bool factor(value *a, int64_t n, int64_t *piv, char *why, size_t n_why, pe_status *code)
 {
     for (int64_t j = 0; j < n; j++) {
         int64_t p = j;
         for (int64_t i = j + 1; i < n; i++)
-            if (fabsl(a[i * n + j]) > fabsl(a[p * n + j])) p = i;
+            if (magnitude1(a[i * n + j]) > magnitude1(a[p * n + j])) p = i;
         piv[j] = p;
         for (int64_t k = 0; k < n && p != j; k++) {
-            long double t = a[j * n + k];
+            value t = a[j * n + k];
             a[j * n + k] = a[p * n + k], a[p * n + k] = t;
         }
         if (a[j * n + j] == 0) {
@@ -61,7 +75,7 @@ static bool factor(long double *a, int64_t n, int64_t *piv, char *why, size_t n_
             return false;
         }
         for (int64_t i = j + 1; i < n; i++) {
-            long double l = a[i * n + j] /= a[j * n + j];
+            value l = a[i * n + j] /= a[j * n + j];
             for (int64_t k = j + 1; k < n; k++) a[i * n + k] -= l * a[j * n + k];
         }
     }
@@ -69,11 +83,11 @@ static bool factor(long double *a, int64_t n, int64_t *piv, char *why, size_t n_
 }
 
 /* x (n x nrhs) := a^-1 x from the factors. */
-static void solve(const long double *f, const int64_t *piv, int64_t n, long double *x, int64_t nrhs)
+static void solve(const value *f, const int64_t *piv, int64_t n, value *x, int64_t nrhs)
 {
     for (int64_t i = 0; i < n; i++)
         for (int64_t c = 0; c < nrhs && piv[i] != i; c++) {
-            long double t = x[i * nrhs + c];
+            value t = x[i * nrhs + c];
             x[i * nrhs + c] = x[piv[i] * nrhs + c], x[piv[i] * nrhs + c] = t;
         }
     for (int64_t c = 0; c < nrhs; c++) {
@@ -90,7 +104,7 @@ static void solve(const long double *f, const int64_t *piv, int64_t n, long doub
 static bool read_pivots(const pe_port *p, int64_t *piv, char *why, size_t n_why, pe_status *code)
 {
     for (int64_t i = 0; i < p->numel; i++) {
-        piv[i] = (int64_t)get(p, i);
+        piv[i] = (int64_t)creall(get(p, i));
         if (piv[i] < i || piv[i] >= p->numel) {
             snprintf(why, n_why, "pivots[%lld] = %lld is not a row at or after %lld", (long long)i, (long long)piv[i], (long long)i);
             *code = PE_E_ARG;
@@ -100,9 +114,9 @@ static bool read_pivots(const pe_port *p, int64_t *piv, char *why, size_t n_why,
     return true;
 }
 
-static long double *load_all(const pe_port *p)
+static value *load_all(const pe_port *p)
 {
-    long double *a = malloc(sizeof *a * (size_t)(p->numel ? p->numel : 1));
+    value *a = malloc(sizeof *a * (size_t)(p->numel ? p->numel : 1));
     for (int64_t i = 0; a && i < p->numel; i++) a[i] = get(p, i);
     return a;
 }
@@ -113,7 +127,7 @@ static void matmul(pe_port *p, pe_port *const *in)
     int64_t m = x->shape[0], k = x->shape[1], n = y->rank == 1 ? 1 : y->shape[1];
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            long double s = 0;
+            value s = 0;
             for (int64_t l = 0; l < k; l++) s += get(x, i * k + l) * get(y, l * n + j);
             put(p, i * n + j, s);
         }
@@ -179,7 +193,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
     const pe_port *f = in[0];
     int64_t n = p->op == PE_OP_lu_permutation ? f->numel : f->shape[0];
     int64_t *piv = malloc(sizeof *piv * (size_t)(n ? n : 1));
-    long double *a = p->op == PE_OP_lu_permutation ? NULL : load_all(f);
+    value *a = p->op == PE_OP_lu_permutation ? NULL : load_all(f);
     bool ok = piv && (a || p->op == PE_OP_lu_permutation);
     if (!ok) {
         free(piv), free(a);
@@ -194,7 +208,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
     case PE_OP_lu_solve: {
         const pe_port *b = in[2];
         int64_t nrhs = b->rank == 1 ? 1 : b->shape[1];
-        long double *x = load_all(b);
+        value *x = load_all(b);
         ok = x && read_pivots(in[1], piv, why, n_why, code);
         if (!x) no_memory(why, n_why, code);
         if (ok) solve(a, piv, n, x, nrhs);
@@ -203,16 +217,16 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
         break;
     }
     case PE_OP_lu_cond: { /* ||L U||_1 (P keeps column sums), and a^-1's columns one by one */
-        long double *e = malloc(sizeof *e * (size_t)(n ? n : 1));
+        value *e = malloc(sizeof *e * (size_t)(n ? n : 1));
         ok = e && read_pivots(in[1], piv, why, n_why, code);
         if (!e) no_memory(why, n_why, code);
         long double norm = 0, inv_norm = 0;
         for (int64_t j = 0; ok && j < n; j++) {
             long double col = 0;
             for (int64_t i = 0; i < n; i++) { /* (L U)[i][j] = sum over k <= min(i, j) of L[i][k] U[k][j] */
-                long double s = 0;
+                value s = 0;
                 for (int64_t k = 0; k <= (i < j ? i : j); k++) s += (k == i ? 1 : a[i * n + k]) * a[k * n + j];
-                col += fabsl(s);
+                col += cabsl(s);
             }
             if (col > norm) norm = col;
             for (int64_t i = 0; i < n; i++) e[i] = 0;
@@ -220,7 +234,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
             e[j] = 1;
             solve(a, piv, n, e, 1);
             col = 0;
-            for (int64_t i = 0; i < n; i++) col += fabsl(e[i]);
+            for (int64_t i = 0; i < n; i++) col += cabsl(e[i]);
             if (col > inv_norm) inv_norm = col;
         }
         if (ok) put(p, 0, n == 0 ? 0 : norm * inv_norm);

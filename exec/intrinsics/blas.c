@@ -5,8 +5,12 @@
  * array in place); alpha, beta and C are those of an epilogue the program
  * generator fused into the call (jit/proggen/intrinsic_plan.c).  One row of
  * `kinds` per dtype: PE_C64 / PE_C128 are a row each (cblas_cgemm/zgemm and
- * cgemv/zgemv take alpha and beta by address already). */
+ * cgemv/zgemv take alpha and beta by address; their elements are C99's
+ * float complex / double complex, PE's layout).  The program generator
+ * fuses no epilogue into a complex product (a complex constant has no
+ * single value to bind), so alpha and beta there are 1 and 0. */
 #include <cblas.h>
+#include <complex.h>
 #include <limits.h>
 #include <string.h>
 
@@ -38,6 +42,21 @@ static void dgemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, con
     cblas_dgemv(CblasRowMajor, ta, rows, cols, *(const double *)alpha, a, lda, x, 1, *(const double *)beta, y, 1);
 }
 
+/* The complex rows: cblas takes alpha and beta by address. */
+#define COMPLEX_KIND(p)                                                                                            \
+    static void p##gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, \
+                        int lda, const void *b, int ldb, const void *beta, void *c, int ldc)                       \
+    {                                                                                                              \
+        cblas_##p##gemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                      \
+    }                                                                                                              \
+    static void p##gemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda,          \
+                        const void *x, const void *beta, void *y)                                                  \
+    {                                                                                                              \
+        cblas_##p##gemv(CblasRowMajor, ta, rows, cols, alpha, a, lda, x, 1, beta, y, 1);                           \
+    }
+COMPLEX_KIND(c)
+COMPLEX_KIND(z)
+
 static const struct {
     pe_dtype dtype;
     gemm_fn gemm;
@@ -45,6 +64,8 @@ static const struct {
 } kinds[] = {
     {PE_F32, sgemm, sgemv},
     {PE_F64, dgemm, dgemv},
+    {PE_C64, cgemm, cgemv},
+    {PE_C128, zgemm, zgemv},
 };
 
 static int kind_of(pe_dtype t)
@@ -58,14 +79,33 @@ static int kind_of(pe_dtype t)
 typedef union {
     float f32;
     double f64;
+    float complex c64;
+    double complex c128;
 } scalar;
 
 static scalar scalar_of(pe_dtype t, double v)
 {
     scalar s;
-    if (t == PE_F32) s.f32 = (float)v;
-    else s.f64 = v;
+    switch (t) {
+    case PE_F32: s.f32 = (float)v; break;
+    case PE_C64: s.c64 = (float)v; break;
+    case PE_C128: s.c128 = v; break;
+    default: s.f64 = v; break;
+    }
     return s;
+}
+
+/* out[i] *= beta over n elements of the dtype. */
+static void scale(pe_dtype t, void *out, int64_t n, scalar beta)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (t) {
+        case PE_F32: ((float *)out)[i] *= beta.f32; break;
+        case PE_C64: ((float complex *)out)[i] *= beta.c64; break;
+        case PE_C128: ((double complex *)out)[i] *= beta.c128; break;
+        default: ((double *)out)[i] *= beta.f64; break;
+        }
+    }
 }
 
 /* The operand after a, b that flag names (c, alpha, beta in that order), or NULL. */
@@ -80,14 +120,17 @@ static pe_port *extra(const pe_intrinsic_args *a, uint8_t flag)
     return NULL;
 }
 
-/* op(A) is m x k, op(B) is k x n (n = 1: a vector); from the operands' shapes and the flags. */
-static void dims(const pe_intrinsic_args *a, int64_t *m, int64_t *k, int64_t *n, int64_t *k_b)
+void pe_blas_matmul_shape(const pe_intrinsic_args *a, pe_matmul_shape *s)
 {
     const pe_port *x = a->in[0], *y = a->in[1];
     bool ta = a->flags & PE_INTR_TRANS_A, tb = a->flags & PE_INTR_TRANS_B;
-    *m = x->shape[ta ? 1 : 0], *k = x->shape[ta ? 0 : 1];
-    if (y->rank == 1) *k_b = y->shape[0], *n = 1;
-    else *k_b = y->shape[tb ? 1 : 0], *n = y->shape[tb ? 0 : 1];
+    const pe_port *alpha = extra(a, PE_INTR_ALPHA), *beta = extra(a, PE_INTR_BETA);
+    s->m = x->shape[ta ? 1 : 0], s->k = x->shape[ta ? 0 : 1];
+    s->vector = y->rank == 1;
+    s->n = s->vector ? 1 : y->shape[tb ? 0 : 1];
+    s->c = extra(a, PE_INTR_C);
+    s->alpha = alpha ? alpha->value : 1;
+    s->beta = s->c ? (beta ? beta->value : 1) : 0;
 }
 
 bool pe_blas_matmul_fits(pe_intrinsic_args *a)
@@ -99,8 +142,10 @@ bool pe_blas_matmul_fits(pe_intrinsic_args *a)
         a->in[0]->dtype != t || a->in[1]->dtype != t || result->dtype != t || result->numel != prod->numel ||
         ((a->flags & PE_INTR_TRANS_B) && a->in[1]->rank != 2))
         return false;
-    int64_t m, k, n, k_b;
-    dims(a, &m, &k, &n, &k_b);
+    pe_matmul_shape s;
+    pe_blas_matmul_shape(a, &s);
+    bool tb = a->flags & PE_INTR_TRANS_B;
+    int64_t m = s.m, k = s.k, n = s.n, k_b = a->in[1]->shape[a->in[1]->rank == 2 && tb ? 1 : 0];
     if (k != k_b || prod->rank != a->in[1]->rank || prod->shape[0] != m || (prod->rank == 2 && prod->shape[1] != n))
         return false;
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX) return false; /* a 32-bit BLAS: the interpreter takes it */
@@ -114,20 +159,18 @@ bool pe_blas_matmul(pe_intrinsic_args *a)
     pe_dtype t = (pe_dtype)a->members[0]->dtype;
     int kind = kind_of(t);
     void *out = a->out[a->n_members - 1];
-    const pe_port *x = a->in[0], *y = a->in[1], *c = extra(a, PE_INTR_C);
-    const pe_port *alpha_port = extra(a, PE_INTR_ALPHA), *beta_port = extra(a, PE_INTR_BETA);
-    scalar alpha = scalar_of(t, alpha_port ? alpha_port->value : 1), beta = scalar_of(t, c ? (beta_port ? beta_port->value : 1) : 0);
-    int64_t m, k, n, k_b;
-    dims(a, &m, &k, &n, &k_b);
+    const pe_port *x = a->in[0], *y = a->in[1];
+    pe_matmul_shape s;
+    pe_blas_matmul_shape(a, &s);
+    const pe_port *c = s.c;
+    scalar alpha = scalar_of(t, s.alpha), beta = scalar_of(t, s.beta);
+    int64_t m = s.m, k = s.k, n = s.n;
     size_t bytes = pe_dtype_size(t) * (size_t)(m * n);
     if (!out || m == 0 || n == 0) return true;
     if (c) memcpy(out, c->buf, bytes);
     else memset(out, 0, bytes); /* beta = 0: cblas never reads it, but k = 0 leaves it as it is */
     if (k == 0) { /* an empty sum: beta * c */
-        for (int64_t i = 0; c && i < m * n; i++) {
-            if (t == PE_F32) ((float *)out)[i] *= beta.f32;
-            else ((double *)out)[i] *= beta.f64;
-        }
+        if (c) scale(t, out, m * n, beta);
         return true;
     }
     bool ta = a->flags & PE_INTR_TRANS_A, tb = a->flags & PE_INTR_TRANS_B;

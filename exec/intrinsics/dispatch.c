@@ -3,7 +3,8 @@
  * call OpenBLAS (blas.c) and LAPACKE (lapack.c) or loop (sparse.c); operands brought to host
  * buffers, result buffers for the members someone sees (a member a later
  * member of the same call reads — the product inside a fused epilogue — has
- * none), the call made without the runtime lock as a kernel is, its failure
+ * none), the call made without the runtime lock as a kernel is (holding it
+ * in a GPU's batch: pe_intrinsic_run_locked), its failure
  * (a singular matrix) made the members' error at their caller's line, its
  * time charged to the intrinsic's line.  A call whose operands do not fit
  * its members (a trace file's sequence that lies) is left to the
@@ -40,7 +41,7 @@ static const intrinsic_row *row_of(pe_op op)
     return NULL;
 }
 
-static bool read_by_later_member(const pe_program *p, int m)
+bool pe_intrinsic_read_by_later_member(const pe_program *p, int m)
 {
     for (int later = m + 1; later < p->n_members; later++) {
         const pe_port *q = pe_port_at(p->members[later]);
@@ -51,12 +52,12 @@ static bool read_by_later_member(const pe_program *p, int m)
 }
 
 /* Members let go of their inputs, the last first (a later member holds an earlier one). */
-static void finish(const pe_program *p)
+void pe_intrinsic_finish(const pe_program *p)
 {
     for (int m = p->n_members; m-- > 0;) pe_port_drop_inputs(pe_port_at(p->members[m]));
 }
 
-static void fail_all(const pe_program *p, pe_status code, const char *why)
+void pe_intrinsic_fail(const pe_program *p, pe_status code, const char *why)
 {
     char api[48];
     snprintf(api, sizeof api, "pe_%s", pe_op_table[pe_port_at(p->members[0])->op].name);
@@ -76,7 +77,17 @@ static size_t on_interpreter(const pe_program *p)
     return computed;
 }
 
-size_t pe_intrinsic_run(const pe_program *p)
+void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint64_t t0)
+{
+    pe_rt.stats.library_calls++;
+    if (!pe_prof_on) return;
+    for (int k = 0; k < p->n_bind; k++) a->in[k]->prof_read = true;
+    for (int m = 0; m < p->n_members; m++) a->members[m]->prof_stored |= a->out[m] != NULL;
+    pe_prof_library_call(a->members[0], t0, pe_prof_now());
+}
+
+/* unlock: the call made without the runtime lock (the CPU executor's) */
+static size_t run(const pe_program *p, bool unlock)
 {
     pe_port *members[4];
     pe_intrinsic_args a = {.members = members, .n_members = p->n_members, .n_in = p->n_bind, .flags = p->flags};
@@ -87,41 +98,36 @@ size_t pe_intrinsic_run(const pe_program *p)
         if (q->state == PE_PORT_READY) pe_port_host(q); /* a GPU's value: its host copy */
         if (q->state == PE_PORT_INVALID) {
             for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(members[m], q);
-            finish(p);
+            pe_intrinsic_finish(p);
             return 0;
         }
         if (!q->buf && (q->op != PE_OP_constant || q->state != PE_PORT_READY)) return on_interpreter(p); /* no value here */
         if (!q->buf && !pe_interp_materialise(q)) { /* a uniform constant as an array operand */
-            fail_all(p, PE_E_NOMEM, "out of memory for an operand");
-            finish(p);
+            pe_intrinsic_fail(p, PE_E_NOMEM, "out of memory for an operand");
+            pe_intrinsic_finish(p);
             return 0;
         }
     }
     const intrinsic_row *row = row_of((pe_op)members[0]->op);
     if (!row || !row->fits(&a)) return on_interpreter(p);
     for (int m = 0; m < p->n_members; m++) {
-        if (read_by_later_member(p, m)) continue;
+        if (pe_intrinsic_read_by_later_member(p, m)) continue;
         if (!pe_port_result_buffer(members[m])) {
-            fail_all(p, PE_E_NOMEM, "out of memory for the result");
-            finish(p);
+            pe_intrinsic_fail(p, PE_E_NOMEM, "out of memory for the result");
+            pe_intrinsic_finish(p);
             return 0;
         }
         a.out[m] = members[m]->buf;
     }
     /* the call touches only buffers this batch keeps alive: the application records meanwhile */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    int depth = pe_api_suspend();
+    int depth = unlock ? pe_api_suspend() : 0;
     bool ok = row->run(&a);
-    pe_api_resume(depth);
-    pe_rt.stats.library_calls++;
-    if (pe_prof_on) {
-        for (int k = 0; k < p->n_bind; k++) a.in[k]->prof_read = true;
-        for (int m = 0; m < p->n_members; m++) members[m]->prof_stored |= a.out[m] != NULL;
-        pe_prof_library_call(members[0], t0, pe_prof_now());
-    }
+    if (unlock) pe_api_resume(depth);
+    pe_intrinsic_account(p, &a, t0);
     size_t computed = 0;
     if (!ok) {
-        fail_all(p, a.code, a.why);
+        pe_intrinsic_fail(p, a.code, a.why);
     } else {
         for (int m = 0; m < p->n_members; m++) {
             members[m]->state = PE_PORT_READY;
@@ -129,6 +135,9 @@ size_t pe_intrinsic_run(const pe_program *p)
             computed++;
         }
     }
-    finish(p);
+    pe_intrinsic_finish(p);
     return computed;
 }
+
+size_t pe_intrinsic_run(const pe_program *p) { return run(p, true); }
+size_t pe_intrinsic_run_locked(const pe_program *p) { return run(p, false); }

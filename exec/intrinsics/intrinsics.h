@@ -13,6 +13,9 @@
 /* Runs one library call; returns the members computed (the rest are
  * invalid, with the reason at the caller's line). */
 size_t pe_intrinsic_run(const pe_program *p);
+/* The same, the runtime lock held throughout: for an executor in the
+ * middle of a batch (a GPU's, half launched: cuda.c). */
+size_t pe_intrinsic_run_locked(const pe_program *p);
 /* The libraries' own threads: as many as PE's pool, which is idle while a
  * call runs (so the two never oversubscribe the cores). */
 void pe_intrinsics_set_threads(int threads);
@@ -41,6 +44,16 @@ typedef struct {
 /* Whether the operands fit the members (a sequence from the trace file is
  * checked before any library reads memory); false with why set. */
 bool pe_blas_matmul_fits(pe_intrinsic_args *a);
+/* A product that fits: op(A) is m x k, op(B) k x n (n = 1 and vector: b
+ * is 1-d); c, alpha, beta the fused epilogue's (c NULL: none; alpha 1 and
+ * beta 0 where absent). */
+typedef struct {
+    int64_t m, k, n;
+    bool vector;
+    const pe_port *c;
+    double alpha, beta;
+} pe_matmul_shape;
+void pe_blas_matmul_shape(const pe_intrinsic_args *a, pe_matmul_shape *s);
 bool pe_blas_matmul(pe_intrinsic_args *a);
 bool pe_lapack_fits(pe_intrinsic_args *a);
 bool pe_lapack_lu(pe_intrinsic_args *a);
@@ -49,4 +62,17 @@ bool pe_lapack_lu_cond(pe_intrinsic_args *a);
 bool pe_lapack_lu_permutation(pe_intrinsic_args *a);
 bool pe_spmv_fits(pe_intrinsic_args *a);
 bool pe_spmv_run(pe_intrinsic_args *a);
+
+/* Whether every pivot (host buffer) names a row at or after its own; false with why. */
+bool pe_lapack_valid_pivots(const pe_port *p, pe_intrinsic_args *a);
+
+/* dispatch.c's steps, for an executor that makes the call elsewhere (a GPU:
+ * exec/cuda/cuda_intrinsics.c): whether member m is read only by a later
+ * member of the call (the product inside a fused epilogue: no buffer); the
+ * members invalid with the reason at their caller's line; the members'
+ * inputs let go (the call's end); the call counted and profiled. */
+bool pe_intrinsic_read_by_later_member(const pe_program *p, int m);
+void pe_intrinsic_fail(const pe_program *p, pe_status code, const char *why);
+void pe_intrinsic_finish(const pe_program *p);
+void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint64_t t0);
 #endif

@@ -12,7 +12,8 @@
  *                    (n^3 / 3 multiply-adds: about half a factorisation);
  *   lu_permutation   P from the pivots.
  * One row of `kinds` per dtype: PE_C64 / PE_C128 are a row each
- * (LAPACKE_cgetrf/zgetrf, cgetrs, cgecon, clange, cblas_ctrmm). */
+ * (LAPACKE_cgetrf/zgetrf, cgetrs, cgecon, clange, cblas_ctrmm); a complex
+ * matrix's lu_cond is real (its parts' dtype), its permutation complex. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
@@ -22,7 +23,10 @@
 
 #include "intrinsics.h"
 
-#define KIND(p, T)                                                                                        \
+/* T: the element; R: its real part (lange's and gecon's norms); ONE: what
+ * trmm takes for alpha = 1 (a value for the real rows, an address for the
+ * complex ones). */
+#define KIND(p, T, R, ONE)                                                                                \
     static lapack_int p##getrf(lapack_int n, void *a, lapack_int *ipiv)                                   \
     {                                                                                                     \
         return LAPACKE_##p##getrf(LAPACK_ROW_MAJOR, n, n, (T *)a, n, ipiv);                               \
@@ -35,15 +39,19 @@
     {                                                                                                     \
         T *w = work; /* L U: U's triangle, then L (unit lower) from the left */                          \
         const T *f = lu;                                                                                  \
+        const T one = 1;                                                                                  \
+        (void)one;                                                                                        \
         for (lapack_int i = 0; i < n; i++)                                                                \
             for (lapack_int j = 0; j < n; j++) w[i * n + j] = j >= i ? f[i * n + j] : 0;                  \
-        cblas_##p##trmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n, n, 1, f, n, w, n); \
-        T anorm = LAPACKE_##p##lange(LAPACK_ROW_MAJOR, '1', n, n, w, n), rcond = 0;                       \
+        cblas_##p##trmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n, n, ONE, f, n, w, n); \
+        R anorm = LAPACKE_##p##lange(LAPACK_ROW_MAJOR, '1', n, n, w, n), rcond = 0;                       \
         if (LAPACKE_##p##gecon(LAPACK_ROW_MAJOR, '1', n, f, n, anorm, &rcond) != 0) return NAN;           \
         return rcond > 0 ? 1 / (double)rcond : INFINITY;                                                  \
     }
-KIND(s, float)
-KIND(d, double)
+KIND(s, float, float, 1)
+KIND(d, double, double, 1)
+KIND(c, lapack_complex_float, float, &one)
+KIND(z, lapack_complex_double, double, &one)
 
 static const struct {
     pe_dtype dtype;
@@ -53,6 +61,8 @@ static const struct {
 } kinds[] = {
     {PE_F32, sgetrf, sgetrs, scond},
     {PE_F64, dgetrf, dgetrs, dcond},
+    {PE_C64, cgetrf, cgetrs, ccond},
+    {PE_C128, zgetrf, zgetrs, zcond},
 };
 
 static int kind_of(pe_dtype t)
@@ -87,7 +97,7 @@ bool pe_lapack_fits(pe_intrinsic_args *a)
                m0->rank == a->in[2]->rank;
     case PE_OP_lu_cond:
         return a->n_in == 2 && a->n_members == 1 && square(x, n) && kind_of((pe_dtype)x->dtype) >= 0 &&
-               pivots_of(a->in[1], n) && m0->dtype == x->dtype && m0->numel == 1;
+               pivots_of(a->in[1], n) && m0->dtype == pe_dtype_real_part((pe_dtype)x->dtype) && m0->numel == 1;
     case PE_OP_lu_permutation:
         return a->n_in == 1 && a->n_members == 1 && pivots_of(x, n) && square(m0, n) && kind_of((pe_dtype)m0->dtype) >= 0;
     default:
@@ -96,7 +106,7 @@ bool pe_lapack_fits(pe_intrinsic_args *a)
 }
 
 /* Whether every pivot names a row at or after its own (a trace file's operand may lie). */
-static bool valid_pivots(const pe_port *p, pe_intrinsic_args *a)
+bool pe_lapack_valid_pivots(const pe_port *p, pe_intrinsic_args *a)
 {
     for (int64_t i = 0; i < p->numel; i++) {
         int32_t v = ((const int32_t *)p->buf)[i];
@@ -112,7 +122,7 @@ static bool valid_pivots(const pe_port *p, pe_intrinsic_args *a)
 /* LAPACK's 1-based pivots from PE's 0-based ones. */
 static lapack_int *lapack_pivots(const pe_port *p, pe_intrinsic_args *a)
 {
-    if (!valid_pivots(p, a)) return NULL;
+    if (!pe_lapack_valid_pivots(p, a)) return NULL;
     lapack_int *ipiv = malloc(sizeof *ipiv * (size_t)(p->numel ? p->numel : 1));
     for (int64_t i = 0; ipiv && i < p->numel; i++) ipiv[i] = ((const int32_t *)p->buf)[i] + 1;
     if (!ipiv) snprintf(a->why, sizeof a->why, "out of memory"), a->code = PE_E_NOMEM;
@@ -178,7 +188,7 @@ bool pe_lapack_lu_cond(pe_intrinsic_args *a)
     }
     double cond = n == 0 ? 0 : kinds[kind_of((pe_dtype)lu->dtype)].cond((lapack_int)n, lu->buf, work);
     free(work);
-    if (lu->dtype == PE_F32) *(float *)a->out[0] = (float)cond;
+    if (a->members[0]->dtype == PE_F32) *(float *)a->out[0] = (float)cond;
     else *(double *)a->out[0] = cond;
     return true;
 }
@@ -188,7 +198,7 @@ bool pe_lapack_lu_permutation(pe_intrinsic_args *a)
     const pe_port *piv = a->in[0];
     int64_t n = piv->numel;
     if (!a->out[0]) return true;
-    if (!valid_pivots(piv, a)) return false;
+    if (!pe_lapack_valid_pivots(piv, a)) return false;
     int64_t *perm = malloc(sizeof *perm * (size_t)(n ? n : 1));
     if (!perm) {
         snprintf(a->why, sizeof a->why, "out of memory"), a->code = PE_E_NOMEM;
@@ -202,9 +212,9 @@ bool pe_lapack_lu_permutation(pe_intrinsic_args *a)
     }
     pe_dtype t = (pe_dtype)a->members[0]->dtype;
     memset(a->out[0], 0, pe_dtype_size(t) * (size_t)(n * n));
-    for (int64_t i = 0; i < n; i++) {
-        if (t == PE_F32) ((float *)a->out[0])[i * n + perm[i]] = 1;
-        else ((double *)a->out[0])[i * n + perm[i]] = 1;
+    for (int64_t i = 0; i < n; i++) { /* a complex 1 is its real part 1 (an imaginary part of 0 is all zero bits) */
+        if (pe_dtype_real_part(t) == PE_F32) ((float *)a->out[0])[(i * n + perm[i]) * (pe_dtype_is_complex(t) ? 2 : 1)] = 1;
+        else ((double *)a->out[0])[(i * n + perm[i]) * (pe_dtype_is_complex(t) ? 2 : 1)] = 1;
     }
     free(perm);
     return true;

@@ -12,8 +12,8 @@
 
 static bool float_operand(const pe_site *s, const char *api, const char *name, const pe_port *p)
 {
-    if (p->dtype == PE_F32 || p->dtype == PE_F64) return true;
-    pe_raise(s, PE_E_TYPE, api, "%s is %s: it takes f32 or f64", name, pe_dtype_name((pe_dtype)p->dtype));
+    if (p->dtype == PE_F32 || p->dtype == PE_F64 || pe_dtype_is_complex((pe_dtype)p->dtype)) return true;
+    pe_raise(s, PE_E_TYPE, api, "%s is %s: it takes f32, f64, c64 or c128", name, pe_dtype_name((pe_dtype)p->dtype));
     return false;
 }
 
@@ -143,8 +143,8 @@ pe_array pe_lu_cond_at(const pe_site *s, pe_array lu, pe_array pivots)
     pe_port *in[2];
     uint32_t idx[2];
     if (!factors(s, "pe_lu_cond", PE_OP_lu_cond, ins, 2, in, idx, &r)) return r;
-    pe_dtype t = (pe_dtype)in[0]->dtype;
-    return pe_record_op(s, PE_OP_lu_cond, idx, 2, t, t, 0, NULL, NULL, 0);
+    pe_dtype t = (pe_dtype)in[0]->dtype; /* a complex matrix's condition number is real */
+    return pe_record_op(s, PE_OP_lu_cond, idx, 2, pe_dtype_real_part(t), t, 0, NULL, NULL, 0);
 }
 
 pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_array *l, pe_array *u)

@@ -90,21 +90,17 @@ static int cheapest_place(const pe_batch *b, const pe_program_seq *seq)
     return place;
 }
 
-/* Whether the sequence holds a library call (PE_PROG_INTRINSIC): the CUDA
- * executor has none yet (cuBLAS, cuSOLVER), so such a batch runs on the
- * CPU, wherever it was asked for; one warning per run. */
-static bool calls_a_library(const pe_program_seq *seq)
+/* Whether the sequence holds a library call (PE_PROG_INTRINSIC) that the
+ * GPU executor does not make (its library did not load: one warning
+ * there, exec/cuda/cuda_libs.c): such a batch runs on the CPU, wherever it
+ * was asked for. */
+static bool needs_the_cpu(const pe_program_seq *seq)
 {
-    static bool warned;
+    pe_executor *gpus = &pe_cuda_executor;
+    bool cpu = false; /* every call asked: each missing library warns at its first call */
     for (size_t i = 0; i < seq->n; i++)
-        if (seq->progs[i].kind == PE_PROG_INTRINSIC) {
-            if (!warned)
-                pe_log_message(PE_LOG_WARN, "matmul and LU run on the CPU (OpenBLAS, LAPACKE): batches holding them "
-                                            "are placed there, not on the GPU");
-            warned = true;
-            return true;
-        }
-    return false;
+        if (seq->progs[i].kind == PE_PROG_INTRINSIC && (!gpus->calls || !gpus->calls(gpus, &seq->progs[i]))) cpu = true;
+    return cpu;
 }
 
 /* With GPUs in use: the batch's place, then the batch there.  Sequences
@@ -119,7 +115,7 @@ static size_t with_gpus(const pe_batch *b)
     pe_program_seq seq;
     bool hit;
     if (!pe_provision_sequence(b, &pe_cuda_target, &seq, &hit)) return on_cpu(b);
-    int place = calls_a_library(&seq) ? 0 : b->device > 0 ? b->device : cheapest_place(b, &seq);
+    int place = needs_the_cpu(&seq) ? 0 : b->device > 0 ? b->device : cheapest_place(b, &seq);
     if (place == 0 || !gpus->usable(gpus, place)) {
         if (!hit) pe_provision_remember(b, &pe_cuda_target, &seq);
         pe_program_seq_free(&seq);

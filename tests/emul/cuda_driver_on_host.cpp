@@ -44,7 +44,11 @@
 //   sm_90 unless set); an sm_90 or sm_80 device is a data-centre part (fast
 //   f64), the others have 1/64 of the f32 rate in f64;
 // - pe_emul_cuda_kernels_run(device): kernels run on a device so far;
-//   pe_emul_cuda_misuses(): calls with a wrong context, handle or pointer.
+//   pe_emul_cuda_misuses(): calls with a wrong context, handle or pointer;
+// - for the emulated CUDA libraries (cuda_libs_on_host.c, linked against
+//   this one): pe_emul_cuda_enqueue(stream, fn, arg) runs fn(arg) on the
+//   stream as a library's kernel runs, pe_emul_cuda_check(stream, p, bytes)
+//   whether [p, p + bytes) is memory of the stream's device (a misuse if not).
 // Device pointers are host addresses: nothing here checks that the host
 // never dereferences one.
 #include <algorithm>
@@ -724,6 +728,23 @@ extern "C" {
 CUresult cuDriverGetVersion(int *version) { return cuDriverGetVersionImpl(version); }
 
 long pe_emul_cuda_misuses(void) { return misuses; }
+
+int pe_emul_cuda_enqueue(void *stream, void (*fn)(void *), void *arg)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    if (!streams.count((Stream *)stream) || ((Stream *)stream)->context != current_context) return misuse(-1);
+    if (CUresult r = told(current_context)) return r;
+    enqueue((Stream *)stream, [=] { fn(arg); });
+    return 0;
+}
+
+int pe_emul_cuda_check(void *stream, const void *p, size_t bytes)
+{
+    std::lock_guard<std::mutex> lock(mu);
+    if (!streams.count((Stream *)stream) || !is_device((CUdeviceptr)(uintptr_t)p, bytes ? bytes : 1, stream))
+        return misuse(-1);
+    return 0;
+}
 
 long pe_emul_cuda_kernels_run(int device)
 {

@@ -1,0 +1,346 @@
+/* cuda_intrinsics.c — library calls (PE_PROG_INTRINSIC programs) on a GPU:
+ * matmul on cuBLAS, lu / lu_pivots and lu_solve on cuSOLVER, operands and
+ * results in device memory, on the GPU's stream 0 (a batch holding a call
+ * runs all its kernels there, in order: cuda.c).  The call's checks are
+ * the host's (exec/intrinsics: the same fits, the same errors at the
+ * caller's line); a call this file does not make (lu_cond: cuSOLVER has no
+ * gecon; lu_permutation: a host loop; a library that did not load; a
+ * product with an empty inner dimension) is made on the host by
+ * exec/intrinsics/dispatch.c, its operands copied down first.
+ *
+ * Row-major on a column-major library: a row-major r x c array is the
+ * column-major c x r array of its transpose, so C = op(A) op(B) is
+ * computed as C^T = op(B)^T op(A)^T, with the operands swapped and the
+ * same CUBLAS_OP_T for an operand that is a bound transpose (the CPU's
+ * CblasTrans); gemv likewise with the transpose flag inverted.  The
+ * epilogue's alpha and beta are the gemm's, its c copied into the result
+ * first.  cuSOLVER's getrf and getrs factor and solve column-major arrays:
+ * the matrix (and the right-hand sides) are transposed into scratch by
+ * cublas?geam, and the results back; getrf's pivots and info are copied to
+ * the host at once (a singular matrix is the caller's error, as on the
+ * CPU), so pe_lu waits for the GPU; pe_lu_solve does not. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda.h"
+#include "cuda_gpu.h"
+#include "cuda_libs.h"
+#include "../base/error.h"
+#include "../base/memory.h"
+#include "../interp/interp.h"
+#include "../intrinsics/intrinsics.h"
+#include "../../profiler/collect.h"
+
+/* 1 and 0 in each dtype row (pe_cuda_lib_kind), by address */
+static const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
+static const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+static const void *one_of(int kind) { return kind == 0 || kind == 2 ? (const void *)one_f : (const void *)one_d; }
+static const void *zero_of(int kind) { return kind == 0 || kind == 2 ? (const void *)zero_f : (const void *)zero_d; }
+
+/* alpha or beta in the dtype row's representation (a real value: complex ones have no imaginary part) */
+typedef union {
+    float f[2];
+    double d[2];
+} scalar;
+static scalar scalar_of(int kind, double v)
+{
+    scalar s = {{0}};
+    if (kind == 0 || kind == 2) s.f[0] = (float)v;
+    else s.d[0] = v;
+    return s;
+}
+
+static CUdeviceptr dev(const pe_port *q) { return (CUdeviceptr)(uintptr_t)q->dev_buf; }
+static void *ptr(CUdeviceptr d) { return (void *)(uintptr_t)d; }
+
+/* One call's state: the args the host's checks take, the GPU's buffers. */
+typedef struct {
+    cuda_gpu *g;
+    const pe_program *p;
+    pe_intrinsic_args a;
+    pe_port *members[4];
+    uint32_t keep[5];
+    int kind; /* pe_cuda_lib_kind of the operands */
+    /* scratch on the device, freed (deferred) at the end */
+    CUdeviceptr scratch[4];
+    size_t scratch_bytes[4];
+    int n_scratch;
+} call;
+
+static CUdeviceptr scratch(call *c, size_t bytes)
+{
+    CUdeviceptr d = pe_cuda_device_alloc(c->g, bytes ? bytes : 1, c->keep, c->p->n_bind);
+    if (d) c->scratch[c->n_scratch] = d, c->scratch_bytes[c->n_scratch++] = bytes ? bytes : 1;
+    else snprintf(c->a.why, sizeof c->a.why, "no device memory for the call's %zu bytes of scratch", bytes);
+    return d;
+}
+
+/* The members' device buffers given back (a call not made, or failed). */
+static void drop_results(call *c)
+{
+    for (int m = 0; m < c->p->n_members; m++) pe_cuda_port_free(c->members[m]), c->a.out[m] = NULL;
+}
+
+/* Device buffers for the members someone sees; false when memory runs out. */
+static bool results_on_device(call *c)
+{
+    for (int m = 0; m < c->p->n_members; m++) {
+        pe_port *q = c->members[m];
+        if (pe_intrinsic_read_by_later_member(c->p, m) || q->op == PE_OP_lu_pivots) continue; /* pivots: on the host */
+        CUdeviceptr d = pe_cuda_device_alloc(c->g, pe_port_bytes(q) ? pe_port_bytes(q) : 1, c->keep, c->p->n_bind);
+        if (!d) return false;
+        pe_cuda_give_copy(q, c->g, d);
+        c->a.out[m] = ptr(d);
+    }
+    return true;
+}
+
+/* C^T = op(B)^T op(A)^T in column-major terms (the header's comment). */
+static bool matmul(call *c, const pe_cublas_api *blas, cublasHandle_t h)
+{
+    pe_matmul_shape s;
+    pe_blas_matmul_shape(&c->a, &s);
+    const pe_port *x = c->a.in[0], *y = c->a.in[1];
+    void *out = c->a.out[c->p->n_members - 1];
+    if (!out || s.m == 0 || s.n == 0) return true;
+    size_t bytes = pe_port_bytes(c->members[c->p->n_members - 1]);
+    const pe_cuda_api *cu = pe_cuda_api_in_use;
+    if (s.c && cu->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)out, dev(s.c), bytes, c->g->stream) != PE_CUDA_SUCCESS) {
+        snprintf(c->a.why, sizeof c->a.why, "copying the epilogue's c failed");
+        return false;
+    }
+    bool ta = c->a.flags & PE_INTR_TRANS_A, tb = c->a.flags & PE_INTR_TRANS_B;
+    scalar alpha = scalar_of(c->kind, s.alpha), beta = scalar_of(c->kind, s.beta);
+    int lda = (int)x->shape[1];
+    pe_cuda_lib_status r;
+    if (s.vector)
+        r = blas->gemv[c->kind](h, ta ? PE_CUBLAS_OP_N : PE_CUBLAS_OP_T, (int)x->shape[1], (int)x->shape[0], &alpha,
+                                x->dev_buf, lda, y->dev_buf, 1, &beta, out, 1);
+    else
+        r = blas->gemm[c->kind](h, tb ? PE_CUBLAS_OP_T : PE_CUBLAS_OP_N, ta ? PE_CUBLAS_OP_T : PE_CUBLAS_OP_N, (int)s.n,
+                                (int)s.m, (int)s.k, &alpha, y->dev_buf, (int)y->shape[1], x->dev_buf, lda, &beta, out,
+                                (int)s.n);
+    if (r != 0) snprintf(c->a.why, sizeof c->a.why, "cuBLAS gemm failed (status %d)", r);
+    return r == 0;
+}
+
+/* dst (cols x rows, row-major) = src (rows x cols, row-major) transposed:
+ * in column-major terms dst = op_T(src), src's leading dimension cols. */
+static bool transpose(call *c, const pe_cublas_api *blas, cublasHandle_t h, const void *src, void *dst, int rows, int cols)
+{
+    /* column-major: src is cols x rows (ld cols); dst rows x cols (ld rows); beta 0, b = dst (never read) */
+    pe_cuda_lib_status r = blas->geam[c->kind](h, PE_CUBLAS_OP_T, PE_CUBLAS_OP_N, rows, cols, one_of(c->kind), src,
+                                               cols, zero_of(c->kind), dst, rows, dst, rows);
+    if (r != 0) snprintf(c->a.why, sizeof c->a.why, "cuBLAS geam failed (status %d)", r);
+    return r == 0;
+}
+
+static bool lu(call *c, const pe_cublas_api *blas, cublasHandle_t bh, const pe_cusolver_api *sol, cusolverDnHandle_t sh)
+{
+    const pe_port *x = c->a.in[0];
+    int n = (int)x->shape[0];
+    size_t elem = pe_dtype_size((pe_dtype)x->dtype), bytes = elem * (size_t)n * (size_t)n;
+    void *lu_out = NULL;
+    pe_port *pivots = NULL;
+    for (int m = 0; m < c->p->n_members; m++) {
+        if (c->members[m]->op == PE_OP_lu) lu_out = c->a.out[m];
+        else pivots = c->members[m];
+    }
+    if (n == 0) return !pivots || pe_port_result_buffer(pivots);
+    CUdeviceptr col = scratch(c, bytes), ipiv = scratch(c, sizeof(int) * (size_t)(n + 1));
+    int lwork = 0;
+    if (!col || !ipiv) return false;
+    if (!transpose(c, blas, bh, x->dev_buf, ptr(col), n, n)) return false;
+    pe_cuda_lib_status r = sol->getrf_buffer_size[c->kind](sh, n, n, ptr(col), n, &lwork);
+    CUdeviceptr work = r == 0 ? scratch(c, elem * (size_t)(lwork > 0 ? lwork : 1)) : 0;
+    if (r == 0 && !work) return false;
+    int *dev_ipiv = ptr(ipiv);
+    if (r == 0) r = sol->getrf[c->kind](sh, n, n, ptr(col), n, ptr(work), dev_ipiv, dev_ipiv + n);
+    if (r != 0) {
+        snprintf(c->a.why, sizeof c->a.why, "cuSOLVER getrf failed (status %d)", r);
+        return false;
+    }
+    if (lu_out && !transpose(c, blas, bh, ptr(col), lu_out, n, n)) return false;
+    /* the pivots and info to the host: a singular matrix is known now */
+    int *host = pe_mem_alloc(sizeof(int) * (size_t)(n + 1));
+    if (!host) {
+        snprintf(c->a.why, sizeof c->a.why, "out of memory"), c->a.code = PE_E_NOMEM;
+        return false;
+    }
+    const pe_cuda_api *cu = pe_cuda_api_in_use;
+    CUresult cr = cu->cuMemcpyDtoHAsync(host, ipiv, sizeof(int) * (size_t)(n + 1), c->g->stream);
+    if (cr == PE_CUDA_SUCCESS) cr = cu->cuStreamSynchronize(c->g->stream); /* holding the runtime lock: the batch is half launched */
+    bool ok = cr == PE_CUDA_SUCCESS;
+    if (!ok) {
+        pe_cuda_disable(c->g, "cuSOLVER getrf failed", cr);
+        snprintf(c->a.why, sizeof c->a.why, "the GPU failed during getrf");
+        pivots = NULL;
+    } else if (host[n] != 0) {
+        ok = false;
+        c->a.code = PE_E_ARG;
+        if (host[n] > 0)
+            snprintf(c->a.why, sizeof c->a.why, "the matrix is singular: U[%d][%d] is exactly zero", host[n] - 1, host[n] - 1);
+        else snprintf(c->a.why, sizeof c->a.why, "getrf refused argument %d", -host[n]);
+    } else if (pivots) {
+        ok = pe_port_result_buffer(pivots);
+        for (int i = 0; ok && i < n; i++) ((int32_t *)pivots->buf)[i] = host[i] - 1;
+        if (!ok) snprintf(c->a.why, sizeof c->a.why, "out of memory"), c->a.code = PE_E_NOMEM;
+    }
+    pe_mem_free(host, sizeof(int) * (size_t)(n + 1));
+    return ok;
+}
+
+static bool lu_solve(call *c, const pe_cublas_api *blas, cublasHandle_t bh, const pe_cusolver_api *sol,
+                     cusolverDnHandle_t sh)
+{
+    const pe_port *f = c->a.in[0], *piv = c->a.in[1], *b = c->a.in[2];
+    int n = (int)f->shape[0], nrhs = b->rank == 1 ? 1 : (int)b->shape[1];
+    void *out = c->a.out[0];
+    if (!out || n == 0 || nrhs == 0) {
+        return !out || pe_cuda_api_in_use->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)out, dev(b), pe_port_bytes(b),
+                                                            c->g->stream) == PE_CUDA_SUCCESS;
+    }
+    if (!pe_lapack_valid_pivots(piv, &c->a)) return false;
+    size_t elem = pe_dtype_size((pe_dtype)f->dtype);
+    CUdeviceptr col = scratch(c, elem * (size_t)n * (size_t)n), rhs = scratch(c, elem * (size_t)n * (size_t)nrhs);
+    CUdeviceptr ipiv = scratch(c, sizeof(int) * (size_t)(n + 1));
+    if (!col || !rhs || !ipiv) return false;
+    int *host = pe_mem_alloc(sizeof(int) * (size_t)n);
+    if (!host) {
+        snprintf(c->a.why, sizeof c->a.why, "out of memory"), c->a.code = PE_E_NOMEM;
+        return false;
+    }
+    for (int i = 0; i < n; i++) host[i] = ((const int32_t *)piv->buf)[i] + 1; /* cuSOLVER's are 1-based */
+    /* pageable memory: the driver takes the bytes before the call returns */
+    CUresult cr = pe_cuda_api_in_use->cuMemcpyHtoDAsync(ipiv, host, sizeof(int) * (size_t)n, c->g->stream);
+    pe_mem_free(host, sizeof(int) * (size_t)n);
+    if (cr != PE_CUDA_SUCCESS) {
+        pe_cuda_disable(c->g, "a copy to the GPU failed", cr);
+        return false;
+    }
+    if (!transpose(c, blas, bh, f->dev_buf, ptr(col), n, n) || !transpose(c, blas, bh, b->dev_buf, ptr(rhs), n, nrhs))
+        return false;
+    int *dev_ipiv = ptr(ipiv);
+    pe_cuda_lib_status r = sol->getrs[c->kind](sh, PE_CUBLAS_OP_N, n, nrhs, ptr(col), n, dev_ipiv, ptr(rhs), n, dev_ipiv + n);
+    if (r != 0) {
+        snprintf(c->a.why, sizeof c->a.why, "cuSOLVER getrs failed (status %d)", r);
+        return false;
+    }
+    return transpose(c, blas, bh, ptr(rhs), out, nrhs, n);
+}
+
+/* The GPU's handles, made once (on its stream 0). */
+static bool handles(cuda_gpu *g, bool solver)
+{
+    const pe_cublas_api *blas = pe_cublas();
+    const pe_cusolver_api *sol = solver ? pe_cusolver() : NULL;
+    if (!blas || (solver && !sol)) return false;
+    if (!g->blas && (blas->create(&g->blas) != 0 || blas->set_stream(g->blas, g->stream) != 0)) {
+        if (g->blas) blas->destroy(g->blas);
+        g->blas = NULL;
+        pe_cuda_disable(g, "cublasCreate failed", PE_CUDA_SUCCESS);
+        return false;
+    }
+    if (solver && !g->solver && (sol->create(&g->solver) != 0 || sol->set_stream(g->solver, g->stream) != 0)) {
+        if (g->solver) sol->destroy(g->solver);
+        g->solver = NULL;
+        pe_cuda_disable(g, "cusolverDnCreate failed", PE_CUDA_SUCCESS);
+        return false;
+    }
+    return true;
+}
+
+void pe_cuda_release_handles(cuda_gpu *g)
+{
+    if (g->blas) pe_cublas()->destroy(g->blas);
+    if (g->solver) pe_cusolver()->destroy(g->solver);
+    g->blas = NULL, g->solver = NULL;
+}
+
+/* The ops made here, and whether they need cuSOLVER too. */
+static bool made_here(const pe_program *p, bool *solver)
+{
+    pe_op op = (pe_op)pe_port_at(p->members[0])->op;
+    *solver = op != PE_OP_matmul;
+    return op == PE_OP_matmul || op == PE_OP_lu || op == PE_OP_lu_pivots || op == PE_OP_lu_solve;
+}
+
+bool pe_cuda_calls(pe_executor *ex, const pe_program *p)
+{
+    (void)ex;
+    bool solver;
+    if (!made_here(p, &solver)) return true; /* made on the host wherever the batch runs */
+    /* each library the call needs tried (a missing one warns once), though one missing suffices */
+    bool blas = pe_cublas() != NULL, sol = !solver || pe_cusolver() != NULL;
+    return blas && sol;
+}
+
+int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
+{
+    bool solver;
+    if (!made_here(p, &solver) || p->n_members < 1 || p->n_members > 4 || p->n_bind > 5) return -1;
+    call c = {.g = g, .p = p};
+    c.a = (pe_intrinsic_args){.members = c.members, .n_members = p->n_members, .n_in = p->n_bind, .flags = p->flags,
+                              .code = PE_OK}; /* PE_OK on failure: the library's, not the caller's */
+    for (int m = 0; m < p->n_members; m++) c.members[m] = pe_port_at(p->members[m]);
+    for (int k = 0; k < p->n_bind; k++) {
+        pe_port *q = c.a.in[k] = pe_port_at(p->bind[k]);
+        c.keep[k] = p->bind[k];
+        if (q->state == PE_PORT_INVALID) { /* the host's way: the members inherit it */
+            for (int m = 0; m < p->n_members; m++) pe_port_inherit_invalid(c.members[m], q);
+            pe_intrinsic_finish(p);
+            return 0;
+        }
+        if (q->state != PE_PORT_READY) return -1; /* no value yet: the host's path decides */
+    }
+    pe_op op = (pe_op)c.members[0]->op;
+    bool fits = op == PE_OP_matmul ? pe_blas_matmul_fits(&c.a) : pe_lapack_fits(&c.a);
+    c.kind = pe_cuda_lib_kind((pe_dtype)c.a.in[0]->dtype);
+    if (!fits || c.kind < 0 || !handles(g, solver)) return -1;
+    if (op == PE_OP_matmul) {
+        pe_matmul_shape s;
+        pe_blas_matmul_shape(&c.a, &s);
+        if (s.k == 0) return -1; /* an empty sum: the host's beta * c */
+    }
+    /* operands on the device: the arrays (alpha and beta are values; the pivots are read on the host) */
+    pe_matmul_shape s = {0};
+    if (op == PE_OP_matmul) pe_blas_matmul_shape(&c.a, &s);
+    for (int k = 0; k < p->n_bind; k++) {
+        pe_port *q = c.a.in[k];
+        if (op == PE_OP_matmul && k >= 2 && q != s.c) continue;
+        if (op == PE_OP_lu_solve && k == 1) {
+            if (!pe_port_host(q)) return -1;
+        } else if (!pe_cuda_to_device(g, q, c.keep, p->n_bind)) {
+            return -1;
+        }
+    }
+    if (!results_on_device(&c)) {
+        drop_results(&c);
+        return -1;
+    }
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
+    bool ok = op == PE_OP_matmul ? matmul(&c, pe_cublas(), g->blas)
+              : op == PE_OP_lu_solve ? lu_solve(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver)
+                                     : lu(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver);
+    for (int i = 0; i < c.n_scratch; i++) pe_cuda_device_free(g, c.scratch[i], c.scratch_bytes[i]); /* deferred */
+    if (!ok && c.a.code == PE_OK) { /* the library failed, not the call: the host makes it */
+        pe_log_message(PE_LOG_WARN, "%s; the CPU computes this call", c.a.why);
+        drop_results(&c);
+        return -1;
+    }
+    pe_intrinsic_account(p, &c.a, t0);
+    int computed = 0;
+    if (!ok) {
+        drop_results(&c);
+        pe_intrinsic_fail(p, c.a.code, c.a.why);
+    } else {
+        for (int m = 0; m < p->n_members; m++) {
+            pe_port *q = c.members[m];
+            q->state = PE_PORT_READY;
+            if (q->dev_buf) q->host_stale = true;
+            computed++;
+        }
+    }
+    pe_intrinsic_finish(p);
+    return computed;
+}

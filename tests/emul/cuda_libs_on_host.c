@@ -1,0 +1,289 @@
+/* cuda_libs_on_host.c — the cuBLAS and cuSOLVER functions PE calls
+ * (exec/cuda/cuda_libs.c), emulated on the host over OpenBLAS and LAPACKE,
+ * so that the CUDA executor's library calls run and are tested without a
+ * GPU: PE_CUBLAS_LIBRARY and PE_CUSOLVER_LIBRARY=<this library>, with the
+ * emulated driver (cuda_driver_on_host.cpp, which this library links).
+ *
+ * As the real libraries: column-major arrays in device memory (the
+ * emulated driver's: host addresses it allocated), each call queued on the
+ * handle's stream (it runs there, after the stream's earlier work, with
+ * the driver's random pauses), alpha and beta read at the call (host
+ * pointer mode), getrf's pivots 1-based and its info in device memory.
+ * Each array an argument names is checked to be memory of the stream's
+ * device (the driver counts a misuse otherwise, and the call fails).
+ * pe_emul_cuda_library_calls(): calls queued so far (tests assert that the
+ * GPU path ran); pe_emul_cuda_libs_fail_next(): the next call returns
+ * CUBLAS_STATUS_EXECUTION_FAILED (the executor's fallback to the host). */
+#include <cblas.h>
+#include <complex.h>
+#include <lapacke.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pe_emul_cuda_enqueue(void *stream, void (*fn)(void *), void *arg);
+int pe_emul_cuda_check(void *stream, const void *p, size_t bytes);
+
+enum { OK = 0, NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7, EXECUTION_FAILED = 13 };
+
+static atomic_long library_calls;
+static atomic_bool fail_next;
+long pe_emul_cuda_library_calls(void) { return atomic_load(&library_calls); }
+void pe_emul_cuda_libs_fail_next(void) { atomic_store(&fail_next, true); }
+
+typedef struct {
+    void *stream;
+} handle;
+
+static int create(void **h)
+{
+    handle *x = calloc(1, sizeof *x);
+    *h = x;
+    return x ? OK : ALLOC_FAILED;
+}
+static int destroy(void *h) { return free(h), OK; }
+static int set_stream(void *h, void *s) { return ((handle *)h)->stream = s, OK; }
+
+int cublasCreate_v2(void **h) { return create(h); }
+int cublasDestroy_v2(void *h) { return destroy(h); }
+int cublasSetStream_v2(void *h, void *s) { return set_stream(h, s); }
+int cusolverDnCreate(void **h) { return create(h); }
+int cusolverDnDestroy(void *h) { return destroy(h); }
+int cusolverDnSetStream(void *h, void *s) { return set_stream(h, s); }
+
+/* [p, p + the column-major rows x cols array with leading dimension ld) on the stream's device */
+static bool on_device(const handle *h, const void *p, int rows, int cols, int ld, size_t elem)
+{
+    if (rows <= 0 || cols <= 0) return true;
+    return pe_emul_cuda_check(h->stream, p, ((size_t)ld * (size_t)(cols - 1) + (size_t)rows) * elem) == 0;
+}
+
+/* One queued call: its arguments copied, run on the stream, then freed. */
+typedef struct {
+    void (*run)(void *self);
+    int kind; /* 0 s, 1 d, 2 c, 3 z */
+    int ta, tb, m, n, k, lda, ldb, ldc, incx, incy;
+    double complex alpha, beta;
+    const void *a, *b;
+    void *c, *work;
+    int *ipiv, *info;
+} call;
+
+static void run_and_free(void *self)
+{
+    call *c = self;
+    c->run(c);
+    free(c);
+}
+
+static int queue(const handle *h, call *c)
+{
+    if (atomic_exchange(&fail_next, false)) return EXECUTION_FAILED;
+    call *q = malloc(sizeof *q);
+    if (!q) return ALLOC_FAILED;
+    *q = *c;
+    if (pe_emul_cuda_enqueue(h->stream, run_and_free, q) != 0) {
+        free(q);
+        return EXECUTION_FAILED;
+    }
+    atomic_fetch_add(&library_calls, 1);
+    return OK;
+}
+
+static size_t elem_of(int kind) { return kind == 0 ? 4 : kind == 3 ? 16 : 8; }
+static double complex scalar(int kind, const void *p)
+{
+    switch (kind) {
+    case 0: return *(const float *)p;
+    case 1: return *(const double *)p;
+    case 2: return *(const float complex *)p;
+    default: return *(const double complex *)p;
+    }
+}
+static CBLAS_TRANSPOSE trans(int op) { return op ? CblasTrans : CblasNoTrans; }
+
+static void run_gemm(void *self)
+{
+    call *c = self;
+    float complex fa = (float complex)c->alpha, fb = (float complex)c->beta;
+    switch (c->kind) {
+    case 0: cblas_sgemm(CblasColMajor, trans(c->ta), trans(c->tb), c->m, c->n, c->k, crealf(fa), c->a, c->lda, c->b, c->ldb, crealf(fb), c->c, c->ldc); break;
+    case 1: cblas_dgemm(CblasColMajor, trans(c->ta), trans(c->tb), c->m, c->n, c->k, creal(c->alpha), c->a, c->lda, c->b, c->ldb, creal(c->beta), c->c, c->ldc); break;
+    case 2: cblas_cgemm(CblasColMajor, trans(c->ta), trans(c->tb), c->m, c->n, c->k, &fa, c->a, c->lda, c->b, c->ldb, &fb, c->c, c->ldc); break;
+    default: cblas_zgemm(CblasColMajor, trans(c->ta), trans(c->tb), c->m, c->n, c->k, &c->alpha, c->a, c->lda, c->b, c->ldb, &c->beta, c->c, c->ldc); break;
+    }
+}
+
+static int gemm(int kind, void *hv, int ta, int tb, int m, int n, int k, const void *alpha, const void *a, int lda,
+                const void *b, int ldb, const void *beta, void *cm, int ldc)
+{
+    handle *h = hv;
+    size_t e = elem_of(kind);
+    if (m < 0 || n < 0 || k < 0 || ldc < (m > 1 ? m : 1) || lda < ((ta ? k : m) > 1 ? (ta ? k : m) : 1) ||
+        ldb < ((tb ? n : k) > 1 ? (tb ? n : k) : 1))
+        return INVALID_VALUE;
+    if (!on_device(h, a, ta ? k : m, ta ? m : k, lda, e) || !on_device(h, b, tb ? n : k, tb ? k : n, ldb, e) ||
+        !on_device(h, cm, m, n, ldc, e))
+        return INVALID_VALUE;
+    call c = {.run = run_gemm, .kind = kind, .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+              .ldc = ldc, .alpha = scalar(kind, alpha), .beta = scalar(kind, beta), .a = a, .b = b, .c = cm};
+    return queue(h, &c);
+}
+
+static void run_gemv(void *self)
+{
+    call *c = self;
+    float complex fa = (float complex)c->alpha, fb = (float complex)c->beta;
+    switch (c->kind) {
+    case 0: cblas_sgemv(CblasColMajor, trans(c->ta), c->m, c->n, crealf(fa), c->a, c->lda, c->b, c->incx, crealf(fb), c->c, c->incy); break;
+    case 1: cblas_dgemv(CblasColMajor, trans(c->ta), c->m, c->n, creal(c->alpha), c->a, c->lda, c->b, c->incx, creal(c->beta), c->c, c->incy); break;
+    case 2: cblas_cgemv(CblasColMajor, trans(c->ta), c->m, c->n, &fa, c->a, c->lda, c->b, c->incx, &fb, c->c, c->incy); break;
+    default: cblas_zgemv(CblasColMajor, trans(c->ta), c->m, c->n, &c->alpha, c->a, c->lda, c->b, c->incx, &c->beta, c->c, c->incy); break;
+    }
+}
+
+static int gemv(int kind, void *hv, int t, int m, int n, const void *alpha, const void *a, int lda, const void *x,
+                int incx, const void *beta, void *y, int incy)
+{
+    handle *h = hv;
+    size_t e = elem_of(kind);
+    int lx = t ? m : n, ly = t ? n : m;
+    if (m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx != 1 || incy != 1) return INVALID_VALUE; /* PE's unit strides */
+    if (!on_device(h, a, m, n, lda, e) || !on_device(h, x, lx, 1, lx, e) || !on_device(h, y, ly, 1, ly, e))
+        return INVALID_VALUE;
+    call c = {.run = run_gemv, .kind = kind, .ta = t, .m = m, .n = n, .lda = lda, .incx = incx, .incy = incy,
+              .alpha = scalar(kind, alpha), .beta = scalar(kind, beta), .a = a, .b = x, .c = y};
+    return queue(h, &c);
+}
+
+/* C = alpha op(A) + beta op(B), m x n column-major; B not read where beta is 0 */
+#define GEAM_LOOP(T)                                                                                 \
+    {                                                                                                \
+        const T *A = c->a, *B = c->b;                                                                \
+        T *C = c->c, al = (T)c->alpha, be = (T)c->beta;                                              \
+        for (int j = 0; j < c->n; j++)                                                               \
+            for (int i = 0; i < c->m; i++) {                                                         \
+                T x = c->ta ? A[j + (size_t)i * c->lda] : A[i + (size_t)j * c->lda];                 \
+                T y = c->beta == 0 ? 0 : c->tb ? B[j + (size_t)i * c->ldb] : B[i + (size_t)j * c->ldb]; \
+                C[i + (size_t)j * c->ldc] = al * x + be * y;                                         \
+            }                                                                                        \
+    }
+static void run_geam(void *self)
+{
+    call *c = self;
+    switch (c->kind) {
+    case 0: GEAM_LOOP(float) break;
+    case 1: GEAM_LOOP(double) break;
+    case 2: GEAM_LOOP(float complex) break;
+    default: GEAM_LOOP(double complex) break;
+    }
+}
+
+static int geam(int kind, void *hv, int ta, int tb, int m, int n, const void *alpha, const void *a, int lda,
+                const void *beta, const void *b, int ldb, void *cm, int ldc)
+{
+    handle *h = hv;
+    size_t e = elem_of(kind);
+    double complex be = scalar(kind, beta);
+    if (m < 0 || n < 0 || ldc < (m > 1 ? m : 1) || (cm == a && ta)) return INVALID_VALUE; /* in place: only untransposed */
+    if (!on_device(h, a, ta ? n : m, ta ? m : n, lda, e) || !on_device(h, cm, m, n, ldc, e) ||
+        (be != 0 && !on_device(h, b, tb ? n : m, tb ? m : n, ldb, e)))
+        return INVALID_VALUE;
+    call c = {.run = run_geam, .kind = kind, .ta = ta, .tb = tb, .m = m, .n = n, .lda = lda, .ldb = ldb, .ldc = ldc,
+              .alpha = scalar(kind, alpha), .beta = be, .a = a, .b = b, .c = cm};
+    return queue(h, &c);
+}
+
+static void run_getrf(void *self)
+{
+    call *c = self;
+    void *a = c->c;
+    switch (c->kind) {
+    case 0: *c->info = LAPACKE_sgetrf(LAPACK_COL_MAJOR, c->m, c->n, a, c->lda, c->ipiv); break;
+    case 1: *c->info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, c->m, c->n, a, c->lda, c->ipiv); break;
+    case 2: *c->info = LAPACKE_cgetrf(LAPACK_COL_MAJOR, c->m, c->n, a, c->lda, c->ipiv); break;
+    default: *c->info = LAPACKE_zgetrf(LAPACK_COL_MAJOR, c->m, c->n, a, c->lda, c->ipiv); break;
+    }
+}
+
+static int getrf_buffer_size(int kind, void *hv, int m, int n, void *a, int lda, int *lwork)
+{
+    (void)kind, (void)hv, (void)a, (void)lda;
+    *lwork = m > n ? m : n; /* LAPACK takes none; a workspace PE must allocate and pass */
+    return OK;
+}
+
+static int getrf(int kind, void *hv, int m, int n, void *a, int lda, void *work, int *ipiv, int *info)
+{
+    handle *h = hv;
+    size_t e = elem_of(kind);
+    int lw = m > n ? m : n;
+    if (m < 0 || n < 0 || lda < (m > 1 ? m : 1)) return INVALID_VALUE;
+    if (!on_device(h, a, m, n, lda, e) || !on_device(h, work, lw, 1, lw, e) ||
+        !on_device(h, ipiv, m < n ? m : n, 1, m, sizeof(int)) || !on_device(h, info, 1, 1, 1, sizeof(int)))
+        return INVALID_VALUE;
+    call c = {.run = run_getrf, .kind = kind, .m = m, .n = n, .lda = lda, .c = a, .work = work, .ipiv = ipiv, .info = info};
+    return queue(h, &c);
+}
+
+static void run_getrs(void *self)
+{
+    call *c = self;
+    char t = c->ta ? 'T' : 'N';
+    switch (c->kind) {
+    case 0: *c->info = LAPACKE_sgetrs(LAPACK_COL_MAJOR, t, c->n, c->k, c->a, c->lda, c->ipiv, c->c, c->ldb); break;
+    case 1: *c->info = LAPACKE_dgetrs(LAPACK_COL_MAJOR, t, c->n, c->k, c->a, c->lda, c->ipiv, c->c, c->ldb); break;
+    case 2: *c->info = LAPACKE_cgetrs(LAPACK_COL_MAJOR, t, c->n, c->k, c->a, c->lda, c->ipiv, c->c, c->ldb); break;
+    default: *c->info = LAPACKE_zgetrs(LAPACK_COL_MAJOR, t, c->n, c->k, c->a, c->lda, c->ipiv, c->c, c->ldb); break;
+    }
+}
+
+static int getrs(int kind, void *hv, int t, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b, int ldb,
+                 int *info)
+{
+    handle *h = hv;
+    size_t e = elem_of(kind);
+    if (n < 0 || nrhs < 0 || lda < (n > 1 ? n : 1) || ldb < (n > 1 ? n : 1) || t > 1) return INVALID_VALUE;
+    if (!on_device(h, a, n, n, lda, e) || !on_device(h, b, n, nrhs, ldb, e) || !on_device(h, ipiv, n, 1, n, sizeof(int)) ||
+        !on_device(h, info, 1, 1, 1, sizeof(int)))
+        return INVALID_VALUE;
+    call c = {.run = run_getrs, .kind = kind, .ta = t, .n = n, .k = nrhs, .lda = lda, .ldb = ldb, .a = a,
+              .ipiv = (int *)ipiv, .c = b, .info = info};
+    return queue(h, &c);
+}
+
+/* The libraries' names, one per dtype. */
+#define ROW(K, k)                                                                                                  \
+    int cublas##K##gemm_v2(void *h, int ta, int tb, int m, int n, int kk, const void *al, const void *a, int lda,  \
+                           const void *b, int ldb, const void *be, void *c, int ldc)                               \
+    {                                                                                                              \
+        return gemm(k, h, ta, tb, m, n, kk, al, a, lda, b, ldb, be, c, ldc);                                       \
+    }                                                                                                              \
+    int cublas##K##gemv_v2(void *h, int t, int m, int n, const void *al, const void *a, int lda, const void *x,    \
+                           int incx, const void *be, void *y, int incy)                                            \
+    {                                                                                                              \
+        return gemv(k, h, t, m, n, al, a, lda, x, incx, be, y, incy);                                              \
+    }                                                                                                              \
+    int cublas##K##geam(void *h, int ta, int tb, int m, int n, const void *al, const void *a, int lda,             \
+                        const void *be, const void *b, int ldb, void *c, int ldc)                                  \
+    {                                                                                                              \
+        return geam(k, h, ta, tb, m, n, al, a, lda, be, b, ldb, c, ldc);                                           \
+    }                                                                                                              \
+    int cusolverDn##K##getrf_bufferSize(void *h, int m, int n, void *a, int lda, int *lwork)                       \
+    {                                                                                                              \
+        return getrf_buffer_size(k, h, m, n, a, lda, lwork);                                                       \
+    }                                                                                                              \
+    int cusolverDn##K##getrf(void *h, int m, int n, void *a, int lda, void *work, int *ipiv, int *info)            \
+    {                                                                                                              \
+        return getrf(k, h, m, n, a, lda, work, ipiv, info);                                                        \
+    }                                                                                                              \
+    int cusolverDn##K##getrs(void *h, int t, int n, int nrhs, const void *a, int lda, const int *ipiv, void *b,    \
+                             int ldb, int *info)                                                                   \
+    {                                                                                                              \
+        return getrs(k, h, t, n, nrhs, a, lda, ipiv, b, ldb, info);                                                \
+    }
+ROW(S, 0)
+ROW(D, 1)
+ROW(C, 2)
+ROW(Z, 3)
