@@ -134,6 +134,58 @@ static inline kernel_list map_kernels(void)
     return l;
 }
 
+/* Complex values (the pair lowering, kir_complex.c): each element-wise op
+ * that takes complex operands, in c64 and c128, its operands of dtypes
+ * `in` (CONTIG) and its result of dtype rt. */
+static inline kir_kernel complex_kernel(pe_op op, pe_dtype ct, pe_dtype rt, const pe_dtype *in, int arity)
+{
+    kir_kernel k = {0};
+    k.rank = 1;
+    k.shape[0] = 1000;
+    for (int j = 0; j < arity; j++) {
+        k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = (uint8_t)in[j]};
+        k.body[k.n_body++] = (kir_inst){.kind = KIR_LOAD, .dtype = (uint8_t)in[j], .n = 1, .a = {(uint16_t)j}};
+    }
+    uint16_t value = (uint16_t)k.n_body, out = (uint16_t)k.n_params;
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_OP, .op = (uint8_t)op, .dtype = (uint8_t)rt, .ctype = (uint8_t)ct,
+                                    .n = (uint8_t)arity, .a = {0, 1, 2}};
+    k.params[k.n_params++] = (kir_param){.kind = KIR_OUT, .dtype = (uint8_t)rt};
+    k.body[k.n_body++] = (kir_inst){.kind = KIR_STORE, .dtype = (uint8_t)rt, .n = 2, .a = {out, value}};
+    return k;
+}
+
+static const pe_op complex_ops[] = {PE_OP_add, PE_OP_sub, PE_OP_mul, PE_OP_div, PE_OP_pow, PE_OP_neg, PE_OP_abs,
+                                    PE_OP_exp, PE_OP_log, PE_OP_sqrt, PE_OP_eq, PE_OP_ne, PE_OP_conj, PE_OP_real,
+                                    PE_OP_imag, PE_OP_arg};
+
+/* Every complex op in c64 and c128 (binary ones also with a real second
+ * operand), casts real -> complex and between the complex types,
+ * pe_complex and cond. */
+static inline kernel_list complex_kernels(void)
+{
+    kernel_list l = {0};
+    for (int c = 0; c < 2; c++) {
+        pe_dtype ct = c ? PE_C128 : PE_C64, part = pe_dtype_real_part(ct);
+        for (size_t o = 0; o < sizeof complex_ops / sizeof complex_ops[0]; o++) {
+            pe_op op = complex_ops[o];
+            int arity = pe_op_table[op].arity;
+            pe_dtype rt = op == PE_OP_eq || op == PE_OP_ne ? PE_BOOL : pe_op_complex_gives_real(op) ? part : ct;
+            for (int mixed = 0; mixed < (arity > 1 ? 2 : 1); mixed++) {
+                pe_dtype in[2] = {ct, mixed ? part : ct};
+                add(&l, complex_kernel(op, ct, rt, in, arity));
+            }
+        }
+        pe_dtype other = c ? PE_C64 : PE_C128;
+        add(&l, complex_kernel(PE_OP_cast, ct, ct, &part, 1));   /* real -> complex */
+        add(&l, complex_kernel(PE_OP_cast, ct, ct, &other, 1));  /* between the complex types */
+        pe_dtype parts[2] = {part, part};
+        add(&l, complex_kernel(PE_OP_complex, part, ct, parts, 2));
+        pe_dtype cond_in[3] = {PE_BOOL, ct, ct};
+        add(&l, complex_kernel(PE_OP_cond, ct, ct, cond_in, 3));
+    }
+    return l;
+}
+
 static const pe_op reductions[] = {PE_OP_sum,        PE_OP_mean,       PE_OP_dot,    PE_OP_norm1,
                                    PE_OP_norm2,      PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
 

@@ -18,52 +18,9 @@
  * c64: computed in double and rounded once per part (k = 2).  Reductions:
  * part-by-part compensated sums within 2u |sum| + 4 n u^2 sum|x|; products
  * within 4 n u |prod|. */
-#include <complex.h>
-
-#include "test_util.h"
-
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#define CMPLXL(x, y) __builtin_complex((long double)(x), (long double)(y))
-#endif
+#include "complex_values.h"
 
 #define N 257
-#define U64 0x1p-53
-#define U32 0x1p-24
-
-typedef long double complex ldc;
-
-static unsigned rng_state = 12345u;
-static double uniform(double lo, double hi)
-{
-    rng_state = rng_state * 1103515245u + 12345u;
-    return lo + (hi - lo) * (double)((rng_state >> 8) & 0xffffff) / (double)0x1000000;
-}
-
-/* Random values with magnitudes in [0.25, 4] at every angle. */
-static void random_values(double complex *z, int n)
-{
-    for (int i = 0; i < n; i++) {
-        double r = exp2(uniform(-2, 2)), t = uniform(-3.14159, 3.14159);
-        z[i] = CMPLX(r * cos(t), r * sin(t));
-    }
-}
-
-static bool is_c64(pe_dtype t) { return t == PE_C64; }
-
-/* x as the dtype's host elements (c64: float complex, rounded). */
-static pe_array make(pe_dtype t, int rank, const int64_t *shape, const double complex *x)
-{
-    int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= shape[d];
-    if (!is_c64(t)) return pe_from_host(t, rank, shape, x);
-    float complex *f = malloc((size_t)n * sizeof *f);
-    for (int64_t i = 0; i < n; i++) f[i] = CMPLXF((float)creal(x[i]), (float)cimag(x[i]));
-    pe_array a = pe_from_host(t, rank, shape, f);
-    free(f);
-    return a;
-}
 
 /* What the array holds, as double complex (c64 values exactly). */
 static double complex *read_c(pe_array a, pe_dtype want)
@@ -80,21 +37,6 @@ static double complex *read_c(pe_array a, pe_dtype want)
         assert_int_equal(pe_read(a, out, (size_t)n * sizeof *out), PE_OK);
     }
     return out;
-}
-
-/* The input as the op sees it: c64 parts are floats. */
-static ldc operand(pe_dtype t, double complex z)
-{
-    if (is_c64(t)) return CMPLXL((float)creal(z), (float)cimag(z));
-    return CMPLXL(creal(z), cimag(z));
-}
-
-static void expect_close(const char *what, int i, double complex got, ldc want, double k, double u)
-{
-    long double err = cabsl(CMPLXL(creal(got), cimag(got)) - want), bound = k * u * cabsl(want);
-    if (!(err <= bound))
-        fail_msg("%s element %d: got %.17g%+.17gi, want %.17Lg%+.17Lgi (error %.3Lg, allowed %.3Lg)", what, i,
-                 creal(got), cimag(got), creall(want), cimagl(want), err, bound);
 }
 
 static void expect_close_real(const char *what, int i, double got, long double want, double k, double u)
@@ -167,16 +109,6 @@ static void test_host_layout(void **state)
 typedef pe_array (*op1)(const pe_site *, pe_array);
 typedef pe_array (*op2)(const pe_site *, pe_array, pe_array);
 
-static ldc l_add(ldc a, ldc b) { return a + b; }
-static ldc l_sub(ldc a, ldc b) { return a - b; }
-static ldc l_mul(ldc a, ldc b) { return a * b; }
-static ldc l_div(ldc a, ldc b) { return a / b; }
-static ldc l_pow(ldc a, ldc b) { return cpowl(a, b); }
-static ldc l_neg(ldc a) { return -a; }
-static ldc l_conj(ldc a) { return conjl(a); }
-static ldc l_exp(ldc a) { return cexpl(a); }
-static ldc l_log(ldc a) { return clogl(a); }
-static ldc l_sqrt(ldc a) { return csqrtl(a); }
 static long double l_abs(ldc a) { return cabsl(a); }
 static long double l_arg(ldc a) { return cargl(a); }
 static long double l_real(ldc a) { return creall(a); }

@@ -39,6 +39,17 @@ static void test_every_map_op_compiles(void **state)
     free(l.k);
 }
 
+/* Complex values as pairs of reals (kir_complex.c): every op that takes
+ * them, in c64 and c128, casts, pe_complex, cond. */
+static void test_complex_ops_compile(void **state)
+{
+    (void)state;
+    kernel_list l = complex_kernels();
+    assert_true(l.n > 50);
+    compile_all(&l, "complex ops");
+    free(l.k);
+}
+
 static void test_reductions_broadcast_scalars_generators_compile(void **state)
 {
     (void)state;
@@ -215,6 +226,7 @@ int main(void)
     printf("NVRTC %d.%d\n", pe_nvrtc_version() / 1000, pe_nvrtc_version() % 1000 / 10);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_map_op_compiles),
+        cmocka_unit_test(test_complex_ops_compile),
         cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
         cmocka_unit_test(test_axis_reductions_compile),
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_share_the_tail),

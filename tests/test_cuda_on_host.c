@@ -115,6 +115,102 @@ static void test_every_map_op_runs_on_the_host(void **state)
     free(src), free(l.k);
 }
 
+/* Element i of a buffer of t as a complex value (a real t: imaginary 0). */
+static double _Complex complex_at(const void *buf, pe_dtype t, int64_t i)
+{
+    if (!pe_dtype_is_complex(t)) return __builtin_complex(get(buf, t, i), 0.0);
+    pe_dtype part = pe_dtype_real_part(t);
+    return __builtin_complex(get(buf, part, 2 * i), get(buf, part, 2 * i + 1));
+}
+
+/* Each part of got as want's: NaN as NaN, an infinity itself, a finite
+ * part within k_u |want| (|want| over its finite parts). */
+static bool complex_parts_agree(double _Complex got, double _Complex want, double k_u)
+{
+    double g[2] = {__real__ got, __imag__ got}, w[2] = {__real__ want, __imag__ want};
+    double size = hypot(isfinite(w[0]) ? w[0] : 0, isfinite(w[1]) ? w[1] : 0);
+    for (int p = 0; p < 2; p++) {
+        if (isnan(w[p]) || isnan(g[p]) ? !(isnan(w[p]) && isnan(g[p]))
+            : isinf(w[p]) || isinf(g[p]) ? g[p] != w[p]
+                                           : !(fabs(g[p] - w[p]) <= k_u * size))
+            return false;
+    }
+    return true;
+}
+
+/* Operand j's element i: magnitudes in [0.25, 4] at every angle, and
+ * every 13th a signed zero, a negative real or a pure imaginary value. */
+static double _Complex complex_operand(int j, int64_t i)
+{
+    unsigned h = (unsigned)(i * 2654435761u + (unsigned)j * 40503u);
+    double r = exp2(-2 + 4 * (double)(h % 10007) / 10007.0), t = -3.14159 + 6.28318 * (double)((h >> 14) % 10009) / 10009.0;
+    switch (i % 13) {
+    case 3: return __builtin_complex(-0.0, j ? 0.0 : -0.0);
+    case 7: return __builtin_complex(-r, 0.0);
+    case 11: return __builtin_complex(0.0, -r);
+    default: return __builtin_complex(r * cos(t), r * sin(t));
+    }
+}
+
+/* The complex kernels (cuda_test_kernels.h) run on the host against the
+ * interpreter's complex math (exec/interp/complexmath.c, the oracle),
+ * normwise: c64 computed in double and rounded once per part, c128 within
+ * a few u (libm's cexp, clog, csqrt and hypot against the lowering's real
+ * formulas; pow's error grows with |w log z|). */
+static void test_complex_ops_run_on_the_host(void **state)
+{
+    (void)state;
+    kernel_list l = complex_kernels();
+    char *src = emit_all(&l);
+    void *lib = host_build(src);
+    const int64_t n = 517;
+    int failed = 0;
+    for (size_t c = 0; c < l.n; c++) {
+        const kir_kernel *k = &l.k[c];
+        const kir_inst *op = &k->body[k->n_body - 2];
+        int arity = k->n_params - 1;
+        pe_dtype ct = (pe_dtype)op->ctype, rt = (pe_dtype)op->dtype;
+        void *buf[4];
+        pe_cuda_args args = {0};
+        for (int j = 0; j <= arity; j++) {
+            pe_dtype t = (pe_dtype)k->params[j].dtype;
+            buf[j] = calloc((size_t)n, pe_dtype_size(t));
+            assert_non_null(buf[j]);
+            for (int64_t i = 0; j < arity && i < n; i++) {
+                double _Complex z = complex_operand(j, i);
+                if (t == PE_BOOL) set(buf[j], t, i, (double)(i % 3 == 0));
+                else if (!pe_dtype_is_complex(t)) set(buf[j], t, i, __real__ z);
+                else set(buf[j], pe_dtype_real_part(t), 2 * i, __real__ z), set(buf[j], pe_dtype_real_part(t), 2 * i + 1, __imag__ z);
+            }
+            args.p[j].ptr = (unsigned long long)(uintptr_t)buf[j];
+        }
+        host_launch(lib, k, n, &args, 3, 32);
+        double u = pe_dtype_real_part(rt) == PE_F32 || pe_dtype_real_part(ct) == PE_F32 ? 0x1p-24 : 0x1p-53;
+        for (int64_t i = 0; i < n; i++) {
+            double _Complex x[3] = {0, 0, 0};
+            for (int j = 0; j < arity; j++) {
+                x[j] = complex_at(buf[j], (pe_dtype)k->params[j].dtype, i);
+                bool raw = (op->op == PE_OP_cond && j == 0) || op->op == PE_OP_cast;
+                if (!raw) x[j] = pe_ref_round_to_c(ct, x[j]); /* as the interpreter's run_map_complex */
+            }
+            double _Complex want = pe_ref_round_to_c(rt, pe_ref_map_c((pe_op)op->op, x[0], x[1], x[2]));
+            if (rt == PE_BOOL) want = __builtin_complex(__real__ want != 0 ? 1.0 : 0.0, 0.0);
+            double _Complex got = complex_at(buf[arity], rt, i);
+            double k_allowed = pe_dtype_real_part(ct) == PE_F32 || rt == PE_F32 ? 2 : op->op == PE_OP_pow ? 64 : 16;
+            bool same = complex_parts_agree(got, want, k_allowed * u);
+            if (!same && failed++ < 10)
+                fprintf(stderr, "%s (%s -> %s) element %lld: %.17g%+.17gi, the interpreter's %.17g%+.17gi\n",
+                        pe_op_table[op->op].name, pe_dtype_name(ct), pe_dtype_name(rt), (long long)i, __real__ got, __imag__ got,
+                        __real__ want, __imag__ want);
+        }
+        for (int j = 0; j <= arity; j++) free(buf[j]);
+    }
+    printf("%zu complex kernels run on the host against the interpreter's complex math\n", l.n);
+    assert_int_equal(failed, 0);
+    dlclose(lib);
+    free(src), free(l.k);
+}
+
 /* The shared tail's values: the pair kernel run on the host against the
  * reference on [-15, 15]. */
 static void test_cdf_norm_pair_runs_on_the_host(void **state)
@@ -1058,6 +1154,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_map_op_runs_on_the_host),
+        cmocka_unit_test(test_complex_ops_run_on_the_host),
         cmocka_unit_test(test_cdf_norm_pair_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_runs_on_the_host),
         cmocka_unit_test(test_vector_loop_with_broadcast_operands),

@@ -53,15 +53,24 @@ static bool can_emit(uint8_t emits, pe_dtype ctype, pe_dtype dtype)
     return (emits >> ctype) & 1u;
 }
 
+/* An op with a complex compute type, result or first operand: the pair
+ * lowering's (kir_complex.c), the same for both generators, which then see
+ * its real steps only. */
+static bool involves_complex(pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+{
+    return pe_dtype_is_complex(ctype) || pe_dtype_is_complex(dtype) || pe_dtype_is_complex(operand0);
+}
+
 bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
 {
-    (void)operand0; /* casts between any two generated dtypes */
+    /* casts between any two generated dtypes */
+    if (involves_complex(ctype, dtype, operand0)) return kir_complex_emittable(op, ctype, dtype, operand0);
     return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cpu_emits, ctype, dtype);
 }
 
 bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
 {
-    (void)operand0;
+    if (involves_complex(ctype, dtype, operand0)) return kir_complex_emittable(op, ctype, dtype, operand0);
     return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cuda_emits, ctype, dtype);
 }
 
@@ -73,6 +82,7 @@ bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype
             return false;
         if (in->kind != KIR_OP) continue;
         pe_op op = (pe_op)in->op;
+        if (op == PE_OP_constant && in->n == 0 && pe_dtype_is_float((pe_dtype)in->dtype)) continue; /* the pair lowering's */
         if (op >= PE_OP__COUNT || pe_op_composed(op) || !can_emit(op, (pe_dtype)in->ctype, (pe_dtype)in->dtype, (pe_dtype)in->ctype))
             return false;
     }

@@ -112,11 +112,13 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
 #define PE_CASES_COMPOSED                                                                                   \
     case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:                     \
     case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
-/* ops whose values only the interpreter computes: arg needs a complex
- * operand to be more than atan2(0, x), complex makes a complex result */
+/* ops the pair lowering (kir_complex.c) rewrites: arg needs a complex
+ * operand to be more than atan2(0, x) (of a real one: the interpreter's),
+ * complex makes a complex result; PE_OP_constant reaches the generators
+ * only as the lowering's immediate (kir.h) */
 #define PE_CASES_INTERPRETED_ONLY case PE_OP_arg: case PE_OP_complex:
 #define PE_CASES_NOT_ELEMENTWISE                                                                            \
-    case PE_OP_data: case PE_OP_constant: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
+    case PE_OP_data: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
     case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \
     case PE_OP_all: case PE_OP_argmax: case PE_OP_argmin: case PE_OP_norm1: case PE_OP_norm2:              \
     case PE_OP_norminf: case PE_OP_dot: case PE_OP_vdot: case PE_OP_reshape: case PE_OP_transpose:            \
@@ -151,7 +153,24 @@ static inline const char *pe_cuda_type_name(pe_dtype t) { return pe_dtype_table[
 bool kir_lower(kir_kernel *k);
 /* The instructions lowering one `op` adds to a body (0 for a primitive). */
 int kir_lower_growth(pe_op op);
-/* Whether k has no composed op left: what the generators require. */
+/* Whether k has no composed op and no complex value left: what the
+ * generators require. */
 bool kir_lowered(const kir_kernel *k);
+
+/* The pair lowering (kir_complex.c), kir_lower's first step: every complex
+ * value of k as two reals (its parts), complex arrays loaded and stored
+ * part by part (KIR_LOAD/KIR_STORE of a complex parameter with imm 0: the
+ * real part, 1: the imaginary part).  False, with k unchanged, if k has an
+ * op it does not lower or would not fit KIR_MAX_BODY. */
+bool kir_lower_complex(kir_kernel *k);
+/* Whether k computes anything complex (before the pair lowering). */
+bool kir_has_complex(const kir_kernel *k);
+/* Whether the pair lowering takes op with a complex compute type, result or
+ * operand: the element-wise ops of irformat/ops_complex.def, casts,
+ * pe_complex and concat (not the reductions, not gather). */
+bool kir_complex_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+/* An upper bound on the instructions the pair lowering adds for one
+ * complex op (its loads' and store's second parts excepted). */
+int kir_complex_growth(pe_op op);
 
 #endif

@@ -550,6 +550,11 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     case PE_OP_random_uniform: case PE_OP_random_normal: /* emit_random, above */
     case PE_OP_conj: case PE_OP_real: return v[0]; /* of a real operand (complex ones: the interpreter) */
     case PE_OP_imag: return gcc_jit_context_zero(e->ctx, T);
+    case PE_OP_constant: { /* the pair lowering's immediate: the double whose bits are imm */
+        double value;
+        memcpy(&value, &in->imm, sizeof value);
+        return gcc_jit_context_new_rvalue_from_double(e->ctx, type_of(e, rt), value);
+    }
     case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
     PE_CASES_INTERPRETED_ONLY
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
@@ -928,6 +933,14 @@ static void combine_arg_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue
     *ia = to_local(e, lselect(e, taken, ib, *ia), e->t_long);
 }
 
+/* Element `at` of parameter q as the access `in` reads or writes it: a
+ * complex array is an array of its parts (kir.h), re at 2 at, im at 2 at + 1. */
+static gcc_jit_rvalue *part_index(emitter *e, const kir_param *q, gcc_jit_rvalue *at, const kir_inst *in)
+{
+    if (!pe_dtype_is_complex((pe_dtype)q->dtype)) return at;
+    return lbin(e, GCC_JIT_BINARY_OP_PLUS, lbin(e, GCC_JIT_BINARY_OP_MULT, lng(e, 2), at), lng(e, in->imm));
+}
+
 /* The kernel body for element e->index, accumulating into e->acc. */
 static void emit_body(emitter *e, const kir_kernel *k)
 {
@@ -945,7 +958,7 @@ static void emit_body(emitter *e, const kir_kernel *k)
             gcc_jit_rvalue *x = q->kind == KIR_IN_SCALAR || q->kind == KIR_IN_LITERAL
                                     ? e->ptr[in->a[0]]
                                     : gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
-                                          e->ctx, NULL, e->ptr[in->a[0]], element_index(e, in->a[0])));
+                                          e->ctx, NULL, e->ptr[in->a[0]], part_index(e, q, element_index(e, in->a[0]), in)));
             e->val[v] = to_local(e, x, type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_REDUCE) {
             emit_reduce(e, in);
@@ -953,7 +966,7 @@ static void emit_body(emitter *e, const kir_kernel *k)
             e->val[v] = to_local(e, emit_gather(e, in), type_of(e, (pe_dtype)in->dtype));
         } else if (in->kind == KIR_STORE) {
             gcc_jit_lvalue *dst = gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[in->a[0]],
-                                                                   e->store_index ? e->store_index : e->index);
+                                                                   part_index(e, &k->params[in->a[0]], e->store_index ? e->store_index : e->index, in));
             gcc_jit_block_add_assignment(e->cur, NULL, dst, e->val[in->a[1]]);
         } else {
             gcc_jit_type *T = type_of(e, (pe_dtype)in->dtype);
@@ -977,6 +990,7 @@ static bool vectorisable(pe_prims *prims, const kir_kernel *k)
         const kir_inst *in = &k->body[v];
         if (in->kind != KIR_OP) continue;
         pe_op op = (pe_op)in->op;
+        if (op == PE_OP_constant) continue; /* an immediate */
         if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
         if (pe_f32_in_double(op) && in->ctype == PE_F32) return false;
         if (!pe_codegen_of(op)->cpu_vectorises) return false;
@@ -1993,7 +2007,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     gcc_jit_rvalue *args = gcc_jit_param_as_rvalue(params[2]);
     for (int p = 0; p < k->n_params; p++) {
         const kir_param *q = &k->params[p];
-        gcc_jit_type *T = type_of(e, (pe_dtype)q->dtype);
+        gcc_jit_type *T = type_of(e, pe_dtype_real_part((pe_dtype)q->dtype)); /* complex: an array of parts */
         gcc_jit_rvalue *raw = gcc_jit_lvalue_as_rvalue(gcc_jit_context_new_array_access(
             e->ctx, NULL, args, gcc_jit_context_new_rvalue_from_int(e->ctx, e->t_long, p)));
         char pname[16];

@@ -380,6 +380,12 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     }
     case PE_OP_conj: case PE_OP_real: put(t, "%s", a[0]); break; /* of a real operand */
     case PE_OP_imag: put(t, "(%s)0", T); break;
+    case PE_OP_constant: { /* the pair lowering's immediate, bit-exact (infinities too) */
+        unsigned long long bits;
+        memcpy(&bits, &in->imm, sizeof bits);
+        put(t, "__longlong_as_double(0x%016llxLL)", bits);
+        break;
+    }
     case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
     PE_CASES_INTERPRETED_ONLY
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
@@ -636,6 +642,14 @@ static void emit_gather(emitter *e, int v, const kir_inst *in)
     put(e->t, "    %s v%d = ((const %s *)a.p[%d].ptr)[inside%d ? j%d : 0LL];\n", T, v, ctype_name((pe_dtype)array->dtype), in->a[0], v, v);
 }
 
+/* Element `idx` of parameter q as access `in` reads or writes it: a
+ * complex array is an array of its parts (kir.h), re at 2 idx, im at 2 idx + 1. */
+static void part_index(const kir_param *q, const kir_inst *in, const char *idx, char *out, size_t n)
+{
+    if (pe_dtype_is_complex((pe_dtype)q->dtype)) snprintf(out, n, "2LL * (%s) + %d", idx, (int)in->imm);
+    else snprintf(out, n, "%s", idx);
+}
+
 static void emit_body(emitter *e)
 {
     const kir_kernel *k = e->k;
@@ -662,16 +676,22 @@ static void emit_body(emitter *e)
             } else if (e->lanes && q->kind == KIR_IN_CONTIG) {
                 put(e->t, "    %s v%d = (%s)in%d[L];\n", T, v, T, in->a[0]);
             } else {
-                char idx[1024];
+                char idx[1024], at[1100];
                 element_index(e, q, idx, sizeof idx);
-                put(e->t, "    %s v%d = (%s)((const %s *)a.p[%d].ptr)[%s];\n", T, v, T, ctype_name((pe_dtype)q->dtype),
-                    in->a[0], idx);
+                part_index(q, in, idx, at, sizeof at);
+                put(e->t, "    %s v%d = (%s)((const %s *)a.p[%d].ptr)[%s];\n", T, v, T,
+                    ctype_name(pe_dtype_real_part((pe_dtype)q->dtype)), in->a[0], at);
             }
         } else if (in->kind == KIR_STORE) {
             const kir_param *q = &k->params[in->a[0]];
             if (e->pass > 0) continue; /* an axis reduction's later walk: stored already */
             if (e->lanes) put(e->t, "    out%d[L] = v%d;\n", in->a[0], in->a[1]);
-            else put(e->t, "    ((%s *)a.p[%d].ptr)[i] = v%d;\n", ctype_name((pe_dtype)q->dtype), in->a[0], in->a[1]);
+            else {
+                char at[64];
+                part_index(q, in, "i", at, sizeof at);
+                put(e->t, "    ((%s *)a.p[%d].ptr)[%s] = v%d;\n", ctype_name(pe_dtype_real_part((pe_dtype)q->dtype)), in->a[0], at,
+                    in->a[1]);
+            }
         } else if (in->kind == KIR_REDUCE) {
             if (k->axis_reduction) emit_axis_update(e, in);
             else emit_full_update(e, in);

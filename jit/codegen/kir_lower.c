@@ -34,16 +34,25 @@ bool kir_lowered(const kir_kernel *k)
 {
     for (int v = 0; v < k->n_body; v++)
         if (composed(&k->body[v])) return false;
-    return true;
+    return !kir_has_complex(k);
 }
 
 bool kir_lower(kir_kernel *k)
 {
     if (kir_lowered(k)) return true;
+    kir_kernel before;
+    bool had_complex = kir_has_complex(k);
+    if (had_complex) {
+        before = *k; /* "k unchanged" if the composed ops do not fit after */
+        if (!kir_lower_complex(k)) return false;
+    }
     int grown = k->n_body;
     for (int v = 0; v < k->n_body; v++)
         if (composed(&k->body[v])) grown += kir_lower_growth((pe_op)k->body[v].op);
-    if (grown > KIR_MAX_BODY) return false;
+    if (grown > KIR_MAX_BODY) {
+        if (had_complex) *k = before;
+        return false;
+    }
     kir_inst body[KIR_MAX_BODY];
     uint16_t moved[KIR_MAX_BODY]; /* old value -> new value */
     int n = 0;

@@ -105,8 +105,15 @@ void kir_print(const kir_kernel *k, char *out, size_t n)
     }
     for (int i = 0; i < k->n_body; i++) {
         const kir_inst *b = &k->body[i];
-        if (b->kind == KIR_LOAD) PUT("  v%d = load p%d : %s\n", i, b->a[0], pe_dtype_name((pe_dtype)b->dtype));
-        else if (b->kind == KIR_STORE) PUT("  store p%d = v%d\n", b->a[0], b->a[1]);
+        bool part = (b->kind == KIR_LOAD || b->kind == KIR_STORE) && pe_dtype_is_complex((pe_dtype)k->params[b->a[0]].dtype);
+        const char *which = !part ? "" : b->imm ? ".im" : ".re";
+        if (b->kind == KIR_LOAD) PUT("  v%d = load p%d%s : %s\n", i, b->a[0], which, pe_dtype_name((pe_dtype)b->dtype));
+        else if (b->kind == KIR_STORE) PUT("  store p%d%s = v%d\n", b->a[0], which, b->a[1]);
+        else if (b->kind == KIR_OP && b->op == PE_OP_constant) {
+            double value;
+            memcpy(&value, &b->imm, sizeof value);
+            PUT("  v%d = %.17g : %s\n", i, value, pe_dtype_name((pe_dtype)b->dtype));
+        }
         else if (b->kind == KIR_REDUCE)
             PUT("  reduce %s p%d <- v%d%s\n", pe_op_table[b->op].name, b->a[0], b->a[1], b->n > 2 ? " * v2" : "");
         else if (b->kind == KIR_GATHER)
@@ -143,11 +150,15 @@ bool kir_valid(const kir_kernel *k)
         const kir_inst *b = &k->body[i];
         if (b->dtype > PE_C128 || b->ctype > PE_C128 || b->n > 3) return false;
         switch (b->kind) {
-        case KIR_LOAD:
-            if (b->a[0] >= k->n_params) return false;
+        case KIR_LOAD: /* imm: the part of a complex array (0 real, 1 imaginary) */
+            if (b->a[0] >= k->n_params || b->imm < 0 || b->imm > 1 ||
+                (b->imm && !pe_dtype_is_complex((pe_dtype)k->params[b->a[0]].dtype)))
+                return false;
             break;
         case KIR_STORE:
-            if (b->a[0] >= k->n_params || b->a[1] >= i) return false;
+            if (b->a[0] >= k->n_params || b->a[1] >= i || b->imm < 0 || b->imm > 1 ||
+                (b->imm && !pe_dtype_is_complex((pe_dtype)k->params[b->a[0]].dtype)))
+                return false;
             break;
         case KIR_REDUCE:
             if (b->op >= PE_OP__COUNT || b->a[0] >= k->n_params || b->n < 2) return false;
@@ -166,6 +177,7 @@ bool kir_valid(const kir_kernel *k)
                 for (int j = 0; j < b->n; j++)
                     if (b->a[j] >= i) return false;
             }
+            if (b->op == PE_OP_constant && (b->n != 0 || !pe_dtype_is_float((pe_dtype)b->dtype))) return false;
             if (b->op == PE_OP_concat && (b->n != 2 || b->a[2] >= k->rank || b->imm < 0)) return false;
             break;
         case KIR_GATHER:
@@ -186,6 +198,7 @@ bool kir_streamable(const kir_kernel *k)
     for (int p = 0; p < k->n_params; p++) {
         kir_param_kind kind = (kir_param_kind)k->params[p].kind;
         if (kind != KIR_IN_CONTIG && kind != KIR_IN_SCALAR && kind != KIR_IN_LITERAL && kind != KIR_OUT) return false;
+        if (k->params[p].dtype == PE_C64 || k->params[p].dtype == PE_C128) return false; /* read and written by parts */
     }
     for (int i = 0; i < k->n_body; i++) {
         const kir_inst *b = &k->body[i];

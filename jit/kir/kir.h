@@ -84,14 +84,20 @@ typedef struct {
     double value;                /* KIR_IN_LITERAL only (already rounded to dtype) */
 } kir_param;
 
+/* Complex values (PE_C64, PE_C128) reach the generators as pairs of reals
+ * (the pair lowering, jit/codegen/kir_complex.c): a parameter keeps its
+ * complex dtype, and a LOAD or STORE of it takes one part, imm 0 the real
+ * part (element 2i of the buffer seen as reals), 1 the imaginary (2i + 1). */
 typedef enum {
-    KIR_LOAD, /* value = param a[0] at i, converted to `dtype` */
+    KIR_LOAD, /* value = param a[0] at i, converted to `dtype` (a complex param: its part imm) */
     KIR_OP,   /* value = op(a[0..n-1]) computed in `ctype`, giving `dtype`;
                  generators (n = 0): pe_index's axis in a[0]; the random
                  generators (n = 3): i32 key words and draw number, the
                  Philox round count in imm (irformat/philox.h);
-                 concat (n = 2): a[0] where coordinate a[2] < imm, else a[1] */
-    KIR_STORE, /* param a[0] at i = value a[1] */
+                 concat (n = 2): a[0] where coordinate a[2] < imm, else a[1];
+                 constant (n = 0, a float dtype): the double whose bits are imm
+                 (made by the pair lowering only) */
+    KIR_STORE, /* param a[0] at i = value a[1] (a complex param: its part imm) */
     KIR_REDUCE, /* accumulate `op` (a REDUCE op) of value a[1] (pe_dot: a[1] * a[2])
                   into partial parameter a[0] (an axis reduction: its result, KIR_OUT);
                   n counts a[] entries in use */
@@ -144,8 +150,9 @@ static inline bool kir_is_random(unsigned op) { return op == PE_OP_random_unifor
 
 /* Whether k may stream its stores: flat (rank 0), no reduction, its arrays
  * all read and written at the iteration index (no views, gathers, index
- * generators or random draws), so a code generator can rebase every array
- * at an aligned iteration. */
+ * generators or random draws) of a real dtype (a complex one is addressed
+ * by parts), so a code generator can rebase every array at an aligned
+ * iteration. */
 bool kir_streamable(const kir_kernel *k);
 
 /* The 64-bit FNV-1a hash of k's canonical bytes (the fields that define the

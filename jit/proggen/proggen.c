@@ -180,8 +180,30 @@ static uint16_t load_through(group *g, const kir_param *m, uint32_t root, pe_dty
     return append(g, (kir_inst){.kind = KIR_LOAD, .dtype = dtype, .n = 1, .a = {(uint16_t)g->k->n_params++}});
 }
 
+/* Instructions the pair lowering (kir_complex.c) will add for port p, at
+ * most: its op's steps, 2 for the second part of its store, and per
+ * operand 3 (the second part of its load, or a real operand's conversion
+ * and zero imaginary part, or a complex one's two conversions), but none
+ * for a complex member of the kernel in p's part type (a pair already). */
+static int complex_growth(const group *g, const pe_port *p)
+{
+    bool complex = pe_dtype_is_complex((pe_dtype)p->dtype) || pe_dtype_is_complex((pe_dtype)p->ctype);
+    for (int k = 0; k < p->n_in; k++) complex = complex || pe_dtype_is_complex((pe_dtype)pe_port_at(p->in[k])->dtype);
+    if (!complex) return 0;
+    int n = kir_complex_growth((pe_op)p->op) + 2;
+    for (int k = 0; k < p->n_in; k++) {
+        pe_dtype t = (pe_dtype)pe_port_at(p->in[k])->dtype;
+        bool member = false;
+        for (int i = 0; i < g->n_map; i++) member = member || (g->map[i].port == p->in[k] && g->map[i].member);
+        bool pair = member && pe_dtype_is_complex(t) && pe_dtype_real_part(t) == pe_dtype_real_part((pe_dtype)p->ctype);
+        n += pair ? 0 : 3;
+    }
+    return n;
+}
+
 static void bind_member(group *g, uint32_t pi, uint16_t v)
 {
+    g->lowering_growth += complex_growth(g, pe_port_at(pi));
     g->map[g->n_map++] = (binding){pi, v, true, 0};
     g->members[g->n_members++] = pi;
 }
@@ -340,7 +362,7 @@ static bool gets_store(const binding *b)
  * member only ever adds internal uses, so the count never grows back. */
 static bool has_room(const group *g, const pe_port *p)
 {
-    int body = g->k->n_body + g->lowering_growth + kir_lower_growth((pe_op)p->op); /* once lowered */
+    int body = g->k->n_body + g->lowering_growth + kir_lower_growth((pe_op)p->op) + complex_growth(g, p); /* once lowered */
     if (g->n_map + p->n_in + 1 >= KIR_MAX_BODY) return false;
     int stores = g->n_members;
     for (int pass = 0; pass < 2; pass++) {

@@ -76,12 +76,14 @@ bool pe_trace_adopt(const pe_trace_record *r);
  * per program build (its path, the code generator's build, its static IR:
  * `ir_fingerprint`, pe_ir_fingerprint). */
 #define PE_TRACE_FILE_MAGIC "PETC"
-#define PE_TRACE_FILE_VERSION 7 /* 2: entries carry their fusion rules; 3: their kernels are lowered (kir_lower.c);
+#define PE_TRACE_FILE_VERSION 8 /* 2: entries carry their fusion rules; 3: their kernels are lowered (kir_lower.c);
                                    4: kernels say which members share another's store; 5: views read
                                    through index maps (PE_PROG_VIEW, STRIDED maps), axis reductions;
                                    6: gathers and concats in kernels (KIR_GATHER, kir_inst.imm), a kernel
-                                   stored cut to its parameter and instruction counts; 7: kernels that
-                                   stream their stores (kir_kernel.stream_stores) */
+                                   stored cut to its parameter and instruction counts; 7: complex values
+                                   as pairs (kir_complex.c: a part's load and store in imm, constant
+                                   immediates); 8: kernels that stream their stores
+                                   (kir_kernel.stream_stores) */
 void pe_trace_persist_load(uint64_t ir_fingerprint);
 /* Decodes a trace file's bytes and adopts its entries (the libFuzzer target
  * tests/fuzz_trace_file.c calls it directly); see trace_persist.c. */
