@@ -18,6 +18,11 @@
 
 #include "test_util.h"
 
+#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
+
 typedef long double complex lcomplex;
 
 static const char *dtype_name(pe_dtype t) { return t == PE_F32 ? "f32" : t == PE_F64 ? "f64" : t == PE_C64 ? "c64" : t == PE_C128 ? "c128" : "other"; }

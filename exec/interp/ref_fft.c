@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "ref_fft.h"
+#include "refmath.h" /* CMPLX where <complex.h> lacks it */
 
 typedef long double complex lcomplex;
 
