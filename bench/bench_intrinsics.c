@@ -9,12 +9,19 @@
  *   spmv f64, f32: the 5-point Laplacian of a 2048 x 2048 grid in CSR
  *   (4M rows, 21M entries)   pe_spmv + pe_sync     vs the OpenMP CSR loop of
  *                                                     baseline.c, all cores  floor 80%
+ *   fft c64 2^22, fft2 c64 4096 x 4096  pe_fft + pe_sync  vs fftwf_execute_dft of an FFTW_MEASURE plan
+ *                            on the same threads (PE_THREADS, as PE's)        floor 90%
+ *   conv f32 (1-d 2^22, 2-d 2048 x 2048) per kernel size: direct (fused views) against
+ *                            through FFTs (PE_CONV_DIRECT_TAPS moved): where the FFT wins
+ *                            sets the threshold in jit/api/api_spectral.c
  * Median of `reps` runs after one warm-up each.  Ratios are the baseline's
  * time over PE's (1.00: as fast).  It runs itself again with
  * OMP_WAIT_POLICY=passive unless that is set: OpenMP's threads spinning
  * after the C loop would take the cores of the PE run that follows.
- *   bench_intrinsics [n] [reps] [all | gemm | lu | spmv]     default 4096 5 all */
+ *   bench_intrinsics [n] [reps] [all | gemm | lu | spmv | spectral]     default 4096 5 all */
 #include <cblas.h>
+#include <complex.h>
+#include <fftw3.h>
 #include <lapacke.h>
 #include <stdbool.h>
 #include <string.h>
@@ -181,14 +188,87 @@ static void spmv(pe_dtype t, const laplacian_csr *m, const float *val32, int rep
     free(x), free(y), free(got);
 }
 
+/* pe_fft of c64 data (1-d n, or 2-d n x n) against FFTW's measured plan executed directly. */
+static void fft_row(int64_t rows, int64_t cols, int reps)
+{
+    int64_t numel = rows * cols, shape[2] = {rows, cols};
+    int dims = rows > 1 ? 2 : 1;
+    float *x = filled(2 * numel, -1, 1, 3);
+    fftwf_complex *in = fftwf_malloc(sizeof *in * (size_t)numel), *out = fftwf_malloc(sizeof *out * (size_t)numel);
+    fftwf_init_threads();
+    fftwf_plan_with_nthreads(openblas_get_num_threads()); /* PE_THREADS, as PE sets both */
+    fftwf_plan plan = dims == 2 ? fftwf_plan_dft_2d((int)rows, (int)cols, in, out, FFTW_FORWARD, FFTW_MEASURE)
+                                : fftwf_plan_dft_1d((int)cols, in, out, FFTW_FORWARD, FFTW_MEASURE);
+    memcpy(in, x, sizeof *in * (size_t)numel);
+    pe_array A = pe_from_host(PE_C64, dims, dims == 2 ? shape : &cols, x);
+    double tp[32], tb[32];
+    for (int r = -1; r < reps; r++) {
+        double t0 = now();
+        pe_array X = pe_fft(A, dims);
+        pe_sync();
+        double t1 = now();
+        pe_release(X);
+        double t2 = now();
+        fftwf_execute_dft(plan, in, out);
+        double t3 = now();
+        if (r >= 0) tp[r] = t1 - t0, tb[r] = t3 - t2;
+    }
+    char what[64];
+    if (dims == 2) snprintf(what, sizeof what, "fft2 c64 %lld x %lld", (long long)rows, (long long)cols);
+    else snprintf(what, sizeof what, "fft c64 %lld", (long long)cols);
+    report(what, median(tp, reps), median(tb, reps), "FFTW plan (measured)", 0.90);
+    fftwf_destroy_plan(plan), fftwf_free(in), fftwf_free(out);
+    pe_release(A);
+    free(x);
+}
+
+/* pe_conv f32 with a k (x k) kernel: summed directly (fused) and through FFTs. */
+static void conv_row(int64_t rows, int64_t cols, int64_t k, int reps)
+{
+    int dims = rows > 1 ? 2 : 1;
+    int64_t shape[2] = {rows, cols}, kshape[2] = {k, k};
+    float *x = filled(rows * cols, -1, 1, 4), *w = filled(k * k, -1, 1, 5);
+    pe_array A = pe_from_host(PE_F32, dims, dims == 2 ? shape : &cols, x), K = pe_from_host(PE_F32, dims, kshape, w);
+    double t[2][32];
+    for (int way = 0; way < 2; way++) {
+        setenv("PE_CONV_DIRECT_TAPS", way == 0 ? "1000000" : "0", 1);
+        for (int r = -1; r < reps; r++) {
+            double t0 = now();
+            pe_array C = pe_conv(A, K);
+            pe_sync();
+            double t1 = now();
+            pe_release(C);
+            if (r >= 0) t[way][r] = t1 - t0;
+        }
+    }
+    unsetenv("PE_CONV_DIRECT_TAPS");
+    char what[64];
+    if (dims == 2) snprintf(what, sizeof what, "conv f32 %lldx%lld, %lldx%lld", (long long)rows, (long long)cols, (long long)k, (long long)k);
+    else snprintf(what, sizeof what, "conv f32 %lld, %lld taps", (long long)cols, (long long)k);
+    double direct = median(t[0], reps), via_fft = median(t[1], reps);
+    printf("%-34s direct %8.1f ms   via FFT %8.1f ms   %s\n", what, direct * 1e3, via_fft * 1e3,
+           direct <= via_fft ? "direct" : "FFT");
+    pe_release(A), pe_release(K);
+    free(x), free(w);
+}
+
+static void spectral(int reps)
+{
+    fft_row(1, (int64_t)1 << 22, reps);
+    fft_row(4096, 4096, reps);
+    static const int64_t taps1[] = {4, 8, 16, 24, 32, 48, 64}, taps2[] = {2, 3, 4, 5, 7};
+    for (size_t i = 0; i < sizeof taps1 / sizeof taps1[0]; i++) conv_row(1, (int64_t)1 << 22, taps1[i], reps);
+    for (size_t i = 0; i < sizeof taps2 / sizeof taps2[0]; i++) conv_row(2048, 2048, taps2[i], reps);
+}
+
 int main(int argc, char **argv)
 {
     int64_t n = argc > 1 ? atoll(argv[1]) : 4096;
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     const char *which = argc > 3 ? argv[3] : "all";
     bool all = !strcmp(which, "all");
-    if (n < 1 || reps < 1 || reps > 32 || argc > 4 || (!all && strcmp(which, "gemm") && strcmp(which, "lu") && strcmp(which, "spmv"))) {
-        fprintf(stderr, "usage: bench_intrinsics [n] [reps <= 32] [all | gemm | lu | spmv]\n");
+    if (n < 1 || reps < 1 || reps > 32 || argc > 4 || (!all && strcmp(which, "gemm") && strcmp(which, "lu") && strcmp(which, "spmv") && strcmp(which, "spectral"))) {
+        fprintf(stderr, "usage: bench_intrinsics [n] [reps <= 32] [all | gemm | lu | spmv | spectral]\n");
         return 2;
     }
     if (!getenv("OMP_WAIT_POLICY")) { /* the spmv baseline's OpenMP threads spinning would take PE's cores */
@@ -213,6 +293,7 @@ int main(int argc, char **argv)
         laplacian_csr_free(&m);
         free(val32);
     }
+    if (all || !strcmp(which, "spectral")) spectral(reps);
     pe_shutdown();
     return 0;
 }

@@ -8,11 +8,12 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): the intrinsics fft, conv (matmul and the LU family
- * are here, real and complex, on the CPU and on a GPU's cuBLAS and
- * cuSOLVER; spmv on the CPU, as a hand-written parallel loop, not yet a
- * generated kernel nor cuSPARSE, real only), complex reductions in
- * generated kernels, a batched (3-d) matmul.
+ * unfinished links): matmul, the LU family, fft/ifft, conv/correlate and
+ * spmv are here; a GPU makes matmul and the LU family (real and complex) on
+ * cuBLAS and cuSOLVER, and not yet fft (cuFFT) nor spmv (cuSPARSE), whose
+ * batches run on the CPU; spmv is a hand-written parallel loop, not yet a
+ * generated kernel, real only; conv is real only; complex reductions in
+ * generated kernels; a batched (3-d) matmul.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer
@@ -636,6 +637,34 @@ pe_array pe_spmv_at(const pe_site *s, pe_csr m, pe_array x);
 #define pe_csr_create(row_ptr, col_idx, values, n_cols) pe_csr_create_at(PE_HERE, (row_ptr), (col_idx), (values), (n_cols))
 #define pe_csr_destroy(m) pe_csr_destroy_at(PE_HERE, (m))
 #define pe_spmv(m, x) pe_spmv_at(PE_HERE, (m), (x))
+
+/* Spectra (FFTW3 on the CPU; plans cached per shape, FFTW's wisdom kept in
+ * the cache directory, FFTW on PE_THREADS threads).
+ * pe_fft: the DFT along a's last axis (dims = 1) or its last two (dims = 2),
+ * each line (plane) of the leading axes on its own: X[k] = sum_j x[j]
+ * e^(-2 pi i jk/n), as NumPy's fft / fft2.  f32 or c64 gives c64, f64 or
+ * c128 gives c128.  pe_ifft: the inverse, e^(+2 pi i jk/n) scaled by 1/n
+ * (1/(rows cols) for two axes), as NumPy's ifft: pe_ifft(pe_fft(a)) is a.
+ * pe_conv: the convolution of a with kernel over a's last kernel-rank axes
+ * (a 1-d or 2-d kernel; the leading axes of a are batched), "same" size as
+ * a, as scipy.signal.convolve(a, kernel, mode='same'): the part of the full
+ * convolution that starts at (k - 1) / 2 along each axis (k the kernel's
+ * length there), so out[i] = sum_j a[i + (k - 1) / 2 - j] kernel[j], a
+ * zero outside a.  pe_correlate: as scipy.signal.correlate(mode='same'),
+ * the convolution with the kernel reversed: out[i] = sum_j a[i + j - k / 2]
+ * kernel[j].  f32 or f64, a and kernel of one dtype.  A kernel of up to 16
+ * elements is summed directly in one generated kernel, with the element-wise
+ * work after it fused (a producer before it is stored first: the shifted
+ * reads need its elements); a larger one goes through FFTs (one library
+ * call; bench/RESULTS.md). */
+pe_array pe_fft_at(const pe_site *s, pe_array a, int dims);
+pe_array pe_ifft_at(const pe_site *s, pe_array a, int dims);
+pe_array pe_conv_at(const pe_site *s, pe_array a, pe_array kernel);
+pe_array pe_correlate_at(const pe_site *s, pe_array a, pe_array kernel);
+#define pe_fft(a, dims) pe_fft_at(PE_HERE, (a), (dims))
+#define pe_ifft(a, dims) pe_ifft_at(PE_HERE, (a), (dims))
+#define pe_conv(a, kernel) pe_conv_at(PE_HERE, (a), (kernel))
+#define pe_correlate(a, kernel) pe_correlate_at(PE_HERE, (a), (kernel))
 
 /* ---------------------------------------------- hints and synchronisation */
 void pe_hint_read_at(const pe_site *s, pe_array a); /* the application will read a soon: start now */

@@ -16,6 +16,7 @@
 #include "interp.h"
 #include "refmath.h"
 #include "ref_linalg.h"
+#include "ref_fft.h"
 #include "../base/error.h"
 #include "../base/executor.h"
 #include "../base/memory.h"
@@ -605,7 +606,8 @@ bool pe_interp_compute_into(pe_port *p, pe_port *const *in)
     case PE_KIND_INTRINSIC: {
         char why[200];
         pe_status code = PE_E_ARG;
-        if (!pe_ref_linalg(p, in, why, sizeof why, &code)) fail(p, code, why);
+        bool spectral = p->op == PE_OP_fft || p->op == PE_OP_ifft || p->op == PE_OP_conv_fft;
+        if (!(spectral ? pe_ref_spectral : pe_ref_linalg)(p, in, why, sizeof why, &code)) fail(p, code, why);
         break;
     }
     case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); break;

@@ -32,6 +32,9 @@ static const intrinsic_row table[] = {
     {PE_OP_lu_cond, pe_lapack_fits, pe_lapack_lu_cond},
     {PE_OP_lu_permutation, pe_lapack_fits, pe_lapack_lu_permutation},
     {PE_OP_spmv, pe_spmv_fits, pe_spmv_run},
+    {PE_OP_fft, pe_fft_fits, pe_fft_run},
+    {PE_OP_ifft, pe_fft_fits, pe_fft_run},
+    {PE_OP_conv_fft, pe_conv_fft_fits, pe_conv_fft_run},
 };
 
 static const intrinsic_row *row_of(pe_op op)

@@ -2,8 +2,9 @@
  * host: dispatch.c runs a program (its operands' host buffers, its members'
  * result buffers, errors at the caller's line, the profile) through the
  * catalog's intrinsic row in its table, blas.c (OpenBLAS's cblas: matmul),
- * lapack.c (LAPACKE: the LU family) and sparse.c (a parallel loop on PE's
- * pool: spmv) make the calls. */
+ * lapack.c (LAPACKE: the LU family), sparse.c (a parallel loop on PE's
+ * pool: spmv) and fft.c (FFTW3: fft, ifft, the FFT path of conv) make the
+ * calls. */
 #ifndef PE_EXEC_INTRINSICS_H
 #define PE_EXEC_INTRINSICS_H
 
@@ -75,4 +76,19 @@ bool pe_intrinsic_read_by_later_member(const pe_program *p, int m);
 void pe_intrinsic_fail(const pe_program *p, pe_status code, const char *why);
 void pe_intrinsic_finish(const pe_program *p);
 void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint64_t t0);
+
+bool pe_fft_fits(pe_intrinsic_args *a);
+bool pe_fft_run(pe_intrinsic_args *a); /* fft and ifft (fft.c, FFTW3) */
+bool pe_conv_fft_fits(pe_intrinsic_args *a);
+bool pe_conv_fft_run(pe_intrinsic_args *a);
+
+/* The cache directory's files (the disk cache's sealed files), for what a
+ * library keeps across runs (FFTW's wisdom): registered by the provisioning
+ * when it opens the cache (this stage is below it); NULL: none. */
+typedef struct {
+    void *(*read)(const char *name, size_t *size); /* verified content, malloc'ed, or NULL */
+    bool (*write)(const char *name, const void *data, size_t size);
+    void (*remove)(const char *name);
+} pe_intrinsic_files;
+void pe_intrinsics_use_files(const pe_intrinsic_files *files);
 #endif

@@ -124,7 +124,8 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
     case PE_OP_norminf: case PE_OP_dot: case PE_OP_vdot: case PE_OP_reshape: case PE_OP_transpose:            \
     case PE_OP_slice: case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP_matmul:          \
     case PE_OP_lu: case PE_OP_lu_pivots: case PE_OP_lu_solve: case PE_OP_lu_cond: case PE_OP_lu_permutation:  \
-    case PE_OP_spmv: case PE_OP__COUNT:
+    case PE_OP_spmv: case PE_OP_fft: case PE_OP_ifft: case PE_OP_conv_fft:                                  \
+    case PE_OP__COUNT:
 
 /* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
  * `dtype` (operand0: the dtype of the first operand, for casts): the

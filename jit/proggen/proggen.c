@@ -248,7 +248,9 @@ static void add_concat_member(group *g, uint32_t pi)
         kir_param m, placed;
         uint32_t root;
         pe_view_map(p->in[k], g->epoch, &m, &root);
-        if (pe_map_concat_part(&m, axis, start, count, &placed)) part[k] = load_through(g, &placed, root, (pe_dtype)q->dtype);
+        if (count > 0 && is_uniform_constant(pe_port_at(root))) /* zeros padding a shift (pe_conv): no buffer to load */
+            part[k] = operand_value(g, root);
+        else if (pe_map_concat_part(&m, axis, start, count, &placed)) part[k] = load_through(g, &placed, root, (pe_dtype)q->dtype);
         else if (p->numel == 0) part[k] = load_through(g, &m, root, (pe_dtype)q->dtype); /* never read: no iterations */
         if (k == 0) op.imm = count;
         start += count;

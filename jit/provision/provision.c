@@ -21,6 +21,7 @@
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/cpu/cpu.h"
+#include "../../exec/intrinsics/intrinsics.h"
 #include "../../irformat/fnv.h"
 #include "../../profiler/collect.h"
 /* What the provisioning knows of a target in this run. */
@@ -53,6 +54,9 @@ void pe_provision_start(const char *cache_dir, int trace_entries, uint64_t ir_fi
     if (perturbed >= 0) h = (uint32_t)pe_fnv_string(h, pe_op_table[perturbed].name);
     snprintf(tag, sizeof tag, (extra && *extra) || perturbed >= 0 ? "%s+%08x" : "%s", pe_cpu_isa(), h);
     pe_diskcache_open(cache_dir, tag);
+    /* FFTW's wisdom beside the kernels (exec/intrinsics/fft.c) */
+    static const pe_intrinsic_files cache_files = {pe_diskcache_read, pe_diskcache_write, pe_diskcache_remove};
+    pe_intrinsics_use_files(pe_diskcache_enabled() ? &cache_files : NULL);
     pe_trace_persist_load(ir_fingerprint); /* what earlier runs of this program remembered */
 }
 
@@ -64,6 +68,7 @@ void pe_provision_stop(uint64_t ir_fingerprint)
         free(prov.of[t].rejected);
         prov.of[t] = (target_state){0};
     }
+    pe_intrinsics_use_files(NULL);
     pe_diskcache_close();
 }
 

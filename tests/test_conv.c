@@ -1,0 +1,237 @@
+/* test_conv.c — pe_conv / pe_correlate ("same", as scipy.signal's) against
+ * a direct convolution loop in long double written here, in both regimes:
+ * a small kernel (up to 16 elements: summed directly in one fused kernel, no
+ * library call) and a larger one (through FFTs: one library call), 1-d and 2-d, batched over
+ * a's leading axes, even and odd kernel lengths, a kernel longer than a;
+ * scipy's own published answers for two small cases; bad arguments are
+ * errors at the caller's line.  Both executors run it, and the JIT again
+ * under PE_CHECK=all. */
+#include <float.h>
+
+#include "test_util.h"
+
+static const char *dtype_name(pe_dtype t) { return t == PE_F32 ? "f32" : t == PE_F64 ? "f64" : t == PE_C64 ? "c64" : t == PE_C128 ? "c128" : "other"; }
+
+static bool on_jit(void)
+{
+    const char *e = getenv("PE_EXECUTOR");
+    return !e || strcmp(e, "interp") != 0;
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static double uniform(void) /* [-1, 1) */
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
+static void *random_buffer(pe_dtype t, int64_t n)
+{
+    void *b = malloc((size_t)n * (t == PE_F32 ? 4 : 8));
+    assert_non_null(b);
+    for (int64_t i = 0; i < n; i++) {
+        if (t == PE_F32) ((float *)b)[i] = (float)uniform();
+        else ((double *)b)[i] = uniform();
+    }
+    return b;
+}
+
+static long double at(pe_dtype t, const void *b, int64_t i)
+{
+    return t == PE_F32 ? (long double)((const float *)b)[i] : (long double)((const double *)b)[i];
+}
+
+/* The convolution (or correlation) "same" of a (batch x n0 x n1) with k
+ * (k0 x k1), element (b, i, j), and the sum of the magnitudes of its terms.
+ * Written from the definition: full[p] = sum_u a[u] k[p - u]; same[i] =
+ * full[i + (k - 1) / 2]; a correlation is the convolution with k reversed. */
+static long double expected(pe_dtype t, const void *a, const void *k, int64_t n0, int64_t n1, int64_t k0, int64_t k1,
+                            bool correlate, int64_t b, int64_t i, int64_t j, long double *mass)
+{
+    long double s = 0;
+    *mass = 0;
+    for (int64_t u = 0; u < n0; u++)
+        for (int64_t v = 0; v < n1; v++) {
+            int64_t p = i + (k0 - 1) / 2 - u, q = j + (k1 - 1) / 2 - v; /* the kernel's element */
+            if (p < 0 || p >= k0 || q < 0 || q >= k1) continue;
+            int64_t kk = correlate ? (k0 - 1 - p) * k1 + (k1 - 1 - q) : p * k1 + q;
+            long double term = at(t, a, (b * n0 + u) * n1 + v) * at(t, k, kk);
+            s += term, *mass += fabsl(term);
+        }
+    return s;
+}
+
+/* a of shape (batch[, n0], n1) with a kernel of (k0 x) k1; dims = the kernel's rank. */
+static void conv_case(pe_dtype t, int64_t batch, int64_t n0, int64_t n1, int dims, int64_t k0, int64_t k1, bool correlate,
+                      bool via_fft)
+{
+    int64_t numel = batch * n0 * n1, taps = k0 * k1;
+    void *a = random_buffer(t, numel), *k = random_buffer(t, taps);
+    int64_t shape[3] = {batch, n0, n1}, kshape[2] = {k0, k1};
+    int rank = dims == 2 ? 3 : 2;
+    int64_t shape1[2] = {batch, n1};
+    pe_array A = pe_from_host(t, rank, dims == 2 ? shape : shape1, a);
+    pe_array K = pe_from_host(t, dims, dims == 2 ? kshape : &kshape[1], k);
+    pe_stats before = tu_stats();
+    pe_array C = correlate ? pe_correlate(A, K) : pe_conv(A, K);
+    tu_expect_no_error();
+    assert_int_equal(pe_dtype_of(C), t);
+    assert_int_equal(pe_rank(C), rank);
+    int64_t count;
+    double *c = tu_read_as_f64(C, &count);
+    assert_int_equal(count, numel);
+    pe_stats after = tu_stats();
+    if (on_jit()) { /* the regime asked for: a library call, or fused views */
+        uint64_t calls = after.library_calls - before.library_calls, kernels = after.kernels_launched - before.kernels_launched;
+        if (calls != (via_fft ? 1u : 0u) || (!via_fft && kernels != 1))
+            fail_msg("a %lld x %lld x %lld, kernel %lld x %lld: %llu library calls, %llu kernels", (long long)batch,
+                     (long long)n0, (long long)n1, (long long)k0, (long long)k1, (unsigned long long)calls,
+                     (unsigned long long)kernels);
+    }
+    double eps = t == PE_F32 ? FLT_EPSILON : DBL_EPSILON;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < n0; i++)
+            for (int64_t j = 0; j < n1; j++) {
+                long double mass, want = expected(t, a, k, n0, n1, k0, k1, correlate, b, i, j, &mass);
+                /* a direct sum: taps eps of its terms' magnitudes; through FFTs: the FFT's bound, relative to the
+                 * largest partial sums (|a| <= 1, |k| <= 1) */
+                long double bound = via_fft ? 16 * eps * log2l(2.0L * (n0 + k0) * (n1 + k1)) * taps
+                                            : 2 * (taps + 1) * eps * mass;
+                double got = c[(b * n0 + i) * n1 + j];
+                if (fabsl(got - want) > bound + (t == PE_F32 ? FLT_MIN : DBL_MIN))
+                    fail_msg("%s %s: [%lld][%lld][%lld] = %.10g, the loop's %.10Lg (bound %.3Lg), a %lld x %lld x %lld, "
+                             "kernel %lld x %lld",
+                             correlate ? "correlate" : "conv", dtype_name(t), (long long)b, (long long)i, (long long)j,
+                             got, want, bound, (long long)batch, (long long)n0, (long long)n1, (long long)k0, (long long)k1);
+            }
+    free(a), free(k), free(c);
+    pe_release(A), pe_release(K), pe_release(C);
+}
+
+static void direct_regime(void **state)
+{
+    (void)state;
+    pe_dtype types[2] = {PE_F32, PE_F64};
+    for (int ti = 0; ti < 2; ti++)
+        for (int corr = 0; corr < 2; corr++) {
+            conv_case(types[ti], 1, 1, 50, 1, 1, 3, corr, false);
+            conv_case(types[ti], 3, 1, 33, 1, 1, 4, corr, false);   /* even length, three rows */
+            conv_case(types[ti], 2, 1, 5, 1, 1, 9, corr, false);    /* longer than a */
+            conv_case(types[ti], 1, 1, 200, 1, 1, 16, corr, false); /* the largest direct kernel */
+            conv_case(types[ti], 1, 12, 17, 2, 3, 3, corr, false);
+            conv_case(types[ti], 2, 9, 10, 2, 2, 5, corr, false);
+            conv_case(types[ti], 1, 20, 20, 2, 4, 4, corr, false); /* the largest direct 2-d kernel */
+        }
+}
+
+static void fft_regime(void **state)
+{
+    (void)state;
+    pe_dtype types[2] = {PE_F32, PE_F64};
+    for (int ti = 0; ti < 2; ti++)
+        for (int corr = 0; corr < 2; corr++) {
+            conv_case(types[ti], 1, 1, 300, 1, 1, 17, corr, true);   /* the smallest FFT kernel */
+            conv_case(types[ti], 3, 1, 257, 1, 1, 100, corr, true);  /* even, three rows */
+            conv_case(types[ti], 1, 1, 40, 1, 1, 101, corr, true);   /* longer than a */
+            conv_case(types[ti], 2, 30, 31, 2, 9, 8, corr, true);
+            conv_case(types[ti], 1, 12, 5, 2, 11, 11, corr, true);   /* wider than a */
+        }
+}
+
+/* scipy.signal.convolve([1, 2, 3, 4], [1, 1, 1], mode='same') = [3, 6, 9, 7];
+ * scipy.signal.correlate([1, 2, 3], [0, 1, 0.5], mode='same') = [2, 3.5, 3] (the
+ * documented example of numpy.correlate, which agrees for odd kernels). */
+static void published_answers(void **state)
+{
+    (void)state;
+    double a[4] = {1, 2, 3, 4}, k[3] = {1, 1, 1}, b[3] = {1, 2, 3}, v[3] = {0, 1, 0.5};
+    int64_t n4 = 4, n3 = 3;
+    pe_array A = pe_from_host(PE_F64, 1, &n4, a), K = pe_from_host(PE_F64, 1, &n3, k);
+    pe_array B = pe_from_host(PE_F64, 1, &n3, b), V = pe_from_host(PE_F64, 1, &n3, v);
+    pe_array C = pe_conv(A, K), D = pe_correlate(B, V);
+    double c[4], d[3];
+    assert_int_equal(pe_read(C, c, sizeof c), PE_OK);
+    assert_int_equal(pe_read(D, d, sizeof d), PE_OK);
+    double want_c[4] = {3, 6, 9, 7}, want_d[3] = {2, 3.5, 3};
+    for (int i = 0; i < 4; i++) assert_true(c[i] == want_c[i]);
+    for (int i = 0; i < 3; i++) assert_true(d[i] == want_d[i]);
+    pe_release(A), pe_release(K), pe_release(B), pe_release(V), pe_release(C), pe_release(D);
+    tu_expect_no_error();
+}
+
+/* Consumers fuse with a direct convolution: (2 a) conv k + 1 is two kernels,
+ * 2 a stored (a shifted view reads stored elements), then the sum of the
+ * taps with the + 1 in one. */
+static void fused_with_neighbours(void **state)
+{
+    (void)state;
+    double a[64], k[5] = {0.5, -1, 2, 0.25, 1};
+    for (int i = 0; i < 64; i++) a[i] = uniform();
+    int64_t n = 64, nk = 5;
+    pe_array A = pe_from_host(PE_F64, 1, &n, a), K = pe_from_host(PE_F64, 1, &nk, k);
+    pe_sync();
+    pe_stats before = tu_stats();
+    pe_array two = pe_scalar(PE_F64, 2.0), one = pe_scalar(PE_F64, 1.0);
+    pe_array S = pe_mul(A, two), C = pe_conv(S, K), R = pe_add(C, one);
+    pe_release(S), pe_release(C), pe_release(two), pe_release(one);
+    double r[64];
+    assert_int_equal(pe_read(R, r, sizeof r), PE_OK);
+    pe_stats after = tu_stats();
+    if (on_jit()) assert_int_equal(after.kernels_launched - before.kernels_launched, 2);
+    for (int64_t i = 0; i < n; i++) {
+        long double s = 1;
+        for (int64_t j = 0; j < nk; j++) {
+            int64_t src = i + 2 - j;
+            if (src >= 0 && src < n) s += 2.0L * a[src] * k[j];
+        }
+        assert_true(fabsl(r[i] - s) <= 32 * DBL_EPSILON);
+    }
+    pe_release(A), pe_release(K), pe_release(R);
+    tu_expect_no_error();
+}
+
+static void bad_arguments(void **state)
+{
+    (void)state;
+    int64_t s4 = 4, s222[3] = {2, 2, 2}, s22[2] = {2, 2}, s0 = 0;
+    pe_array V = pe_fill(PE_F64, 1, &s4, 1), C3 = pe_fill(PE_F64, 3, s222, 1), M = pe_fill(PE_F64, 2, s22, 1);
+    pe_array F = pe_fill(PE_F32, 1, &s4, 1), I = pe_fill(PE_I32, 1, &s4, 1), E = pe_fill(PE_F64, 1, &s0, 0);
+    pe_array S = pe_scalar(PE_F64, 1.0);
+    int line = __LINE__ + 1;
+    pe_array r1 = pe_conv(V, C3); /* a 3-d kernel */
+    tu_expect_error(PE_E_SHAPE, line);
+    line = __LINE__ + 1;
+    pe_array r2 = pe_correlate(V, M); /* a 2-d kernel over a 1-d array */
+    assert_non_null(strstr(tu_errors.message, "pe_correlate"));
+    tu_expect_error(PE_E_SHAPE, line);
+    line = __LINE__ + 1;
+    pe_array r3 = pe_conv(V, F); /* f64 with f32 */
+    tu_expect_error(PE_E_TYPE, line);
+    line = __LINE__ + 1;
+    pe_array r4 = pe_conv(I, I); /* integers */
+    tu_expect_error(PE_E_TYPE, line);
+    line = __LINE__ + 1;
+    pe_array r5 = pe_conv(V, E); /* an empty kernel */
+    tu_expect_error(PE_E_SHAPE, line);
+    line = __LINE__ + 1;
+    pe_array r6 = pe_conv(V, S); /* a 0-d kernel */
+    tu_expect_error(PE_E_SHAPE, line);
+    double out[4];
+    assert_int_not_equal(pe_read(r1, out, sizeof out), PE_OK);
+    tu_errors_clear();
+    pe_release(V), pe_release(C3), pe_release(M), pe_release(F), pe_release(I), pe_release(E), pe_release(S);
+    pe_release(r1), pe_release(r2), pe_release(r3), pe_release(r4), pe_release(r5), pe_release(r6);
+    tu_errors_clear();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(direct_regime, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(fft_regime, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(published_answers, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(fused_with_neighbours, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(bad_arguments, tu_setup, tu_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
