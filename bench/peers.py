@@ -5,9 +5,11 @@ four gallery programs in NumPy and numexpr, timed the same way
 (time.perf_counter, median of 7 runs after 2 warm-ups), for the comparison
 in RESULTS.md.  Run by scripts/bench.
 
-    /usr/bin/python3 bench/peers.py [scale] [gallery]
+    /usr/bin/python3 bench/peers.py [scale] [gallery | intrinsics]
         scale 1 = 10M / 32M / 64M, and bench_views.c's sizes; "gallery":
-        only the gallery part (its sizes are bench_gallery.c's, unscaled)
+        only the gallery part (its sizes are bench_gallery.c's, unscaled);
+        "intrinsics": bench_intrinsics.c's rows NumPy has (gemm, the fused
+        epilogue, fft, fft2, a 16-tap convolution; n = 4096 * scale)
 
 The gallery workloads are bench_gallery.c's, on the same inputs (its glibc
 rand() sequences are drawn through ctypes) and in its precisions (float32,
@@ -46,10 +48,11 @@ import numpy as np
 import numexpr as ne
 
 RUNS, WARMUP = 7, 2
-if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] != "gallery"):
-    sys.exit("usage: peers.py [scale] [gallery]")
+if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] not in ("gallery", "intrinsics")):
+    sys.exit("usage: peers.py [scale] [gallery | intrinsics]")
 scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-only_gallery = len(sys.argv) == 3
+only_gallery = len(sys.argv) == 3 and sys.argv[2] == "gallery"
+only_intrinsics = len(sys.argv) == 3 and sys.argv[2] == "intrinsics"
 tsv = open(os.environ["BENCH_TSV"], "a") if os.environ.get("BENCH_TSV") else None
 f32 = np.float32
 
@@ -83,6 +86,24 @@ print(f"NumPy {np.__version__}, numexpr {ne.__version__} ({ne.nthreads} numexpr 
       f"median of {RUNS} runs after {WARMUP} warm-ups")
 print(f"{'workload (ms)':26} {'NumPy':>10} {'numexpr':>10}  check")
 
+
+if only_intrinsics:  # bench_intrinsics.c's rows NumPy has (no LU, no CSR without SciPy): n = 4096 * scale
+    n = max(64, int(4096 * scale))
+    rng = np.random.default_rng(7)
+    print(f"NumPy {np.__version__}; n = {n}")
+    print(f"{'workload (ms)':26} {'NumPy':>10} {'numexpr':>10}")
+    for dt, name in ((np.float32, "sgemm"), (np.float64, "dgemm")):
+        A, B = rng.uniform(-1, 1, (n, n)).astype(dt), rng.uniform(-1, 1, (n, n)).astype(dt)
+        row(f"{name} {n}", median_ms(lambda: A @ B), None)
+    A, B, C = (rng.uniform(-1, 1, (n, n)).astype(f32) for _ in range(3))
+    row(f"alpha*(A@B)+C f32 {n}", median_ms(lambda: f32(0.5) * (A @ B) + C), None)
+    z = (rng.uniform(-1, 1, 1 << 22) + 1j * rng.uniform(-1, 1, 1 << 22)).astype(np.complex64)
+    row("fft c64 2^22", median_ms(lambda: np.fft.fft(z)), None, "NumPy computes in complex128 (pocketfft)")
+    z2 = (rng.uniform(-1, 1, (n, n)) + 1j * rng.uniform(-1, 1, (n, n))).astype(np.complex64)
+    row(f"fft2 c64 {n}x{n}", median_ms(lambda: np.fft.fft2(z2)), None, "NumPy computes in complex128 (pocketfft)")
+    x, k = rng.uniform(-1, 1, 1 << 22).astype(f32), rng.uniform(-1, 1, 16).astype(f32)
+    row("conv f32 2^22, 16 taps", median_ms(lambda: np.convolve(x, k, mode="same")), None)
+    sys.exit(0)
 
 if not only_gallery:  # bench_cpu.c's, bench_views.c's and bench_rng.c's workloads (at module level: numexpr finds names there)
     rng = np.random.default_rng(1)
