@@ -242,12 +242,13 @@ static bool lu_solve(call *c, const pe_cublas_api *blas, cublasHandle_t bh, cons
     return transpose(c, blas, bh, ptr(rhs), out, nrhs, n);
 }
 
-/* Whether the product has rows, columns and entries: else the host makes
- * it (a zero vector, or the structure's fault), no library call needed. */
+/* Whether the product has rows, columns and entries, each counted in 32
+ * bits as cuSPARSE's 32-bit indices take them: else the host makes it (a
+ * zero vector, or the structure's fault), no library call needed. */
 static bool spmv_nonempty(const pe_intrinsic_args *a)
 {
     const pe_port *y = a->members[0], *v = a->in[1], *x = a->in[2];
-    return y->numel > 0 && v->numel > 0 && x->numel > 0;
+    return y->numel > 0 && v->numel > 0 && x->numel > 0 && y->numel <= INT32_MAX && x->numel <= INT32_MAX;
 }
 
 /* 1: the structure's indices are right for this product (checked now, or
