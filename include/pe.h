@@ -10,10 +10,10 @@
  * Not yet in this version (later work, not declared here so that nothing
  * unfinished links): matmul, the LU family, fft/ifft, conv/correlate and
  * spmv are here; a GPU makes matmul and the LU family (real and complex) on
- * cuBLAS and cuSOLVER, and not yet fft (cuFFT) nor spmv (cuSPARSE), whose
- * batches run on the CPU; spmv is a hand-written parallel loop, not yet a
- * generated kernel, real only; conv is real only; complex reductions in
- * generated kernels; a batched (3-d) matmul.
+ * cuBLAS and cuSOLVER and spmv on cuSPARSE, and not yet fft (cuFFT), whose
+ * batches run on the CPU; spmv is a hand-written parallel loop on the CPU,
+ * not yet a generated kernel, real only; conv is real only; complex
+ * reductions in generated kernels; a batched (3-d) matmul.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer
@@ -629,6 +629,10 @@ pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_arra
  * column order (f32 accumulated in f64, rounded once).  Never fused: a
  * program of its own on PE's thread pool (parallel over rows), element-wise
  * producers of x and consumers of the result fused into kernels around it.
+ * On a GPU: cuSPARSE's SpMV (an f32 row summed in f32, within the sum's
+ * usual bound; the same bits from run to run), the indices checked on the
+ * host first, once per matrix (the same error as on the CPU); without
+ * cuSPARSE the CPU computes it. 
  * Not inside a PE_MACRO section yet: a matrix's arrays are no section input
  * (PE_E_MACRO at the line, as for any operand made outside it). */
 pe_csr pe_csr_create_at(const pe_site *s, pe_array row_ptr, pe_array col_idx, pe_array values, int64_t n_cols);

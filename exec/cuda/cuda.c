@@ -49,8 +49,8 @@
  * This file: launches, batches, a GPU's start and stop; failures and the
  * bound context are cuda_context.c, the device memory pool cuda_memory.c,
  * residency and copies cuda_transfer.c, compiled kernels and the compile
- * ahead cuda_kernels.c, library calls cuda_intrinsics.c (cuBLAS and
- * cuSOLVER, loaded by cuda_libs.c); what they share, cuda_gpu.h. */
+ * ahead cuda_kernels.c, library calls cuda_intrinsics.c (cuBLAS,
+ * cuSOLVER and cuSPARSE, loaded by cuda_libs.c); what they share, cuda_gpu.h. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,7 +406,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
         case PE_PROG_INTERP: /* its inputs from the GPU come down first */
             computed += interpret(port);
             break;
-        case PE_PROG_INTRINSIC: { /* cuBLAS / cuSOLVER on stream 0, else the host's library */
+        case PE_PROG_INTRINSIC: { /* cuBLAS / cuSOLVER / cuSPARSE on stream 0, else the host's library */
             int made = g->disabled ? -1 : pe_cuda_intrinsic(g, p);
             computed += made >= 0 ? (size_t)made : pe_intrinsic_run_locked(p); /* the batch is half launched */
             break;
@@ -541,7 +541,7 @@ static void stop_gpu(cuda_gpu *g)
     if (!g->ctx || pe_cuda_bind(g) != PE_CUDA_SUCCESS) g->up = false; /* nothing to wait for */
     if (g->up) pe_cuda_drain(g);
     if (g->up) pe_cuda_release_handles(g);
-    g->blas = NULL, g->solver = NULL; /* a lost context took them */
+    g->blas = NULL, g->solver = NULL, g->sparse = NULL; /* a lost context took them */
     pe_cuda_pool_trim(g);
     while (g->deferred) {
         cached_block *b = g->deferred;

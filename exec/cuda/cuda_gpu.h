@@ -10,7 +10,7 @@
  *   cuda_transfer.c  residency: copies to the host, to a GPU, between GPUs
  *   cuda_kernels.c   compiled kernels, NVRTC, the disk cache, the compile ahead
  *   cuda_libs.c      cuBLAS, cuSOLVER, cuFFT, cuSPARSE loaded at run time
- *   cuda_intrinsics.c  library calls (matmul, LU) on cuBLAS and cuSOLVER */
+ *   cuda_intrinsics.c  library calls (matmul, LU, spmv) on cuBLAS, cuSOLVER and cuSPARSE */
 #ifndef PE_EXEC_CUDA_GPU_H
 #define PE_EXEC_CUDA_GPU_H
 
@@ -84,6 +84,15 @@ typedef struct {
     /* the libraries' handles on this GPU (cuda_intrinsics.c), made at its first call, on stream 0 */
     cublasHandle_t blas;
     cusolverDnHandle_t solver;
+    cusparseHandle_t sparse;
+    /* CSR structures whose indices were checked on this GPU's behalf (cuda_intrinsics.c): the
+     * structure's port and generation (a value never changes under them) and the matrix's shape */
+    struct {
+        uint32_t port, gen;
+        int64_t n_rows, n_cols;
+        bool valid;
+    } csr_checked[8];
+    int csr_next;
 } cuda_gpu;
 
 /* the driver's API, loaded as the first GPU starts */

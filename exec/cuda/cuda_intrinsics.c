@@ -1,6 +1,6 @@
 /* cuda_intrinsics.c — library calls (PE_PROG_INTRINSIC programs) on a GPU:
- * matmul on cuBLAS, lu / lu_pivots and lu_solve on cuSOLVER, operands and
- * results in device memory, on the GPU's stream 0 (a batch holding a call
+ * matmul on cuBLAS, lu / lu_pivots and lu_solve on cuSOLVER, spmv on
+ * cuSPARSE, operands and results in device memory, on the GPU's stream 0 (a batch holding a call
  * runs all its kernels there, in order: cuda.c).  The call's checks are
  * the host's (exec/intrinsics: the same fits, the same errors at the
  * caller's line); a call this file does not make (lu_cond: cuSOLVER has no
@@ -18,7 +18,19 @@
  * the matrix (and the right-hand sides) are transposed into scratch by
  * cublas?geam, and the results back; getrf's pivots and info are copied to
  * the host at once (a singular matrix is the caller's error, as on the
- * CPU), so pe_lu waits for the GPU; pe_lu_solve does not. */
+ * CPU), so pe_lu waits for the GPU; pe_lu_solve does not.
+ *
+ * spmv: the matrix's one i32 structure array (row_ptr, then col_idx) gives
+ * cusparseCreateCsr both index arrays, the values and x and y are dense
+ * vectors, and cusparseSpMV (CSR_ALG2: the same bits every run, as PE's
+ * sums are) runs in the element type.  cuSPARSE reads the indices
+ * unchecked, so the structure is checked on the host first, as the CPU's
+ * loop checks it (pe_csr_fault: the same first fault, PE_E_ARG at
+ * pe_spmv's line, and no read outside x on the GPU); a structure is a
+ * value that never changes, so a check that passed is remembered per
+ * structure port and generation (the GPU's csr_checked), and a matrix
+ * reused in a loop is checked once.  A matrix with no rows, columns or
+ * entries is the host's (nothing to call the library for). */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +40,7 @@
 #include "../base/error.h"
 #include "../base/memory.h"
 #include "../interp/interp.h"
+#include "../interp/ref_linalg.h"
 #include "../intrinsics/intrinsics.h"
 #include "../../profiler/collect.h"
 
@@ -229,56 +242,141 @@ static bool lu_solve(call *c, const pe_cublas_api *blas, cublasHandle_t bh, cons
     return transpose(c, blas, bh, ptr(rhs), out, nrhs, n);
 }
 
-/* The GPU's handles, made once (on its stream 0). */
-static bool handles(cuda_gpu *g, bool solver)
+/* Whether the product has rows, columns and entries, each counted in 32
+ * bits as cuSPARSE's 32-bit indices take them: else the host makes it (a
+ * zero vector, or the structure's fault), no library call needed. */
+static bool spmv_nonempty(const pe_intrinsic_args *a)
 {
-    const pe_cublas_api *blas = pe_cublas();
-    const pe_cusolver_api *sol = solver ? pe_cusolver() : NULL;
-    if (!blas || (solver && !sol)) return false;
-    if (!g->blas && (blas->create(&g->blas) != 0 || blas->set_stream(g->blas, g->stream) != 0)) {
-        if (g->blas) blas->destroy(g->blas);
-        g->blas = NULL;
-        pe_cuda_disable(g, "cublasCreate failed", PE_CUDA_SUCCESS);
-        return false;
+    const pe_port *y = a->members[0], *v = a->in[1], *x = a->in[2];
+    return y->numel > 0 && v->numel > 0 && x->numel > 0 && y->numel <= INT32_MAX && x->numel <= INT32_MAX;
+}
+
+/* 1: the structure's indices are right for this product (checked now, or
+ * before: the GPU's csr_checked); 0: they are not, with the CPU's reason
+ * in c->a (PE_E_ARG); -1: its host copy could not be made. */
+static int csr_check(call *c)
+{
+    cuda_gpu *g = c->g;
+    pe_port *st = c->a.in[0];
+    uint32_t port = c->keep[0];
+    int64_t n_rows = c->a.members[0]->numel, n_cols = c->a.in[2]->numel, nnz = c->a.in[1]->numel;
+    int n_slots = (int)(sizeof g->csr_checked / sizeof g->csr_checked[0]);
+    for (int i = 0; i < n_slots; i++) {
+        if (g->csr_checked[i].valid && g->csr_checked[i].port == port && g->csr_checked[i].gen == st->gen &&
+            g->csr_checked[i].n_rows == n_rows && g->csr_checked[i].n_cols == n_cols)
+            return 1;
     }
-    if (solver && !g->solver && (sol->create(&g->solver) != 0 || sol->set_stream(g->solver, g->stream) != 0)) {
-        if (g->solver) sol->destroy(g->solver);
-        g->solver = NULL;
-        pe_cuda_disable(g, "cusolverDnCreate failed", PE_CUDA_SUCCESS);
-        return false;
+    if (!pe_port_host(st) || (!st->buf && !pe_interp_materialise(st))) return -1;
+    const int32_t *row_ptr = st->buf;
+    if (pe_csr_fault(row_ptr, row_ptr + n_rows + 1, n_rows, nnz, n_cols, c->a.why, sizeof c->a.why)) {
+        c->a.code = PE_E_ARG;
+        return 0;
     }
+    int i = g->csr_next;
+    g->csr_next = (i + 1) % n_slots;
+    g->csr_checked[i].port = port, g->csr_checked[i].gen = st->gen;
+    g->csr_checked[i].n_rows = n_rows, g->csr_checked[i].n_cols = n_cols;
+    g->csr_checked[i].valid = true;
+    return 1;
+}
+
+/* y = A x on cuSPARSE: the descriptors (host objects) made for the call and
+ * destroyed once it is queued; its workspace is scratch. */
+static bool spmv(call *c, const pe_cusparse_api *sp, cusparseHandle_t h)
+{
+    const pe_port *st = c->a.in[0], *v = c->a.in[1], *x = c->a.in[2];
+    void *out = c->a.out[0];
+    if (!out) return true;
+    int64_t n_rows = c->a.members[0]->numel, n_cols = x->numel, nnz = v->numel;
+    int type = c->kind == 0 ? PE_CUDA_R_32F : PE_CUDA_R_64F;
+    int32_t *row_ptr = st->dev_buf;
+    void *mat = NULL, *vx = NULL, *vy = NULL;
+    size_t bytes = 0;
+    const char *step = "cusparseCreateCsr";
+    pe_cuda_lib_status r = sp->create_csr(&mat, n_rows, n_cols, nnz, row_ptr, row_ptr + n_rows + 1, v->dev_buf,
+                                          PE_CUSPARSE_INDEX_32I, PE_CUSPARSE_INDEX_32I, PE_CUSPARSE_INDEX_BASE_ZERO, type);
+    if (r == 0) step = "cusparseCreateDnVec", r = sp->create_dn_vec(&vx, n_cols, x->dev_buf, type);
+    if (r == 0) r = sp->create_dn_vec(&vy, n_rows, out, type);
+    if (r == 0) {
+        step = "cusparseSpMV_bufferSize";
+        r = sp->spmv_buffer_size(h, PE_CUSPARSE_OPERATION_NON_TRANSPOSE, one_of(c->kind), mat, vx, zero_of(c->kind), vy,
+                                 type, PE_CUSPARSE_SPMV_CSR_ALG2, &bytes);
+    }
+    CUdeviceptr work = r == 0 ? scratch(c, bytes) : 0;
+    if (work) {
+        step = "cusparseSpMV";
+        r = sp->spmv(h, PE_CUSPARSE_OPERATION_NON_TRANSPOSE, one_of(c->kind), mat, vx, zero_of(c->kind), vy, type,
+                     PE_CUSPARSE_SPMV_CSR_ALG2, ptr(work));
+    }
+    if (vy) sp->destroy_dn_vec(vy);
+    if (vx) sp->destroy_dn_vec(vx);
+    if (mat) sp->destroy_sp_mat(mat);
+    if (r != 0) snprintf(c->a.why, sizeof c->a.why, "%s failed (status %d)", step, r);
+    return r == 0 && work;
+}
+
+/* The libraries a call needs. */
+enum { NEEDS_BLAS = 1, NEEDS_SOLVER = 2, NEEDS_SPARSE = 4 };
+
+/* The GPU's handles for the libraries in `needs`, made once (on its stream
+ * 0); a library that loaded but makes no handle turns the GPU off. */
+#define MAKE_HANDLE(api, field, what)                                                            \
+    if ((api) && !g->field && ((api)->create(&g->field) != 0 || (api)->set_stream(g->field, g->stream) != 0)) { \
+        if (g->field) (api)->destroy(g->field);                                                  \
+        g->field = NULL;                                                                         \
+        pe_cuda_disable(g, what " failed", PE_CUDA_SUCCESS);                                     \
+        return false;                                                                            \
+    }
+static bool handles(cuda_gpu *g, int needs)
+{
+    const pe_cublas_api *blas = needs & NEEDS_BLAS ? pe_cublas() : NULL;
+    const pe_cusolver_api *sol = needs & NEEDS_SOLVER ? pe_cusolver() : NULL;
+    const pe_cusparse_api *sp = needs & NEEDS_SPARSE ? pe_cusparse() : NULL;
+    if (((needs & NEEDS_BLAS) && !blas) || ((needs & NEEDS_SOLVER) && !sol) || ((needs & NEEDS_SPARSE) && !sp))
+        return false;
+    MAKE_HANDLE(blas, blas, "cublasCreate")
+    MAKE_HANDLE(sol, solver, "cusolverDnCreate")
+    MAKE_HANDLE(sp, sparse, "cusparseCreate")
     return true;
 }
+#undef MAKE_HANDLE
 
 void pe_cuda_release_handles(cuda_gpu *g)
 {
     if (g->blas) pe_cublas()->destroy(g->blas);
     if (g->solver) pe_cusolver()->destroy(g->solver);
-    g->blas = NULL, g->solver = NULL;
+    if (g->sparse) pe_cusparse()->destroy(g->sparse);
+    g->blas = NULL, g->solver = NULL, g->sparse = NULL;
 }
 
-/* The ops made here, and whether they need cuSOLVER too. */
-static bool made_here(const pe_program *p, bool *solver)
+/* The libraries the call needs (NEEDS_*), 0 for the ops made on the host. */
+static int made_here(const pe_program *p)
 {
-    pe_op op = (pe_op)pe_port_at(p->members[0])->op;
-    *solver = op != PE_OP_matmul;
-    return op == PE_OP_matmul || op == PE_OP_lu || op == PE_OP_lu_pivots || op == PE_OP_lu_solve;
+    switch ((pe_op)pe_port_at(p->members[0])->op) {
+    case PE_OP_matmul: return NEEDS_BLAS;
+    case PE_OP_lu:
+    case PE_OP_lu_pivots:
+    case PE_OP_lu_solve: return NEEDS_BLAS | NEEDS_SOLVER;
+    case PE_OP_spmv: return NEEDS_SPARSE;
+    default: return 0;
+    }
 }
 
 bool pe_cuda_calls(pe_executor *ex, const pe_program *p)
 {
     (void)ex;
-    bool solver;
-    if (!made_here(p, &solver)) return true; /* made on the host wherever the batch runs */
+    int needs = made_here(p);
+    if (!needs) return true; /* made on the host wherever the batch runs */
     /* each library the call needs tried (a missing one warns once), though one missing suffices */
-    bool blas = pe_cublas() != NULL, sol = !solver || pe_cusolver() != NULL;
-    return blas && sol;
+    bool blas = !(needs & NEEDS_BLAS) || pe_cublas() != NULL, sol = !(needs & NEEDS_SOLVER) || pe_cusolver() != NULL;
+    bool sparse = !(needs & NEEDS_SPARSE) || pe_cusparse() != NULL;
+    return blas && sol && sparse;
 }
 
 int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
 {
-    bool solver;
-    if (!made_here(p, &solver) || p->n_members < 1 || p->n_members > 4 || p->n_bind > 5) return -1;
+    int needs = made_here(p);
+    if (!needs || p->n_members < 1 || p->n_members > 4 || p->n_bind > 5) return -1;
     call c = {.g = g, .p = p};
     c.a = (pe_intrinsic_args){.members = c.members, .n_members = p->n_members, .n_in = p->n_bind, .flags = p->flags,
                               .code = PE_OK}; /* PE_OK on failure: the library's, not the caller's */
@@ -294,9 +392,21 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
         if (q->state != PE_PORT_READY) return -1; /* no value yet: the host's path decides */
     }
     pe_op op = (pe_op)c.members[0]->op;
-    bool fits = op == PE_OP_matmul ? pe_blas_matmul_fits(&c.a) : pe_lapack_fits(&c.a);
-    c.kind = pe_cuda_lib_kind((pe_dtype)c.a.in[0]->dtype);
-    if (!fits || c.kind < 0 || !handles(g, solver)) return -1;
+    bool fits = op == PE_OP_matmul ? pe_blas_matmul_fits(&c.a)
+                : op == PE_OP_spmv ? pe_spmv_fits(&c.a) && spmv_nonempty(&c.a)
+                                   : pe_lapack_fits(&c.a);
+    c.kind = pe_cuda_lib_kind((pe_dtype)c.a.in[op == PE_OP_spmv ? 1 : 0]->dtype); /* spmv's in[0]: its i32 structure */
+    if (!fits || c.kind < 0 || !handles(g, needs)) return -1;
+    if (op == PE_OP_spmv) {
+        int checked = csr_check(&c);
+        if (checked < 0) return -1; /* no host copy of the structure: the host's path decides */
+        if (checked == 0) { /* the CPU's error, at pe_spmv's line; the GPU never reads the indices */
+            pe_intrinsic_account(p, &c.a, pe_prof_on ? pe_prof_now() : 0);
+            pe_intrinsic_fail(p, c.a.code, c.a.why);
+            pe_intrinsic_finish(p);
+            return 0;
+        }
+    }
     if (op == PE_OP_matmul) {
         pe_matmul_shape s;
         pe_blas_matmul_shape(&c.a, &s);
@@ -320,6 +430,7 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
     }
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     bool ok = op == PE_OP_matmul ? matmul(&c, pe_cublas(), g->blas)
+              : op == PE_OP_spmv   ? spmv(&c, pe_cusparse(), g->sparse)
               : op == PE_OP_lu_solve ? lu_solve(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver)
                                      : lu(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver);
     for (int i = 0; i < c.n_scratch; i++) pe_cuda_device_free(g, c.scratch[i], c.scratch_bytes[i]); /* deferred */

@@ -77,7 +77,7 @@ static const entry cufft_entries[] = {
     SLOT(pe_cufft_api, exec_z2d, "cufftExecZ2D"),
 };
 
-/* for pe_spmv (issue 21): the generic SpMV on a CSR matrix and dense vectors */
+/* pe_spmv on a GPU (cuda_intrinsics.c): the generic SpMV on a CSR matrix and dense vectors */
 static pe_cusparse_api cusparse;
 static const entry cusparse_entries[] = {
     SLOT(pe_cusparse_api, create, "cusparseCreate"),

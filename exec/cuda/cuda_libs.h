@@ -62,8 +62,7 @@ typedef struct {
                                                    int lda, const int *ipiv, void *b, int ldb, int *info);
 } pe_cusolver_api;
 
-/* cuFFT and cuSPARSE: loaded for the intrinsics that will call them
- * (pe_fft, pe_spmv, issue 21); nothing calls them yet. */
+/* cuFFT: loaded for pe_fft (issue 21), which does not call it yet. */
 typedef int cufftHandle;
 typedef struct {
     pe_cuda_lib_status (*plan_many)(cufftHandle *plan, int rank, int *n, int *inembed, int istride, int idist,
@@ -78,7 +77,18 @@ typedef struct {
     pe_cuda_lib_status (*exec_z2d)(cufftHandle plan, void *in, void *out);
 } pe_cufft_api;
 
+/* cuSPARSE's generic SpMV (pe_spmv): descriptors are host objects (pointers), enums ints.  The values PE
+ * passes: 32-bit indices from 0, real f32 or f64 (cudaDataType), y = A x (no transpose), CSR_ALG2 (the
+ * one whose sums are bitwise the same from run to run). */
 typedef struct cusparseContext *cusparseHandle_t;
+enum {
+    PE_CUSPARSE_INDEX_32I = 2,
+    PE_CUSPARSE_INDEX_BASE_ZERO = 0,
+    PE_CUDA_R_32F = 0,
+    PE_CUDA_R_64F = 1,
+    PE_CUSPARSE_OPERATION_NON_TRANSPOSE = 0,
+    PE_CUSPARSE_SPMV_CSR_ALG2 = 3,
+};
 typedef struct {
     pe_cuda_lib_status (*create)(cusparseHandle_t *h);
     pe_cuda_lib_status (*destroy)(cusparseHandle_t h);

@@ -1,7 +1,8 @@
-/* cuda_libs_on_host.c — the cuBLAS and cuSOLVER functions PE calls
- * (exec/cuda/cuda_libs.c), emulated on the host over OpenBLAS and LAPACKE,
- * so that the CUDA executor's library calls run and are tested without a
- * GPU: PE_CUBLAS_LIBRARY and PE_CUSOLVER_LIBRARY=<this library>, with the
+/* cuda_libs_on_host.c — the cuBLAS, cuSOLVER and cuSPARSE functions PE
+ * calls (exec/cuda/cuda_libs.c), emulated on the host over OpenBLAS and
+ * LAPACKE (cuSPARSE's SpMV: a plain CSR loop), so that the CUDA executor's
+ * library calls run and are tested without a GPU: PE_CUBLAS_LIBRARY,
+ * PE_CUSOLVER_LIBRARY and PE_CUSPARSE_LIBRARY=<this library>, with the
  * emulated driver (cuda_driver_on_host.cpp, which this library links).
  *
  * As the real libraries: column-major arrays in device memory (the
@@ -11,6 +12,10 @@
  * pointer mode), getrf's pivots 1-based and its info in device memory.
  * Each array an argument names is checked to be memory of the stream's
  * device (the driver counts a misuse otherwise, and the call fails).
+ * SpMV sums each row in the element type, in column order, as a GPU thread
+ * would; like the real library it is given indices PE has checked, and an
+ * index outside the arrays (a read the real one would make out of bounds)
+ * aborts the process.
  * pe_emul_cuda_library_calls(): calls queued so far (tests assert that the
  * GPU path ran); pe_emul_cuda_libs_fail_next(): the next call returns
  * CUBLAS_STATUS_EXECUTION_FAILED (the executor's fallback to the host). */
@@ -19,6 +24,8 @@
 #include <lapacke.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +58,9 @@ int cublasSetStream_v2(void *h, void *s) { return set_stream(h, s); }
 int cusolverDnCreate(void **h) { return create(h); }
 int cusolverDnDestroy(void *h) { return destroy(h); }
 int cusolverDnSetStream(void *h, void *s) { return set_stream(h, s); }
+int cusparseCreate(void **h) { return create(h); }
+int cusparseDestroy(void *h) { return destroy(h); }
+int cusparseSetStream(void *h, void *s) { return set_stream(h, s); }
 
 /* [p, p + the column-major rows x cols array with leading dimension ld) on the stream's device */
 static bool on_device(const handle *h, const void *p, int rows, int cols, int ld, size_t elem)
@@ -68,6 +78,8 @@ typedef struct {
     const void *a, *b;
     void *c, *work;
     int *ipiv, *info;
+    int64_t rows, cols, nnz; /* SpMV: the CSR matrix (a its values, b x, c y) */
+    const int32_t *row_ptr, *col;
 } call;
 
 static void run_and_free(void *self)
@@ -287,3 +299,124 @@ ROW(S, 0)
 ROW(D, 1)
 ROW(C, 2)
 ROW(Z, 3)
+
+/* cuSPARSE's generic SpMV on a CSR matrix: descriptors are host objects
+ * holding device pointers (read at the call: the call copies what it needs,
+ * so a descriptor may go once the call is queued). */
+enum { INDEX_32I = 2, INDEX_BASE_ZERO = 0, R_32F = 0, R_64F = 1, SPMV_ALG_DEFAULT = 0, SPMV_CSR_ALG1 = 2,
+       SPMV_CSR_ALG2 = 3 };
+enum { SPMV_WORKSPACE = 256 }; /* bytes of workspace PE must allocate and pass */
+
+typedef struct {
+    int64_t rows, cols, nnz;
+    const int32_t *row_ptr, *col;
+    const void *values;
+    int type;
+} sp_mat;
+typedef struct {
+    int64_t size;
+    void *values;
+    int type;
+} dn_vec;
+
+/* [p, p + n elements) on the stream's device */
+static bool vector_on_device(const handle *h, const void *p, int64_t n, size_t elem)
+{
+    return n <= 0 || pe_emul_cuda_check(h->stream, p, (size_t)n * elem) == 0;
+}
+static bool aligned(const void *p, size_t to) { return (uintptr_t)p % to == 0; }
+static size_t real_size(int type) { return type == R_32F ? 4 : 8; }
+
+int cusparseCreateCsr(void **mat, int64_t rows, int64_t cols, int64_t nnz, void *row_ptr, void *col, void *values,
+                      int offsets_type, int ind_type, int base, int value_type)
+{
+    /* what PE passes: 32-bit indices from 0, real values */
+    if (rows < 0 || cols < 0 || nnz < 0 || offsets_type != INDEX_32I || ind_type != INDEX_32I ||
+        base != INDEX_BASE_ZERO || (value_type != R_32F && value_type != R_64F) || !aligned(row_ptr, 4) ||
+        !aligned(col, 4) || !aligned(values, real_size(value_type)))
+        return INVALID_VALUE;
+    sp_mat *m = malloc(sizeof *m);
+    if (!m) return ALLOC_FAILED;
+    *m = (sp_mat){rows, cols, nnz, row_ptr, col, values, value_type};
+    *mat = m;
+    return OK;
+}
+int cusparseDestroySpMat(void *mat) { return free(mat), OK; }
+
+int cusparseCreateDnVec(void **vec, int64_t size, void *values, int type)
+{
+    if (size < 0 || (type != R_32F && type != R_64F) || !aligned(values, real_size(type))) return INVALID_VALUE;
+    dn_vec *v = malloc(sizeof *v);
+    if (!v) return ALLOC_FAILED;
+    *v = (dn_vec){size, values, type};
+    *vec = v;
+    return OK;
+}
+int cusparseDestroyDnVec(void *vec) { return free(vec), OK; }
+
+/* The arguments agree: y = A x with no transpose, one type throughout, sizes that fit. */
+static bool spmv_args(int op, const sp_mat *a, const dn_vec *x, const dn_vec *y, int compute_type, int alg)
+{
+    return a && x && y && op == 0 && (alg == SPMV_ALG_DEFAULT || alg == SPMV_CSR_ALG1 || alg == SPMV_CSR_ALG2) &&
+           compute_type == a->type && x->type == a->type && y->type == a->type && x->size == a->cols &&
+           y->size == a->rows && a->rows <= INT32_MAX && a->nnz <= INT32_MAX;
+}
+
+int cusparseSpMV_bufferSize(void *hv, int op, const void *alpha, void *mat, void *x, const void *beta, void *y,
+                            int compute_type, int alg, size_t *bytes)
+{
+    (void)hv, (void)alpha, (void)beta;
+    if (!spmv_args(op, mat, x, y, compute_type, alg) || !bytes) return INVALID_VALUE;
+    *bytes = SPMV_WORKSPACE;
+    return OK;
+}
+
+/* Each row in the element type, in column order; an index the real
+ * library would follow out of its arrays aborts (PE checks them first). */
+#define SPMV_LOOP(T)                                                                                             \
+    {                                                                                                            \
+        const T *v = c->a, *x = c->b;                                                                            \
+        T *y = c->c, al = (T)creal(c->alpha), be = (T)creal(c->beta);                                            \
+        for (int64_t i = 0; i < c->rows; i++) {                                                                  \
+            int32_t lo = c->row_ptr[i], hi = c->row_ptr[i + 1];                                                  \
+            if (lo < 0 || lo > hi || hi > c->nnz) bad_index("row_ptr", i + 1, hi);                              \
+            T s = 0;                                                                                             \
+            for (int32_t k = lo; k < hi; k++) {                                                                  \
+                if (c->col[k] < 0 || c->col[k] >= c->cols) bad_index("col_idx", k, c->col[k]);                   \
+                s += v[k] * x[c->col[k]];                                                                        \
+            }                                                                                                    \
+            y[i] = c->beta == 0 ? al * s : al * s + be * y[i]; /* y not read where beta is 0 */                 \
+        }                                                                                                        \
+    }
+static void bad_index(const char *array, int64_t at, int64_t value)
+{
+    fprintf(stderr, "emulated cuSPARSE: %s[%lld] = %lld reads outside the matrix's arrays (unchecked indices)\n",
+            array, (long long)at, (long long)value);
+    abort();
+}
+static void run_spmv(void *self)
+{
+    call *c = self;
+    if (c->row_ptr[0] != 0) bad_index("row_ptr", 0, c->row_ptr[0]);
+    if (c->kind == 0) SPMV_LOOP(float)
+    else SPMV_LOOP(double)
+}
+
+int cusparseSpMV(void *hv, int op, const void *alpha, void *mat, void *xv, const void *beta, void *yv,
+                 int compute_type, int alg, void *buffer)
+{
+    handle *h = hv;
+    const sp_mat *a = mat;
+    const dn_vec *x = xv, *y = yv;
+    if (!spmv_args(op, a, x, y, compute_type, alg)) return INVALID_VALUE;
+    int kind = a->type == R_32F ? 0 : 1;
+    size_t e = elem_of(kind);
+    if (!vector_on_device(h, a->row_ptr, a->rows + 1, 4) || !vector_on_device(h, a->col, a->nnz, 4) ||
+        !vector_on_device(h, a->values, a->nnz, e) || !vector_on_device(h, x->values, x->size, e) ||
+        !vector_on_device(h, y->values, y->size, e) || !vector_on_device(h, buffer, SPMV_WORKSPACE, 1))
+        return INVALID_VALUE;
+    call c = {.run = run_spmv, .kind = kind, .alpha = scalar(kind, alpha), .beta = scalar(kind, beta), .a = a->values,
+              .b = x->values, .c = y->values, .rows = a->rows, .cols = a->cols, .nnz = a->nnz, .row_ptr = a->row_ptr,
+              .col = a->col};
+    return queue(h, &c);
+}
