@@ -11,17 +11,18 @@
  * unfinished links): the intrinsics fft, conv (matmul and the LU family
  * are here, real and complex, on the CPU and on a GPU's cuBLAS and
  * cuSOLVER; spmv on the CPU, as a hand-written parallel loop, not yet a
- * generated kernel nor cuSPARSE, real only), complex reductions in
- * generated kernels, a batched (3-d) matmul.
+ * generated kernel nor cuSPARSE, real only), a complex prod in a
+ * generated kernel, a batched (3-d) matmul.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer
  * (pe_from_host, pe_adopt, pe_read, pe_map).  Element-wise ops, casts and
  * views of complex values are fused into generated kernels (CPU and CUDA)
  * as pairs of reals, to the interpreter's values (docs/architecture.md);
- * complex reductions (sum, prod, mean, dot, vdot) are computed by the
- * interpreter, in double complex (the code generators make no complex
- * reduction kernels yet).
+ * complex sum, mean, dot and vdot are two real reductions there (the
+ * part sums, each compensated as the interpreter's double complex sum is
+ * part by part); a complex prod is computed by the interpreter, in double
+ * complex (its producer in kernels).
  *
  * Threading: any number of application threads may call the API at once; a
  * scope belongs to the thread that opened it.
