@@ -410,6 +410,9 @@ static pe_array record_complex_sum(const pe_site *s, pe_op op, pe_port *const *i
                                    pe_dtype dtype, pe_dtype ctype, int in_rank, const int64_t *in_shape, int rank,
                                    const int64_t *shape, int64_t axis)
 {
+    /* the line's IR facts (a pecc build) are the request's, pe_sum's: set
+     * them, and cut the batch if due, before the parts are enqueued */
+    pe_ir_begin_request(s, op);
     uint32_t values = in_idx[0];
     pe_dtype work = ctype; /* the complex type the parts are taken of */
     if (n == 2) {          /* dot, vdot: the products in c128 */
