@@ -8,21 +8,22 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): matmul, the LU family, fft/ifft, conv/correlate and
- * spmv are here; a GPU makes matmul and the LU family (real and complex) on
- * cuBLAS and cuSOLVER and spmv on cuSPARSE, and not yet fft (cuFFT), whose
- * batches run on the CPU; spmv is a hand-written parallel loop on the CPU,
- * not yet a generated kernel, real only; conv is real only; complex
- * reductions in generated kernels; a batched (3-d) matmul.
+ * unfinished links): fft on a GPU (cuFFT; its batches run on the CPU), spmv
+ * as a generated kernel and of complex arrays, convolution of complex
+ * arrays, a complex prod in a generated kernel, a batched (3-d) matmul.
+ * Here: matmul, the LU family, fft/ifft, conv/correlate and spmv on the
+ * CPU; on a GPU matmul and the LU family (real and complex) on cuBLAS and
+ * cuSOLVER, spmv on cuSPARSE.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer
  * (pe_from_host, pe_adopt, pe_read, pe_map).  Element-wise ops, casts and
  * views of complex values are fused into generated kernels (CPU and CUDA)
  * as pairs of reals, to the interpreter's values (docs/architecture.md);
- * complex reductions (sum, prod, mean, dot, vdot) are computed by the
- * interpreter, in double complex (the code generators make no complex
- * reduction kernels yet).
+ * complex sum, mean, dot and vdot are two real reductions there (the
+ * part sums, each compensated as the interpreter's double complex sum is
+ * part by part); a complex prod is computed by the interpreter, in double
+ * complex (its producer in kernels).
  *
  * Threading: any number of application threads may call the API at once; a
  * scope belongs to the thread that opened it.

@@ -1,10 +1,10 @@
 /* test_complex_kernels.c — complex values computed by generated kernels
  * (the pair lowering, jit/codegen/kir_complex.c, then the CPU JIT): every
  * element-wise op that takes complex operands, casts, pe_complex, cond,
- * fused chains, views, and the element-wise producers of complex
- * reductions, each
+ * fused chains, views, complex sum, mean, dot and vdot (two real
+ * reductions) and the producer of a complex prod, each
  *   - computed with no port on the interpreter (pe_stats.ops_interpreted
- *     unchanged; a reduction: only the reduction itself),
+ *     unchanged; prod: only the reduction itself),
  *   - against the interpreter's value of the same expression (pe_reference,
  *     exec/interp/complexmath.c: the oracle the lowering copies), on random
  *     values and on edge values (zeros of both signs, infinities, NaN, huge
@@ -400,45 +400,99 @@ static void test_views_of_complex_arrays(void **state)
 
 /* ------------------------------------------------------------- reductions */
 
-/* sum, mean, dot, vdot of complex values: the reduction is the
- * interpreter's (pair-lowered reductions are not generated yet), its
- * element-wise producer a kernel: one interpreted port per reduction. */
-static void test_reduction_producers_are_kernels(void **state)
+/* sum, mean, dot, vdot of complex values: two real reductions (the part
+ * sums, jit/record/record.c's record_complex_sum), each a kernel with its
+ * fused producer: no port on the interpreter.  Against the interpreter
+ * (pe_reference) and <complex.h> in long double, both normwise over the
+ * terms: the interpreter's Neumaier sums in double and the kernels'
+ * chunked compensated ones differ by a few roundings of the result; a c64
+ * producer rounds each term to floats.  Over all elements and along each
+ * axis.  prod keeps one complex accumulator: the interpreter's port. */
+typedef struct {
+    const char *name;
+    int axis; /* -1: all elements */
+} reduction_case;
+
+static pe_array complex_reduction(int c, int axis, pe_array a, pe_array b)
+{
+    switch (c) {
+    case 0: return axis < 0 ? pe_sum(pe_add(pe_mul(a, b), a)) : pe_sum_axis(pe_add(pe_mul(a, b), a), axis);
+    case 1: return axis < 0 ? pe_mean(pe_add(pe_mul(a, b), a)) : pe_mean_axis(pe_add(pe_mul(a, b), a), axis);
+    case 2: return pe_dot(pe_add(a, b), b);
+    default: return pe_vdot(pe_add(a, b), b);
+    }
+}
+
+/* The long double value of case c at output element o (rows x cols input;
+ * axis 0 sums a column, 1 a row, -1 everything) and its scale, the sum of
+ * the terms' magnitudes. */
+static ldc complex_reduction_want(int c, int axis, pe_dtype t, const dc *z, const dc *w, int rows, int cols, int o,
+                                  long double *scale)
+{
+    ldc acc = 0;
+    int count = 0;
+    *scale = 0;
+    for (int i = 0; i < rows * cols; i++) {
+        if ((axis == 0 && i % cols != o) || (axis == 1 && i / cols != o)) continue;
+        ldc p = operand(t, z[i]), q = operand(t, w[i]), term = c < 2 ? p * q + p : c == 2 ? (p + q) * q : conjl(p + q) * q;
+        acc += term;
+        *scale += cabsl(p) * (1 + cabsl(q)) + cabsl(q) * cabsl(q);
+        count++;
+    }
+    if (c == 1) acc /= count, *scale /= count;
+    return acc;
+}
+
+static void test_reductions_are_kernels(void **state)
 {
     (void)state;
+    enum { ROWS = 7, COLS = N / 7 };
     static dc z[N], w[N];
     random_values(z, N);
     random_values(w, N);
-    int64_t n = N;
-    pe_array a = make(PE_C128, 1, &n, z), b = make(PE_C128, 1, &n, w);
-    ldc sum = 0, dot = 0, vdot = 0;
-    for (int i = 0; i < N; i++) {
-        ldc p = operand(PE_C128, z[i]), q = operand(PE_C128, w[i]);
-        sum += p * q + p;
-        dot += (p + q) * q;
-        vdot += conjl(p + q) * q;
-    }
     static const char *const names[] = {"sum", "mean", "dot", "vdot"};
-    const ldc wants[] = {sum, sum / N, dot, vdot};
-    long double scale = 0;
-    for (int i = 0; i < N; i++) scale += cabsl(operand(PE_C128, z[i])) * (1 + cabsl(operand(PE_C128, w[i])));
-    for (int c = 0; c < 4; c++) {
-        pe_array r = c == 0 ? pe_sum(pe_add(pe_mul(a, b), a))
-                   : c == 1 ? pe_mean(pe_add(pe_mul(a, b), a))
-                   : c == 2 ? pe_dot(pe_add(a, b), b)
-                            : pe_vdot(pe_add(a, b), b);
+    for (pe_dtype t = PE_C64; t <= PE_C128; t++) {
+        double u = is_c64(t) ? U32 : U64;
+        int64_t shape[2] = {ROWS, COLS};
+        pe_array a = make(t, 2, shape, z), b = make(t, 2, shape, w);
+        for (int c = 0; c < 4; c++)
+            for (int axis = -1; axis <= (c < 2 ? 1 : -1); axis++) {
+                pe_array r = complex_reduction(c, axis, a, b);
+                assert_int_equal(pe_dtype_of(r), t);
+                pe_array ref = pe_reference(r); /* the interpreter's value of the whole expression */
+                dc *want_interp = read_any(ref);
+                pe_stats before = tu_stats();
+                dc *got = read_any(r);
+                pe_stats after = tu_stats();
+                if (after.ops_interpreted != before.ops_interpreted)
+                    fail_msg("%s %s axis %d: %llu port(s) on the interpreter", names[c], pe_dtype_name(t), axis,
+                             (unsigned long long)(after.ops_interpreted - before.ops_interpreted));
+                assert_true(after.kernels_launched > before.kernels_launched);
+                int outputs = axis < 0 ? 1 : axis == 0 ? COLS : ROWS;
+                assert_int_equal(pe_numel(r), outputs);
+                for (int o = 0; o < outputs; o++) {
+                    long double scale;
+                    ldc want = complex_reduction_want(c, axis, t, z, w, ROWS, COLS, o, &scale);
+                    long double to_ld = cabsl(CMPLXL(creal(got[o]), cimag(got[o])) - want);
+                    long double to_interp = cabsl(CMPLXL(creal(got[o]) - creal(want_interp[o]),
+                                                         cimag(got[o]) - cimag(want_interp[o])));
+                    if (!(to_ld <= 8 * u * scale) || !(to_interp <= 8 * u * scale))
+                        fail_msg("%s %s axis %d element %d: error %.3Lg (long double), %.3Lg (interpreter), scale %.3Lg",
+                                 names[c], pe_dtype_name(t), axis, o, to_ld, to_interp, scale);
+                }
+                free(got), free(want_interp);
+                pe_release(ref), pe_release(r);
+            }
+        /* prod: one complex accumulator, the interpreter's port; its producer a kernel */
+        pe_array p = pe_prod(pe_mul(a, b));
         pe_stats before = tu_stats();
-        dc got;
-        assert_int_equal(pe_read(r, &got, sizeof got), PE_OK);
+        dc *got = read_any(p);
         pe_stats after = tu_stats();
         assert_int_equal(after.ops_interpreted - before.ops_interpreted, 1);
         assert_true(after.kernels_launched > before.kernels_launched);
-        /* compensated part by part: a few roundings of the sum */
-        long double err = cabsl(CMPLXL(creal(got), cimag(got)) - wants[c]);
-        if (!(err <= 8 * U64 * scale / (c == 1 ? N : 1))) fail_msg("%s: error %.3Lg", names[c], err);
-        pe_release(r);
+        free(got), pe_release(p);
+        pe_release(a), pe_release(b);
     }
-    pe_release(a), pe_release(b);
     tu_expect_no_error();
 }
 
@@ -487,7 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mandelbrot_chain, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_phase_chain_into_real_sum, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_views_of_complex_arrays, tu_setup, tu_teardown),
-        cmocka_unit_test_setup_teardown(test_reduction_producers_are_kernels, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_reductions_are_kernels, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,12 @@
 /* test_cuda_gpu.c — the CUDA executor on a real GPU (ctest label `gpu`;
  * exit 77 where there is none): every element-wise op in f32 and f64 and
- * the fused reductions against the reference interpreter, results that stay
+ * the fused reductions against the reference interpreter, complex sum, mean,
+ * dot and vdot (two real reductions) against long double, results that stay
  * on the GPU until read, and eviction to the host under PE_CUDA_MEM_LIMIT. */
 #include "test_util.h"
+
+#include <complex.h>
+#undef complex /* the catalog has an op of that name */
 
 #include "emul/emul_checks.h"
 #include "irformat/ops.h"
@@ -313,6 +317,68 @@ static void test_folded_reductions_run_on_the_gpu(void **state)
         else assert_true(got[j] == want[j]);
     }
     free(k), free(m), free(p);
+}
+
+/* Complex sum, mean, dot and vdot (c64, c128; sum and mean along an axis
+ * too) are two real reductions of the parts (jit/record/record.c): GPU
+ * kernels, nothing interpreted, within a few roundings of the terms'
+ * magnitudes of <complex.h> in long double. */
+static void test_complex_reductions_run_on_the_gpu(void **state)
+{
+    (void)state;
+    enum { ROWS = 3, COLS = 4099, NC = ROWS * COLS };
+    double _Complex *z = malloc(NC * sizeof *z), *w = malloc(NC * sizeof *w);
+    float _Complex *zf = malloc(NC * sizeof *zf), *wf = malloc(NC * sizeof *wf);
+    for (int i = 0; i < NC; i++) {
+        z[i] = CMPLX(sin(i * 0.37) * 3, cos(i * 0.11)), w[i] = CMPLX(cos(i * 0.7), sin(i * 1.3) * 2);
+        zf[i] = CMPLXF((float)creal(z[i]), (float)cimag(z[i])), wf[i] = CMPLXF((float)creal(w[i]), (float)cimag(w[i]));
+    }
+    assert_int_equal(start("cuda"), PE_OK);
+    for (int c64 = 0; c64 < 2; c64++) {
+        int64_t shape[2] = {ROWS, COLS};
+        pe_dtype t = c64 ? PE_C64 : PE_C128;
+        pe_array a = pe_from_host(t, 2, shape, c64 ? (void *)zf : (void *)z);
+        pe_array b = pe_from_host(t, 2, shape, c64 ? (void *)wf : (void *)w);
+        for (int c = 0; c < 5; c++) {
+            pe_stats before, after;
+            pe_get_stats(&before);
+            pe_array e = pe_add(pe_mul(a, b), a);
+            pe_array r = c == 0 ? pe_sum(e) : c == 1 ? pe_mean(e) : c == 2 ? pe_dot(pe_add(a, b), b)
+                       : c == 3 ? pe_vdot(pe_add(a, b), b) : pe_sum_axis(e, 0);
+            int outputs = c == 4 ? COLS : 1;
+            double _Complex *got = malloc((size_t)outputs * sizeof *got);
+            if (c64) {
+                float _Complex *f = malloc((size_t)outputs * sizeof *f);
+                assert_int_equal(pe_read(r, f, (size_t)outputs * sizeof *f), PE_OK);
+                for (int o = 0; o < outputs; o++) got[o] = f[o];
+                free(f);
+            } else {
+                assert_int_equal(pe_read(r, got, (size_t)outputs * sizeof *got), PE_OK);
+            }
+            pe_get_stats(&after);
+            assert_int_equal(after.ops_interpreted, before.ops_interpreted);
+            assert_true(after.gpu_batches > before.gpu_batches);
+            for (int o = 0; o < outputs; o++) {
+                long double _Complex want = 0;
+                long double scale = 0;
+                for (int i = 0; i < NC; i++) {
+                    if (c == 4 && i % COLS != o) continue;
+                    long double _Complex p = c64 ? zf[i] : z[i], q = c64 ? wf[i] : w[i];
+                    want += c == 2 ? (p + q) * q : c == 3 ? conjl(p + q) * q : p * q + p;
+                    scale += cabsl(p) * (1 + cabsl(q)) + cabsl(q) * cabsl(q);
+                }
+                if (c == 1) want /= NC, scale /= NC;
+                long double err = cabsl(got[o] - want);
+                if (!(err <= 8 * (c64 ? 0x1p-24 : 0x1p-53) * scale))
+                    fail_msg("case %d %s element %d: error %.3Lg, scale %.3Lg", c, c64 ? "c64" : "c128", o, err, scale);
+            }
+            free(got);
+            pe_release(r), pe_release(e);
+        }
+        pe_release(a), pe_release(b);
+    }
+    pe_shutdown();
+    free(z), free(w), free(zf), free(wf);
 }
 
 /* A result stays on the GPU until the host needs it; an input goes up once. */
@@ -674,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_in_one_kernel),
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
         cmocka_unit_test(test_folded_reductions_run_on_the_gpu),
+        cmocka_unit_test(test_complex_reductions_run_on_the_gpu),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_large_copies_through_pinned_staging),
         cmocka_unit_test(test_eviction_under_a_memory_cap),

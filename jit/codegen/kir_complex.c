@@ -42,8 +42,10 @@
  *   eq, ne  both parts equal (NaN unequal), its negation
  *   cond, concat  part by part; casts and pe_complex: each part converted
  * Constants the formulas need are KIR_OP constant (the value's bits in imm).
- * Complex reductions are not lowered: the fusion rules leave them to the
- * interpreter (kir_complex_emittable). */
+ * No complex reduction reaches it: sum, mean, dot and vdot are recorded as
+ * two real reductions of the parts (jit/record/record.c's
+ * record_complex_sum), and the fusion rules leave prod to the interpreter
+ * (kir_complex_emittable). */
 #include <math.h>
 #include <string.h>
 

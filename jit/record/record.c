@@ -1,6 +1,7 @@
 /* record.c — turning a request into a port: operand lookup, invalid-array
  * propagation, shape and type rules, folding, the COMPUTE entry, and handing
- * the result to the application.  Nothing is computed here (progressive
+ * the result to the application; a complex sum, mean, dot or vdot recorded
+ * as two real reductions (record_complex_sum).  Nothing is computed here (progressive
  * evaluation); the C-scheduler (queue.c) decides when the queue runs. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +319,9 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
     return h;
 }
 
+static pe_array record_complex_sum(const pe_site *s, pe_op op, pe_port *const *in, const uint32_t *in_idx, int n,
+                                   pe_dtype dtype, pe_dtype ctype, int in_rank, const int64_t *in_shape, int rank,
+                                   const int64_t *shape, int64_t axis);
 static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const uint32_t *in_idx, int n, int axis,
                                  bool per_axis, const char *api);
 
@@ -378,5 +382,66 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
     pe_op_types(op, in, n, &dtype, &ctype);
     if (!settle_wide_ints(s, api, in, n, ctype, false)) return pe_invalid_result(s, op, PE_E_ARG);
     int64_t param = axis;
+    if (pe_dtype_is_complex(ctype) && op != PE_OP_prod)
+        return record_complex_sum(s, op, in, in_idx, n, dtype, ctype, in_rank, in_shape, rank, shape, param);
     return pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, &param, 1);
+}
+
+/* A complex sum, mean, dot or vdot as two real reductions, so that kernels
+ * compute it (a kernel holds one reduction of one accumulator): the sum of
+ * the real parts and the sum of the imaginary parts, each its own kernel
+ * with the fused producer recomputed, joined by pe_complex.  The values are
+ * the interpreter's complex reduction's ("compensated part by part",
+ * exec/interp/interp.c's reduce_one_c): each part summed on its own in
+ * double and rounded to the result's part type once; a mean divides each
+ * part's sum by n.  dot and vdot multiply the operands, each rounded to the
+ * compute type as the interpreter rounds them, in c128 (the interpreter's
+ * double product: a c64 product rounded to floats term by term would not be
+ * its value), and round the f64 part sums to c64 at the end.  The product
+ * (the reduction's element-wise producer) stays fused.  prod keeps its one
+ * complex accumulator: the interpreter's. */
+static uint32_t enqueue_map(const pe_site *s, pe_op op, const uint32_t *x, int n, pe_dtype dtype, pe_dtype ctype,
+                            int rank, const int64_t *shape)
+{
+    return pe_enqueue_op(s, op, x, n, dtype, ctype, rank, shape, NULL, 0);
+}
+
+static pe_array record_complex_sum(const pe_site *s, pe_op op, pe_port *const *in, const uint32_t *in_idx, int n,
+                                   pe_dtype dtype, pe_dtype ctype, int in_rank, const int64_t *in_shape, int rank,
+                                   const int64_t *shape, int64_t axis)
+{
+    /* the line's IR facts (a pecc build) are the request's, pe_sum's: set
+     * them, and cut the batch if due, before the parts are enqueued */
+    pe_ir_begin_request(s, op);
+    uint32_t values = in_idx[0];
+    pe_dtype work = ctype; /* the complex type the parts are taken of */
+    if (n == 2) {          /* dot, vdot: the products in c128 */
+        work = PE_C128;
+        uint32_t x[2];
+        for (int i = 0; i < 2; i++) {
+            x[i] = in_idx[i];
+            pe_dtype t = (pe_dtype)in[i]->dtype;
+            if (t != ctype) x[i] = enqueue_map(s, PE_OP_cast, &x[i], 1, ctype, t, in[i]->rank, in[i]->shape);
+            if (ctype != work && x[i] != NO_SLOT)
+                x[i] = enqueue_map(s, PE_OP_cast, &x[i], 1, work, ctype, in[i]->rank, in[i]->shape);
+            if (x[i] == NO_SLOT) return (pe_array){0};
+        }
+        if (op == PE_OP_vdot) x[0] = enqueue_map(s, PE_OP_conj, &x[0], 1, work, work, in[0]->rank, in[0]->shape);
+        if (x[0] == NO_SLOT) return (pe_array){0};
+        values = enqueue_map(s, PE_OP_mul, x, 2, work, work, in_rank, in_shape);
+        if (values == NO_SLOT) return (pe_array){0};
+    }
+    pe_dtype part = pe_dtype_real_part(work);
+    pe_op part_op = op == PE_OP_mean ? PE_OP_mean : PE_OP_sum;
+    uint32_t sums[2];
+    for (int i = 0; i < 2; i++) {
+        uint32_t p = enqueue_map(s, i ? PE_OP_imag : PE_OP_real, &values, 1, part, work, in_rank, in_shape);
+        if (p == NO_SLOT) return (pe_array){0};
+        sums[i] = pe_enqueue_op(s, part_op, &p, 1, part, part, rank, shape, &axis, 1);
+        if (sums[i] == NO_SLOT) return (pe_array){0};
+    }
+    if (work == dtype) return pe_record_op(s, PE_OP_complex, sums, 2, dtype, part, rank, shape, NULL, 0);
+    uint32_t joined = enqueue_map(s, PE_OP_complex, sums, 2, work, part, rank, shape);
+    if (joined == NO_SLOT) return (pe_array){0};
+    return pe_record_op(s, PE_OP_cast, &joined, 1, dtype, work, rank, shape, NULL, 0);
 }
