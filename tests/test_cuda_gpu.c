@@ -6,6 +6,10 @@
 #include "test_util.h"
 
 #include <complex.h>
+#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 #undef complex /* the catalog has an op of that name */
 
 #include "emul/emul_checks.h"
