@@ -27,7 +27,7 @@ static void test_triad_streams_into_aligned_and_unaligned_buffers(void **state)
 {
     (void)state;
     float *a = inputs(1, N), *b = inputs(2, N), *c = inputs(3, N);
-    float *block = aligned_alloc(64, (N + 64) * sizeof *block);
+    float *block = aligned_alloc(64, (N + 64) / 16 * 64); /* C11: the size a multiple of the alignment */
     assert_non_null(block);
     pe_array pa = pe_f32_1d(a, N), pb = pe_f32_1d(b, N), pc = pe_f32_1d(c, N);
     for (int shift = 0; shift < 2; shift++) {
@@ -50,7 +50,7 @@ static void test_outputs_of_every_width(void **state)
 {
     (void)state;
     float *a = inputs(4, N), *b = inputs(5, N);
-    float *y = aligned_alloc(64, (N + 16) * sizeof *y);
+    float *y = aligned_alloc(64, (N + 16) / 16 * 64);
     double *z = malloc(N * sizeof *z);
     int32_t *w = malloc(N * sizeof *w);
     uint8_t *m = malloc(N);
