@@ -12,18 +12,8 @@
 
 static const char *dtype_name(pe_dtype t) { return t == PE_F32 ? "f32" : t == PE_F64 ? "f64" : t == PE_C64 ? "c64" : t == PE_C128 ? "c128" : "other"; }
 
-static bool on_jit(void)
-{
-    const char *e = getenv("PE_EXECUTOR");
-    return !e || strcmp(e, "interp") != 0;
-}
-
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static double uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0 * 2 - 1;
-}
+static double uniform(void) { return tu_uniform(&rng_state); } /* [-1, 1) */
 
 static void *random_buffer(pe_dtype t, int64_t n)
 {
@@ -81,7 +71,7 @@ static void conv_case(pe_dtype t, int64_t batch, int64_t n0, int64_t n1, int dim
     double *c = tu_read_as_f64(C, &count);
     assert_int_equal(count, numel);
     pe_stats after = tu_stats();
-    if (on_jit()) { /* the regime asked for: a library call, or fused views */
+    if (!tu_on_interpreter()) { /* the regime asked for: a library call, or fused views */
         uint64_t calls = after.library_calls - before.library_calls, kernels = after.kernels_launched - before.kernels_launched;
         if (calls != (via_fft ? 1u : 0u) || (!via_fft && kernels != 1))
             fail_msg("a %lld x %lld x %lld, kernel %lld x %lld: %llu library calls, %llu kernels", (long long)batch,
@@ -177,7 +167,7 @@ static void fused_with_neighbours(void **state)
     double r[64];
     assert_int_equal(pe_read(R, r, sizeof r), PE_OK);
     pe_stats after = tu_stats();
-    if (on_jit()) assert_int_equal(after.kernels_launched - before.kernels_launched, 2);
+    if (!tu_on_interpreter()) assert_int_equal(after.kernels_launched - before.kernels_launched, 2);
     for (int64_t i = 0; i < n; i++) {
         long double s = 1;
         for (int64_t j = 0; j < nk; j++) {

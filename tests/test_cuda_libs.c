@@ -30,11 +30,7 @@
 #include "irformat/dtypes.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static double uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0 * 2 - 1;
-}
+static double uniform(void) { return tu_uniform(&rng_state); } /* [-1, 1) */
 
 static bool complex_t(pe_dtype t) { return t == PE_C64 || t == PE_C128; }
 static bool single_t(pe_dtype t) { return t == PE_F32 || t == PE_C64; }

@@ -27,21 +27,11 @@ typedef long double complex lcomplex;
 
 static const char *dtype_name(pe_dtype t) { return t == PE_F32 ? "f32" : t == PE_F64 ? "f64" : t == PE_C64 ? "c64" : t == PE_C128 ? "c128" : "other"; }
 
-static bool on_jit(void)
-{
-    const char *e = getenv("PE_EXECUTOR");
-    return !e || strcmp(e, "interp") != 0;
-}
-
 /* sizes whose O(n^2) references are too slow for the interpreter or PE_CHECK */
-static bool large_sizes(void) { return on_jit() && !getenv("PE_CHECK"); }
+static bool large_sizes(void) { return !tu_on_interpreter() && !getenv("PE_CHECK"); }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0 * 2 - 1;
-}
+static double uniform(void) { return tu_uniform(&rng_state); } /* [-1, 1) */
 
 static bool is_complex(pe_dtype t) { return t == PE_C64 || t == PE_C128; }
 static bool single(pe_dtype t) { return t == PE_F32 || t == PE_C64; }
@@ -278,7 +268,7 @@ static void fused_producer_one_call(void **state)
         dft(want, n, 8, 16, false);
         check_close(got, want, scaled, n, n, PE_F64, false, "fft(2 a)");
         pe_stats after = tu_stats();
-        if (on_jit()) {
+        if (!tu_on_interpreter()) {
             assert_int_equal(after.library_calls - before.library_calls, 1);
             assert_int_equal(after.kernels_launched - before.kernels_launched, 1);
         }
@@ -359,7 +349,7 @@ static void one_fft(int64_t n)
 static void wisdom_kept_and_corrupt_file_ignored(void **state)
 {
     (void)state;
-    if (!on_jit()) skip(); /* the interpreter plans nothing */
+    if (tu_on_interpreter()) skip(); /* the interpreter plans nothing */
     char dir[] = "/tmp/pe-fft-wisdom-XXXXXX";
     assert_non_null(mkdtemp(dir));
     tu_errors_clear();

@@ -17,18 +17,8 @@
 
 #include "profiler/profdb.h"
 
-static bool on_jit(void)
-{
-    const char *e = getenv("PE_EXECUTOR");
-    return !e || strcmp(e, "interp") != 0;
-}
-
 static uint64_t rng_state = 88172645463325252ull;
-static double uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0 * 2 - 1;
-}
+static double uniform(void) { return tu_uniform(&rng_state); } /* [-1, 1) */
 
 static void *random_buffer(pe_dtype t, int64_t n)
 {
@@ -121,7 +111,7 @@ static void matmul_transposed(void **state)
         double *c = tu_read_as_f64(C, &count);
         check_product(t, x, true, y, true, c, m, k, n, 1, NULL, 0);
         pe_stats after = tu_stats();
-        if (on_jit()) {
+        if (!tu_on_interpreter()) {
             assert_int_equal(after.library_calls - before.library_calls, 1);
             assert_int_equal(after.kernels_launched - before.kernels_launched, 0);
         }
@@ -186,7 +176,7 @@ static void epilogue_fused(void **state)
             double *e = tu_read_as_f64(E, &count);
             check_product(t, a, false, b, false, e, m, k, n, 1.5, c0, -0.25);
             pe_stats after = tu_stats();
-            if (on_jit()) {
+            if (!tu_on_interpreter()) {
                 assert_int_equal(after.library_calls - before.library_calls, 1);
                 assert_int_equal(after.kernels_launched - before.kernels_launched, held ? 1 : 0);
             }
@@ -234,7 +224,7 @@ static void trace_cache_replays_calls(void **state)
         else assert_memory_equal(first, e, sizeof e);
         pe_release(E);
     }
-    if (on_jit()) assert_true(tu_stats().trace_hits - before.trace_hits >= 2);
+    if (!tu_on_interpreter()) assert_true(tu_stats().trace_hits - before.trace_hits >= 2);
     int64_t count;
     pe_array P = pe_matmul(A, A);
     double *p = tu_read_as_f64(P, &count);
@@ -259,7 +249,7 @@ static void matmul_large_against_cblas(void **state)
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1, a, (int)n, b, (int)n, 0, want, (int)n);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1, af, (int)n, bf, (int)n, 0, wantf, (int)n);
     for (int64_t i = 0; i < n * n; i++) {
-        if (on_jit()) {
+        if (!tu_on_interpreter()) {
             assert_true(c[i] == want[i]);
             assert_true((float)cf[i] == wantf[i]);
         } else { /* both within the bound of the exact product: within twice it of each other */
@@ -377,7 +367,7 @@ static void lu_cond_against_inverse(void **state)
     double k;
     assert_int_equal(pe_read(K, &k, sizeof k), PE_OK);
     assert_true(k <= exact * (1 + 1e-12) && k >= exact / 3);
-    if (!on_jit()) assert_true(fabs(k - exact) <= 1e-12 * exact);
+    if (tu_on_interpreter()) assert_true(fabs(k - exact) <= 1e-12 * exact);
     pe_release(A), pe_release(LU), pe_release(PIV), pe_release(K);
 }
 
@@ -572,7 +562,7 @@ static void profile_charges_the_call(void **state)
         assert_int_equal(p.sites[p.kernels[k].shares[0].site].line, line);
         assert_true(p.kernels[k].shares[0].weight == 1);
     }
-    assert_int_equal(found, on_jit() ? 1 : 0);
+    assert_int_equal(found, !tu_on_interpreter() ? 1 : 0);
     pe_profile_free(&p);
     tu_expect_no_error();
 }

@@ -55,6 +55,14 @@ __attribute__((unused)) static bool tu_on_interpreter(void)
     return e && strcmp(e, "interp") == 0;
 }
 
+/* The next value in [-1, 1) of a xorshift64 stream (each test file keeps
+ * its own state, so its data stay what its seed makes them). */
+static inline double tu_uniform(uint64_t *state)
+{
+    *state ^= *state << 13, *state ^= *state >> 7, *state ^= *state << 17;
+    return (double)(*state >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
 /* cmocka group/test fixtures: a fresh runtime per test, errors recorded. */
 __attribute__((unused)) static int tu_setup(void **state)
 {
