@@ -1732,17 +1732,17 @@ static void tile_element(emitter *e, gcc_jit_rvalue *j, void *arg)
  * operand, so the two pointers are the operands. */
 static void stream_copy_text(int vector_bytes, int64_t bytes, char *out, size_t n, const char **clobbers)
 {
-    static const char *const wide[4] = {"16", "17", "18", "19"}, *const narrow[4] = {"12", "13", "14", "15"};
-    const char *const *number = vector_bytes == 64 ? wide : narrow; /* zmm16-19: no SSE code uses them */
+    static const char *const wide[4] = {"xmm16", "xmm17", "xmm18", "xmm19"}, /* zmm16-19: no SSE code uses them */
+                             *const narrow[4] = {"xmm12", "xmm13", "xmm14", "xmm15"};
+    const char *const *clobbered = vector_bytes == 64 ? wide : narrow;
     const char *reg = vector_bytes == 64 ? "zmm" : vector_bytes == 32 ? "ymm" : "xmm";
     const char *load = vector_bytes == 64 ? "vmovdqu64" : vector_bytes == 32 ? "vmovdqu" : "movdqu";
     const char *store = vector_bytes == 16 ? "movntdq" : "vmovntdq";
-    static const char *const xmm_wide[4] = {"xmm16", "xmm17", "xmm18", "xmm19"}, *const xmm_narrow[4] = {"xmm12", "xmm13", "xmm14", "xmm15"};
     size_t used = 0;
     for (int64_t at = 0, r = 0; at < bytes; at += vector_bytes, r = (r + 1) % 4)
         used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s %lld(%%1), %%%%%s%s\n\t%s %%%%%s%s, %lld(%%0)\n\t", load,
-                                 (long long)at, reg, number[r], store, reg, number[r], (long long)at);
-    for (int r = 0; r < 4; r++) clobbers[r] = vector_bytes == 64 ? xmm_wide[r] : xmm_narrow[r];
+                                 (long long)at, reg, clobbered[r] + 3, store, reg, clobbered[r] + 3, (long long)at);
+    for (int r = 0; r < 4; r++) clobbers[r] = clobbered[r];
 }
 
 static void stream_tile(emitter *e, gcc_jit_rvalue *t, void *arg)
