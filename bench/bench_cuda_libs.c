@@ -5,8 +5,13 @@
  *   sgemm, dgemm n x n   pe_matmul + pe_sync (operands already on the GPU,
  *                        the result left there)   vs cublas?gemm + a stream
  *                        synchronisation
+ *   fft c64 2^22, fft2 c64 4096 x 4096
+ *                        pe_fft + pe_sync (input on the GPU, result left
+ *                        there)   vs a cuFFT C2C plan (made before the
+ *                        timing) executed + a stream synchronisation
  * Median of `reps` runs after one warm-up each; the ratio is the direct
- * call's time over PE's (1.00: as fast).  Exit 77 without a GPU or cuBLAS.
+ * call's time over PE's (1.00: as fast).  Exit 77 without a GPU or cuBLAS;
+ * the FFT rows are skipped (said so) without cuFFT.
  *   bench_cuda_libs [n] [reps]     default 4096 5 */
 #include <math.h>
 #include <stdio.h>
@@ -85,6 +90,81 @@ static double direct(const pe_cuda_api *cu, const pe_cublas_api *blas, pe_dtype 
     return median(times, reps);
 }
 
+/* PE's fft of a c64 array of `rank` axes (n or n x n), median time; -1 off the GPU */
+static double fft_through_pe(int rank, int64_t n, int reps, const void *x)
+{
+    int64_t s[2] = {n, n};
+    pe_array X = pe_from_host(PE_C64, rank, s, x);
+    double times[32];
+    pe_stats before, after;
+    pe_get_stats(&before);
+    for (int r = -1; r < reps; r++) {
+        double t0 = now();
+        pe_array F = pe_fft(X, rank);
+        pe_sync();
+        if (r >= 0) times[r] = now() - t0;
+        pe_release(F);
+    }
+    pe_get_stats(&after);
+    pe_release(X);
+    if (after.gpu_batches - before.gpu_batches < (uint64_t)reps) return -1;
+    return median(times, reps);
+}
+
+static double fft_direct(const pe_cuda_api *cu, const pe_cufft_api *ff, int rank, int64_t n, int reps, const void *x)
+{
+    size_t bytes = (size_t)(rank == 2 ? n * n : n) * 8;
+    CUdeviceptr dx = 0, dy = 0;
+    CUstream s = NULL;
+    cufftHandle plan;
+    int lengths[2] = {(int)n, (int)n};
+    if (cu->cuStreamCreate(&s, 0) || cu->cuMemAlloc(&dx, bytes) || cu->cuMemAlloc(&dy, bytes) ||
+        cu->cuMemcpyHtoDAsync(dx, x, bytes, s) || cu->cuStreamSynchronize(s) ||
+        ff->plan_many(&plan, rank, lengths, NULL, 1, 0, NULL, 1, 0, PE_CUFFT_C2C, 1) || ff->set_stream(plan, s))
+        return -1;
+    double times[32];
+    for (int r = -1; r < reps; r++) {
+        double t0 = now();
+        ff->exec_c2c(plan, (void *)(uintptr_t)dx, (void *)(uintptr_t)dy, PE_CUFFT_FORWARD);
+        cu->cuStreamSynchronize(s);
+        if (r >= 0) times[r] = now() - t0;
+    }
+    ff->destroy(plan);
+    cu->cuStreamDestroy(s);
+    cu->cuMemFree(dx), cu->cuMemFree(dy);
+    return median(times, reps);
+}
+
+static int fft_rows(const pe_cuda_api *cu, CUcontext ctx, int reps)
+{
+    const pe_cufft_api *ff = pe_cufft();
+    if (!ff) {
+        printf("fft: skipped, no cuFFT\n");
+        return 0;
+    }
+    int status = 0;
+    for (int rank = 1; rank <= 2; rank++) {
+        int64_t n = rank == 1 ? (int64_t)1 << 22 : 4096, numel = rank == 1 ? n : n * n;
+        float *x = bench_alloc_or_exit(malloc((size_t)numel * 8));
+        srand(11);
+        for (int64_t i = 0; i < 2 * numel; i++) x[i] = (float)(2.0 * rand() / RAND_MAX - 1);
+        double pe = fft_through_pe(rank, n, reps, x);
+        cu->cuCtxSetCurrent(ctx);
+        double base = fft_direct(cu, ff, rank, n, reps, x);
+        double flops = 5.0 * (double)numel * log2((double)numel); /* the usual 5 n log2 n */
+        const char *name = rank == 1 ? "fft c64 2^22" : "fft2 c64 4096x4096";
+        if (pe < 0 || base < 0) {
+            printf("%s: %s\n", name, pe < 0 ? "PE did not run it on the GPU" : "cuFFT failed");
+            status = 1;
+        } else {
+            printf("%s: PE %.3f ms (%.0f GFLOP/s), cuFFT directly %.3f ms (%.0f GFLOP/s), ratio %.2f\n", name, pe * 1e3,
+                   flops / pe / 1e9, base * 1e3, flops / base / 1e9, base / pe);
+        }
+        free(x);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     int64_t n = argc > 1 ? atoll(argv[1]) : 4096;
@@ -126,6 +206,7 @@ int main(int argc, char **argv)
         }
         free(a), free(b);
     }
+    status |= fft_rows(cu, ctx, reps);
     cu->cuDevicePrimaryCtxRelease(pe_cuda_device_at(0)->handle);
     pe_shutdown();
     return status;

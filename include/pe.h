@@ -8,12 +8,13 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): fft on a GPU (cuFFT; its batches run on the CPU), spmv
- * as a generated kernel and of complex arrays, convolution of complex
- * arrays, a complex prod in a generated kernel, a batched (3-d) matmul.
+ * unfinished links): spmv as a generated kernel and of complex arrays,
+ * convolution of complex arrays, a complex prod in a generated kernel, a
+ * batched (3-d) matmul.
  * Here: matmul, the LU family, fft/ifft, conv/correlate and spmv on the
  * CPU; on a GPU matmul and the LU family (real and complex) on cuBLAS and
- * cuSOLVER, spmv on cuSPARSE.
+ * cuSOLVER, fft/ifft and the FFT path of conv/correlate on cuFFT, spmv on
+ * cuSPARSE.
  *
  * Complex dtypes: an element of PE_C64 / PE_C128 is C99's float complex /
  * double complex (real part, then imaginary part) in every host buffer

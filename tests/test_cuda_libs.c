@@ -8,14 +8,17 @@
  * host), a singular matrix's error at pe_lu's line; spmv (f32, f64) on
  * random CSR matrices, the same bits when repeated, fused producers and
  * consumers in the GPU's batch, a wrong structure's PE_E_ARG at pe_spmv's
- * line with the CPU's message and no library call.  It asserts the GPU made
+ * line with the CPU's message and no library call; fft and ifft (f32, f64,
+ * c64, c128; one and two axes, batched, odd lengths) and pe_conv /
+ * pe_correlate through the FFT on cuFFT, against the DFT and the
+ * convolution by their definitions in long double.  It asserts the GPU made
  * the calls (the batches ran there; on the emulation, the emulated
  * library's count).
  *
  * Runs on a real GPU (label gpu; exit 77 without one) and on the host
- * emulation (tests/emul: cuda_libs_on_host.c over OpenBLAS and LAPACKE).
- * `test_cuda_libs missing`, with PE_CUBLAS_LIBRARY, PE_CUSOLVER_LIBRARY
- * and PE_CUSPARSE_LIBRARY naming no library: the CPU computes the same
+ * emulation (tests/emul: cuda_libs_on_host.c over OpenBLAS, LAPACKE and FFTW).
+ * `test_cuda_libs missing`, with PE_CUBLAS_LIBRARY, PE_CUSOLVER_LIBRARY,
+ * PE_CUSPARSE_LIBRARY and PE_CUFFT_LIBRARY naming no library: the CPU computes the same
  * values, with one warning per library for the whole run. */
 #include <complex.h>
 #if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
@@ -585,6 +588,187 @@ static void spmv_bad_structure_on_the_gpu(void **state)
     pe_csr_destroy(a);
 }
 
+/* ------------------------------------------------------------- FFTs on cuFFT */
+
+/* The DFT of the last `dims` axes of x (batch x rows x cols, complex long
+ * double) by the definition, and the sum of the magnitudes of each line's
+ * inputs (the bound's scale). */
+static void direct_dft(const long double complex *x, long double complex *out, long double *mass, int64_t batch,
+                       int64_t rows, int64_t cols, bool inverse)
+{
+    const long double two_pi = 6.283185307179586476925286766559L;
+    for (int64_t b = 0; b < batch; b++) {
+        const long double complex *in = x + b * rows * cols;
+        long double m = 0;
+        for (int64_t q = 0; q < rows * cols; q++) m += cabsl(in[q]);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++) {
+                long double complex s = 0;
+                for (int64_t u = 0; u < rows; u++)
+                    for (int64_t v = 0; v < cols; v++) {
+                        long double angle = two_pi * ((long double)((r * u) % rows) / rows + (long double)((c * v) % cols) / cols);
+                        s += in[u * cols + v] * (cosl(angle) + (inverse ? 1 : -1) * I * sinl(angle));
+                    }
+                out[(b * rows + r) * cols + c] = inverse ? s / (long double)(rows * cols) : s;
+                mass[(b * rows + r) * cols + c] = inverse ? m / (long double)(rows * cols) : m;
+            }
+    }
+}
+
+/* fft or ifft of a (batch x rows x cols) array of dtype t, on the GPU and
+ * the CPU, both against the direct DFT within 4 log2(n) eps of each
+ * line's magnitude; the GPU's batch made the call (on the emulation: its
+ * library counted the transform). */
+static void fft_case(pe_dtype t, int dims, int64_t batch, int64_t rows, int64_t cols, bool inverse)
+{
+    int64_t numel = batch * rows * cols, line = dims == 2 ? rows * cols : cols;
+    int64_t shape[3] = {batch, rows, cols};
+    void *x = random_buffer(t, numel);
+    long double complex *lx = malloc(sizeof *lx * (size_t)numel), *want = malloc(sizeof *want * (size_t)numel);
+    long double *mass = malloc(sizeof *mass * (size_t)numel);
+    assert_true(lx && want && mass);
+    for (int64_t i = 0; i < numel; i++) lx[i] = at(t, x, i);
+    direct_dft(lx, want, mass, numel / line, dims == 2 ? rows : 1, cols, inverse);
+    pe_dtype rt = t == PE_F32 || t == PE_C64 ? PE_C64 : PE_C128;
+    double bound_scale = 4 * (log2((double)line) + 1) * eps_of(rt);
+    pe_array X = pe_from_host(t, 3, shape, x);
+    for (int gpu = 1; gpu >= 0; gpu--) {
+        on_gpu(gpu);
+        pe_sync();
+        pe_stats before = tu_stats();
+        long calls = emulated_calls();
+        pe_array F = inverse ? pe_ifft(X, dims) : pe_fft(X, dims);
+        assert_int_equal(pe_dtype_of(F), rt);
+        void *got = read_all(F, numel);
+        pe_array R = inverse ? pe_fft(F, dims) : pe_ifft(F, dims); /* the round trip, on the same device */
+        void *back = read_all(R, numel);
+        tu_expect_no_error();
+        for (int64_t i = 0; i < numel; i++) {
+            long double err = cabsl(at(rt, got, i) - want[i]), bound = bound_scale * (mass[i] + 1e-30L);
+            if (err > bound)
+                fail_msg("%s %s %s dims %d (%lld x %lld x %lld) element %lld: error %.3Lg, bound %.3Lg",
+                         gpu ? "GPU" : "CPU", inverse ? "ifft" : "fft", pe_dtype_name(t), dims, (long long)batch,
+                         (long long)rows, (long long)cols, (long long)i, err, bound);
+            long double trip = cabsl(at(rt, back, i) - lx[i]);
+            if (trip > 4 * bound_scale * (cabsl(lx[i]) + mass[i] / (inverse ? 1 : (long double)line) + 1))
+                fail_msg("%s round trip %s element %lld: off by %.3Lg", gpu ? "GPU" : "CPU", pe_dtype_name(t),
+                         (long long)i, trip);
+        }
+        if (gpu) {
+            assert_true(tu_stats().gpu_batches > before.gpu_batches);
+            if (calls >= 0 && emulated_calls() - calls < 2) /* the two transforms at least */
+                fail_msg("%ld library calls for an fft and its inverse on the GPU", emulated_calls() - calls);
+        }
+        pe_release(F), pe_release(R);
+        free(got), free(back);
+    }
+    pe_release(X);
+    free(x), free(lx), free(want), free(mass);
+}
+
+/* Whether the GPU's cuFFT is there (the emulation's, or the machine's). */
+static bool have_cufft(void)
+{
+    const char *path = getenv("PE_CUFFT_LIBRARY");
+    if (path && *path) return dlopen(path, RTLD_NOW | RTLD_NOLOAD) || dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    return dlopen("libcufft.so.12", RTLD_NOW | RTLD_LOCAL) || dlopen("libcufft.so.11", RTLD_NOW | RTLD_LOCAL) ||
+           dlopen("libcufft.so", RTLD_NOW | RTLD_LOCAL);
+}
+
+static void fft_on_the_gpu(void **state)
+{
+    (void)state;
+    if (!have_cufft()) return;
+    static const pe_dtype types[] = {PE_F32, PE_F64, PE_C64, PE_C128};
+    for (int d = 0; d < 4; d++)
+        for (int inverse = 0; inverse < 2; inverse++) {
+            fft_case(types[d], 1, 1, 1, 16, inverse);
+            fft_case(types[d], 1, 3, 2, 15, inverse); /* batched, an odd length */
+            fft_case(types[d], 2, 2, 6, 10, inverse);
+            fft_case(types[d], 2, 1, 7, 9, inverse);
+        }
+}
+
+/* pe_conv / pe_correlate through the FFT (more than 16 kernel elements) of
+ * a (batch x n0 x n1) with a (k0 x) k1 kernel, GPU and CPU against the
+ * definition (full[p] = sum_u a[u] k[p - u]; "same" from (k - 1) / 2; a
+ * correlation with k reversed) within 8 log2(padded) eps of each element's
+ * sum of magnitudes (an FFT's error spreads over the line). */
+static void conv_fft_case(pe_dtype t, int dims, int64_t batch, int64_t n0, int64_t n1, int64_t k0, int64_t k1,
+                          bool correlate)
+{
+    if (dims == 1) n0 = 1, k0 = 1;
+    int64_t numel = batch * n0 * n1, taps = k0 * k1, shape[3] = {batch, n0, n1}, shape1[2] = {batch, n1};
+    int64_t kshape[2] = {k0, k1};
+    void *a = random_buffer(t, numel), *k = random_buffer(t, taps);
+    long double *want = malloc(sizeof *want * (size_t)numel), *mass = malloc(sizeof *mass * (size_t)numel);
+    long double line_mass = 0;
+    assert_true(want && mass);
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t i = 0; i < n0; i++)
+            for (int64_t j = 0; j < n1; j++) {
+                long double s = 0, m = 0;
+                for (int64_t p = 0; p < k0; p++)
+                    for (int64_t q = 0; q < k1; q++) {
+                        int64_t u = i + (k0 - 1) / 2 - p, v = j + (k1 - 1) / 2 - q;
+                        if (u < 0 || u >= n0 || v < 0 || v >= n1) continue;
+                        int64_t kk = correlate ? (k0 - 1 - p) * k1 + (k1 - 1 - q) : p * k1 + q;
+                        long double term = creall(at(t, a, (b * n0 + u) * n1 + v)) * creall(at(t, k, kk));
+                        s += term, m += fabsl(term);
+                    }
+                int64_t e = (b * n0 + i) * n1 + j;
+                want[e] = s, mass[e] = m, line_mass = m > line_mass ? m : line_mass;
+            }
+    double padded = (double)((n0 + k0) * (n1 + k1));
+    long double bound = 8 * (log2(padded) + 1) * eps_of(t) * (line_mass + 1);
+    pe_array A = pe_from_host(t, dims == 2 ? 3 : 2, dims == 2 ? shape : shape1, a);
+    pe_array K = pe_from_host(t, dims, dims == 2 ? kshape : &kshape[1], k);
+    for (int gpu = 1; gpu >= 0; gpu--) {
+        on_gpu(gpu);
+        pe_sync();
+        pe_stats before = tu_stats();
+        long calls = emulated_calls();
+        pe_array C = correlate ? pe_correlate(A, K) : pe_conv(A, K);
+        void *got = read_all(C, numel);
+        tu_expect_no_error();
+        pe_stats after = tu_stats();
+        assert_int_equal(after.library_calls - before.library_calls, 1); /* the FFT path: one call */
+        for (int64_t i = 0; i < numel; i++) {
+            long double err = fabsl(creall(at(t, got, i)) - want[i]);
+            if (err > bound)
+                fail_msg("%s %s %s dims %d (%lld x %lld x %lld, kernel %lld x %lld) element %lld: %.9Lg, want %.9Lg "
+                         "(bound %.3Lg)",
+                         gpu ? "GPU" : "CPU", correlate ? "correlate" : "conv", pe_dtype_name(t), dims, (long long)batch,
+                         (long long)n0, (long long)n1, (long long)k0, (long long)k1, (long long)i,
+                         creall(at(t, got, i)), want[i], bound);
+        }
+        if (gpu) {
+            assert_true(after.gpu_batches > before.gpu_batches);
+            if (calls >= 0 && emulated_calls() - calls < 3) /* two forward transforms and an inverse at least */
+                fail_msg("%ld library calls for a convolution through the FFT on the GPU", emulated_calls() - calls);
+        }
+        pe_release(C);
+        free(got);
+    }
+    pe_release(A), pe_release(K);
+    free(a), free(k), free(want), free(mass);
+}
+
+static void conv_fft_on_the_gpu(void **state)
+{
+    (void)state;
+    if (!have_cufft()) return;
+    for (int d = 0; d < 2; d++) {
+        pe_dtype t = d ? PE_F64 : PE_F32;
+        for (int correlate = 0; correlate < 2; correlate++) {
+            conv_fft_case(t, 1, 3, 1, 200, 1, 33, correlate);
+            conv_fft_case(t, 1, 1, 1, 50, 1, 20, correlate); /* an even kernel */
+            conv_fft_case(t, 2, 2, 20, 30, 5, 5, correlate);
+            conv_fft_case(t, 2, 1, 17, 12, 6, 4, correlate);
+        }
+    }
+}
+
 /* Without the libraries: the CPU computes (the same values as the
  * library there), and each missing library is one warning for the run. */
 static int missing(void)
@@ -633,10 +817,17 @@ static int missing(void)
         }
         pe_release(X), pe_release(Y);
         pe_csr_destroy(sp);
+        /* fft without cuFFT: FFTW's, against the definition (a delta's transform is all ones) */
+        double delta[8] = {1, 0, 0, 0, 0, 0, 0, 0}, complex_out[16];
+        int64_t n8 = 8;
+        pe_array D = pe_from_host(PE_F64, 1, &n8, delta), F = pe_fft(D, 1);
+        failed += pe_read(F, complex_out, sizeof complex_out) != PE_OK;
+        for (int i = 0; i < 8; i++) failed += complex_out[2 * i] != 1 || complex_out[2 * i + 1] != 0;
+        pe_release(D), pe_release(F);
     }
     pe_stats after;
     pe_get_stats(&after);
-    failed += after.library_calls - before.library_calls != 9;
+    failed += after.library_calls - before.library_calls != 12;
     pe_shutdown();
     fflush(stderr);
     dup2(saved, STDERR_FILENO);
@@ -644,12 +835,13 @@ static int missing(void)
     ssize_t len = pread(fd, text, sizeof text - 1, 0);
     text[len > 0 ? len : 0] = 0;
     close(fd), close(saved), unlink(path);
-    int blas = 0, solver = 0, sparse = 0;
+    int blas = 0, solver = 0, sparse = 0, fft = 0;
     for (const char *at = text; (at = strstr(at, "cuBLAS is not loaded")); at++) blas++;
     for (const char *at = text; (at = strstr(at, "cuSOLVER is not loaded")); at++) solver++;
     for (const char *at = text; (at = strstr(at, "cuSPARSE is not loaded")); at++) sparse++;
-    if (blas != 1 || solver != 1 || sparse != 1) {
-        fprintf(stderr, "expected one warning per library, got %d, %d and %d:\n%s", blas, solver, sparse, text);
+    for (const char *at = text; (at = strstr(at, "cuFFT is not loaded")); at++) fft++;
+    if (blas != 1 || solver != 1 || sparse != 1 || fft != 1) {
+        fprintf(stderr, "expected one warning per library, got %d, %d, %d and %d:\n%s", blas, solver, sparse, fft, text);
         failed++;
     }
     free(a), free(x);
@@ -690,6 +882,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(spmv_on_the_gpu, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(spmv_fused_on_the_gpu, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(spmv_bad_structure_on_the_gpu, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(fft_on_the_gpu, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(conv_fft_on_the_gpu, tu_setup, tu_teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (tu_emul_misuses() > 0) {

@@ -316,6 +316,7 @@ static int start_in(const char *dir)
 {
     pe_config cfg = {0};
     cfg.cache_dir = dir;
+    cfg.device = 1; /* the CPU: FFTW's wisdom (a GPU's FFTs are cuFFT's, which keeps none) */
     cfg.log_level = PE_LOG_WARN + 1; /* warnings shown (the ctest environment says PE_LOG=error) */
     return pe_init(&cfg);
 }

@@ -93,6 +93,14 @@ typedef struct {
         bool valid;
     } csr_checked[8];
     int csr_next;
+    /* cuFFT plans made on this GPU (cuda_intrinsics.c), by transform type, lengths and batch; the
+     * oldest is destroyed (after the stream drains) when a ninth is needed */
+    struct {
+        int type, rank, n[2], batch;
+        cufftHandle plan;
+        bool valid;
+    } fft_plans[8];
+    int fft_next;
 } cuda_gpu;
 
 /* the driver's API, loaded as the first GPU starts */

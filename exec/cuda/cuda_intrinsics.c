@@ -1,6 +1,7 @@
 /* cuda_intrinsics.c — library calls (PE_PROG_INTRINSIC programs) on a GPU:
  * matmul on cuBLAS, lu / lu_pivots and lu_solve on cuSOLVER, spmv on
- * cuSPARSE, operands and results in device memory, on the GPU's stream 0 (a batch holding a call
+ * cuSPARSE, fft / ifft / conv_fft on cuFFT (with cuBLAS for the steps
+ * around the transforms: see fft and conv_fft below), operands and results in device memory, on the GPU's stream 0 (a batch holding a call
  * runs all its kernels there, in order: cuda.c).  The call's checks are
  * the host's (exec/intrinsics: the same fits, the same errors at the
  * caller's line); a call this file does not make (lu_cond: cuSOLVER has no
@@ -75,8 +76,8 @@ typedef struct {
     uint32_t keep[5];
     int kind; /* pe_cuda_lib_kind of the operands */
     /* scratch on the device, freed (deferred) at the end */
-    CUdeviceptr scratch[4];
-    size_t scratch_bytes[4];
+    CUdeviceptr scratch[8];
+    size_t scratch_bytes[8];
     int n_scratch;
 } call;
 
@@ -315,8 +316,208 @@ static bool spmv(call *c, const pe_cusparse_api *sp, cusparseHandle_t h)
     return r == 0 && work;
 }
 
+/* ------------------------------------------------------------ FFTs on cuFFT */
+
+/* Whether the call's lengths and batch fit cuFFT's and cuBLAS's int
+ * arguments (2 * numel: the real view of a complex array); else the host's. */
+static bool fft_sizes_fit(const pe_port *r, const pe_port *x)
+{
+    int64_t most = r->numel > x->numel ? r->numel : x->numel;
+    return r->numel > 0 && most <= INT32_MAX / 4;
+}
+
+/* The plan for (type, rank, n, batch) on this GPU, made if new, on its
+ * stream; -1 (why in c) when cuFFT makes none.  Plans are kept: making one
+ * costs far more than a transform (cuFFT picks its kernels and allocates
+ * its workspace).  The ninth evicts the oldest, once the stream has run
+ * what was queued with it. */
+static bool fft_plan(call *c, const pe_cufft_api *ff, int type, int rank, const int *n, int batch, cufftHandle *plan)
+{
+    cuda_gpu *g = c->g;
+    int n_slots = (int)(sizeof g->fft_plans / sizeof g->fft_plans[0]);
+    for (int i = 0; i < n_slots; i++) {
+        if (g->fft_plans[i].valid && g->fft_plans[i].type == type && g->fft_plans[i].rank == rank &&
+            g->fft_plans[i].n[0] == n[0] && g->fft_plans[i].n[1] == (rank == 2 ? n[1] : 0) &&
+            g->fft_plans[i].batch == batch) {
+            *plan = g->fft_plans[i].plan;
+            return ff->set_stream(*plan, g->stream) == 0 ||
+                   (snprintf(c->a.why, sizeof c->a.why, "cufftSetStream failed"), false);
+        }
+    }
+    int i = g->fft_next;
+    if (g->fft_plans[i].valid) {
+        if (pe_cuda_api_in_use->cuStreamSynchronize(g->stream) != PE_CUDA_SUCCESS) {
+            snprintf(c->a.why, sizeof c->a.why, "the GPU failed before a cuFFT plan was replaced");
+            return false;
+        }
+        ff->destroy(g->fft_plans[i].plan);
+        g->fft_plans[i].valid = false;
+    }
+    int lengths[2] = {n[0], rank == 2 ? n[1] : 0};
+    pe_cuda_lib_status r = ff->plan_many(plan, rank, lengths, NULL, 1, 0, NULL, 1, 0, type, batch);
+    if (r != 0) {
+        snprintf(c->a.why, sizeof c->a.why, "cufftPlanMany failed (status %d)", r);
+        return false;
+    }
+    g->fft_plans[i].type = type, g->fft_plans[i].rank = rank, g->fft_plans[i].batch = batch;
+    g->fft_plans[i].n[0] = lengths[0], g->fft_plans[i].n[1] = lengths[1];
+    g->fft_plans[i].plan = *plan, g->fft_plans[i].valid = true;
+    g->fft_next = (i + 1) % n_slots;
+    return ff->set_stream(*plan, g->stream) == 0 || (snprintf(c->a.why, sizeof c->a.why, "cufftSetStream failed"), false);
+}
+
+static void release_fft_plans(cuda_gpu *g)
+{
+    int n_slots = (int)(sizeof g->fft_plans / sizeof g->fft_plans[0]);
+    for (int i = 0; i < n_slots; i++)
+        if (g->fft_plans[i].valid) pe_cufft()->destroy(g->fft_plans[i].plan), g->fft_plans[i].valid = false;
+}
+
+static bool lib_ok(call *c, pe_cuda_lib_status r, const char *what)
+{
+    if (r != 0) snprintf(c->a.why, sizeof c->a.why, "%s failed (status %d)", what, r);
+    return r == 0;
+}
+
+static bool memset_ok(call *c, CUdeviceptr d, size_t bytes)
+{
+    if (pe_cuda_api_in_use->cuMemsetD8Async(d, 0, bytes, c->g->stream) == PE_CUDA_SUCCESS) return true;
+    snprintf(c->a.why, sizeof c->a.why, "clearing device memory failed");
+    return false;
+}
+
+/* fft / ifft along the last one or two axes, batched over the rest, as the
+ * host computes them (fft.c: NumPy's conventions): a complex input through
+ * one C2C (Z2Z) transform, out of place; a real one first copied into the
+ * real parts of the zeroed result (cublas?copy, incy 2) and transformed
+ * there, in place, which gives the full spectrum the host builds from r2c's
+ * half; ifft scaled by 1 / the transformed length after (cublas?scal over
+ * the result's reals). */
+static bool fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas, cublasHandle_t h)
+{
+    const pe_port *r = c->members[0], *x = c->a.in[0];
+    void *out = c->a.out[0];
+    if (!out) return true;
+    int prec = c->kind & 1, rank = (int)r->param[0], n[2] = {(int)r->shape[r->rank - rank], 0};
+    if (rank == 2) n[1] = (int)r->shape[r->rank - 1];
+    int64_t line = rank == 2 ? (int64_t)n[0] * n[1] : n[0];
+    int batch = (int)(r->numel / line), numel = (int)r->numel;
+    bool inverse = r->op == PE_OP_ifft, real = !pe_dtype_is_complex((pe_dtype)x->dtype);
+    const void *src = x->dev_buf;
+    if (real) {
+        if (!memset_ok(c, (CUdeviceptr)(uintptr_t)out, pe_port_bytes(r)) ||
+            !lib_ok(c, blas->copy[prec](h, numel, x->dev_buf, 1, out, 2), "cuBLAS copy"))
+            return false;
+        src = out;
+    }
+    cufftHandle plan;
+    if (!fft_plan(c, ff, prec ? PE_CUFFT_Z2Z : PE_CUFFT_C2C, rank, n, batch, &plan)) return false;
+    int direction = inverse ? PE_CUFFT_INVERSE : PE_CUFFT_FORWARD;
+    pe_cuda_lib_status st = prec ? ff->exec_z2z(plan, (void *)src, out, direction)
+                                 : ff->exec_c2c(plan, (void *)src, out, direction);
+    if (!lib_ok(c, st, prec ? "cufftExecZ2Z" : "cufftExecC2C")) return false;
+    if (!inverse) return true;
+    scalar scale = scalar_of(prec, 1.0 / (double)line);
+    return lib_ok(c, blas->scal[prec](h, 2 * numel, &scale, out, 1), "cuBLAS scal");
+}
+
+/* conv_fft ("same" convolution or correlation along the last one or two
+ * axes) as the host computes it (fft.c): a and the kernel zero-padded to
+ * fast lengths (geam copies the rows into the cleared padded arrays), their
+ * R2C spectra, the batch's spectra times the kernel's scaled by 1 / the
+ * padded length (cublas?dgmm: diag(kernel) x the batch's columns), the C2R
+ * of the product, its "same" window copied out by geam.  A correlation
+ * convolves with the kernel reversed, made on the host from the kernel's
+ * host copy (small: at most the image's size) and sent up. */
+static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas, cublasHandle_t h)
+{
+    const pe_port *r = c->members[0], *x = c->a.in[0], *k = c->a.in[1];
+    void *out = c->a.out[0];
+    if (!out) return true;
+    int prec = c->kind & 1, rank = (int)r->param[0];
+    bool correlate = r->param[1] != 0;
+    int64_t n[2] = {1, r->shape[r->rank - 1]}, kn[2] = {1, k->shape[k->rank - 1]}, len[2] = {1, 1}, off[2] = {0, 0};
+    if (rank == 2) n[0] = r->shape[r->rank - 2], kn[0] = k->shape[0];
+    for (int d = 2 - rank; d < 2; d++) len[d] = pe_fft_fast_length(n[d] + kn[d] - 1), off[d] = (kn[d] - 1) / 2;
+    int64_t half = len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half, batch = r->numel / (n[0] * n[1]);
+    if (batch * spectrum > INT32_MAX / 4 || batch * padded > INT32_MAX / 4) {
+        snprintf(c->a.why, sizeof c->a.why, "a convolution too large for cuFFT's int sizes");
+        return false;
+    }
+    size_t rsz = prec ? 8 : 4, csz = 2 * rsz;
+    CUdeviceptr xp = scratch(c, rsz * (size_t)(batch * padded)), kp = scratch(c, rsz * (size_t)padded);
+    CUdeviceptr xs = scratch(c, csz * (size_t)(batch * spectrum)), ks = scratch(c, csz * (size_t)spectrum);
+    CUdeviceptr ys = scratch(c, csz * (size_t)(batch * spectrum));
+    if (!xp || !kp || !xs || !ks || !ys) return false;
+    /* the kernel as convolved: k itself, or k reversed (a correlation), sent up from the host */
+    const void *kernel = k->dev_buf;
+    if (correlate) {
+        CUdeviceptr kr = scratch(c, rsz * (size_t)k->numel);
+        char *rev = kr ? pe_mem_alloc(rsz * (size_t)k->numel) : NULL;
+        if (!rev) {
+            if (kr) snprintf(c->a.why, sizeof c->a.why, "out of memory"), c->a.code = PE_E_NOMEM;
+            return false;
+        }
+        for (int64_t i = 0; i < k->numel; i++) /* reversed along both axes: the flat order reversed */
+            memcpy(rev + rsz * (size_t)i, (const char *)k->buf + rsz * (size_t)(k->numel - 1 - i), rsz);
+        CUresult cr = pe_cuda_api_in_use->cuMemcpyHtoDAsync(kr, rev, rsz * (size_t)k->numel, c->g->stream);
+        pe_mem_free(rev, rsz * (size_t)k->numel); /* pageable memory: the driver took the bytes */
+        if (cr != PE_CUDA_SUCCESS) {
+            pe_cuda_disable(c->g, "a copy to the GPU failed", cr);
+            snprintf(c->a.why, sizeof c->a.why, "the GPU failed copying a kernel");
+            return false;
+        }
+        kernel = ptr(kr);
+    }
+    /* padded copies: rows of n[1] into rows of len[1] (column-major: n[1] x rows, ld len[1]) */
+    const void *one = one_of(prec), *zero = zero_of(prec);
+    if (!memset_ok(c, xp, rsz * (size_t)(batch * padded)) || !memset_ok(c, kp, rsz * (size_t)padded)) return false;
+    for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++) {
+        int rows = (int)(rank == 2 ? n[0] : batch);
+        char *to = (char *)ptr(xp) + rsz * (size_t)(b * padded);
+        const char *from = (const char *)x->dev_buf + rsz * (size_t)(b * n[0] * n[1]);
+        if (!lib_ok(c, blas->geam[prec](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)n[1], zero,
+                                        to, (int)len[1], to, (int)len[1]),
+                    "cuBLAS geam"))
+            return false;
+    }
+    if (!lib_ok(c, blas->geam[prec](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)kn[1], (int)kn[0], one, kernel, (int)kn[1],
+                                    zero, ptr(kp), (int)len[1], ptr(kp), (int)len[1]),
+                "cuBLAS geam"))
+        return false;
+    int lengths[2] = {(int)len[2 - rank], (int)len[1]};
+    cufftHandle fwd, kern, back;
+    int r2c = prec ? PE_CUFFT_D2Z : PE_CUFFT_R2C, c2r = prec ? PE_CUFFT_Z2D : PE_CUFFT_C2R;
+    if (!fft_plan(c, ff, r2c, rank, lengths, (int)batch, &fwd)) return false;
+    if (!lib_ok(c, prec ? ff->exec_d2z(fwd, ptr(xp), ptr(xs)) : ff->exec_r2c(fwd, ptr(xp), ptr(xs)), "cufftExecR2C"))
+        return false;
+    if (!fft_plan(c, ff, r2c, rank, lengths, 1, &kern)) return false;
+    if (!lib_ok(c, prec ? ff->exec_d2z(kern, ptr(kp), ptr(ks)) : ff->exec_r2c(kern, ptr(kp), ptr(ks)), "cufftExecR2C"))
+        return false;
+    scalar scale = scalar_of(prec, 1.0 / (double)padded);
+    if (!lib_ok(c, blas->scal[prec](h, (int)(2 * spectrum), &scale, ptr(ks), 1), "cuBLAS scal") ||
+        !lib_ok(c, blas->dgmm[prec](h, PE_CUBLAS_SIDE_LEFT, (int)spectrum, (int)batch, ptr(xs), (int)spectrum, ptr(ks), 1,
+                                    ptr(ys), (int)spectrum),
+                "cuBLAS dgmm"))
+        return false;
+    if (!fft_plan(c, ff, c2r, rank, lengths, (int)batch, &back)) return false;
+    if (!lib_ok(c, prec ? ff->exec_z2d(back, ptr(ys), ptr(xp)) : ff->exec_c2r(back, ptr(ys), ptr(xp)), "cufftExecC2R"))
+        return false;
+    /* the "same" window: rows off[0].., columns off[1].. of the full convolution */
+    for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++) {
+        int rows = (int)(rank == 2 ? n[0] : batch);
+        const char *from = (const char *)ptr(xp) + rsz * (size_t)(b * padded + off[0] * len[1] + off[1]);
+        char *to = (char *)out + rsz * (size_t)(b * n[0] * n[1]);
+        if (!lib_ok(c, blas->geam[prec](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)len[1], zero,
+                                        to, (int)n[1], to, (int)n[1]),
+                    "cuBLAS geam"))
+            return false;
+    }
+    return true;
+}
+
 /* The libraries a call needs. */
-enum { NEEDS_BLAS = 1, NEEDS_SOLVER = 2, NEEDS_SPARSE = 4 };
+enum { NEEDS_BLAS = 1, NEEDS_SOLVER = 2, NEEDS_SPARSE = 4, NEEDS_FFT = 8 };
 
 /* The GPU's handles for the libraries in `needs`, made once (on its stream
  * 0); a library that loaded but makes no handle turns the GPU off. */
@@ -332,7 +533,8 @@ static bool handles(cuda_gpu *g, int needs)
     const pe_cublas_api *blas = needs & NEEDS_BLAS ? pe_cublas() : NULL;
     const pe_cusolver_api *sol = needs & NEEDS_SOLVER ? pe_cusolver() : NULL;
     const pe_cusparse_api *sp = needs & NEEDS_SPARSE ? pe_cusparse() : NULL;
-    if (((needs & NEEDS_BLAS) && !blas) || ((needs & NEEDS_SOLVER) && !sol) || ((needs & NEEDS_SPARSE) && !sp))
+    if (((needs & NEEDS_BLAS) && !blas) || ((needs & NEEDS_SOLVER) && !sol) || ((needs & NEEDS_SPARSE) && !sp) ||
+        ((needs & NEEDS_FFT) && !pe_cufft())) /* cuFFT has no handle: its plans are made per call (fft_plan) */
         return false;
     MAKE_HANDLE(blas, blas, "cublasCreate")
     MAKE_HANDLE(sol, solver, "cusolverDnCreate")
@@ -346,6 +548,7 @@ void pe_cuda_release_handles(cuda_gpu *g)
     if (g->blas) pe_cublas()->destroy(g->blas);
     if (g->solver) pe_cusolver()->destroy(g->solver);
     if (g->sparse) pe_cusparse()->destroy(g->sparse);
+    release_fft_plans(g);
     g->blas = NULL, g->solver = NULL, g->sparse = NULL;
 }
 
@@ -358,6 +561,9 @@ static int made_here(const pe_program *p)
     case PE_OP_lu_pivots:
     case PE_OP_lu_solve: return NEEDS_BLAS | NEEDS_SOLVER;
     case PE_OP_spmv: return NEEDS_SPARSE;
+    case PE_OP_fft:
+    case PE_OP_ifft:
+    case PE_OP_conv_fft: return NEEDS_FFT | NEEDS_BLAS;
     default: return 0;
     }
 }
@@ -369,8 +575,8 @@ bool pe_cuda_calls(pe_executor *ex, const pe_program *p)
     if (!needs) return true; /* made on the host wherever the batch runs */
     /* each library the call needs tried (a missing one warns once), though one missing suffices */
     bool blas = !(needs & NEEDS_BLAS) || pe_cublas() != NULL, sol = !(needs & NEEDS_SOLVER) || pe_cusolver() != NULL;
-    bool sparse = !(needs & NEEDS_SPARSE) || pe_cusparse() != NULL;
-    return blas && sol && sparse;
+    bool sparse = !(needs & NEEDS_SPARSE) || pe_cusparse() != NULL, fft = !(needs & NEEDS_FFT) || pe_cufft() != NULL;
+    return blas && sol && sparse && fft;
 }
 
 int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
@@ -392,10 +598,14 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
         if (q->state != PE_PORT_READY) return -1; /* no value yet: the host's path decides */
     }
     pe_op op = (pe_op)c.members[0]->op;
+    bool is_fft = op == PE_OP_fft || op == PE_OP_ifft, is_conv = op == PE_OP_conv_fft;
     bool fits = op == PE_OP_matmul ? pe_blas_matmul_fits(&c.a)
                 : op == PE_OP_spmv ? pe_spmv_fits(&c.a) && spmv_nonempty(&c.a)
+                : is_fft           ? pe_fft_fits(&c.a) && fft_sizes_fit(c.members[0], c.a.in[0])
+                : is_conv          ? pe_conv_fft_fits(&c.a) && fft_sizes_fit(c.members[0], c.a.in[0])
                                    : pe_lapack_fits(&c.a);
-    c.kind = pe_cuda_lib_kind((pe_dtype)c.a.in[op == PE_OP_spmv ? 1 : 0]->dtype); /* spmv's in[0]: its i32 structure */
+    /* spmv's in[0]: its i32 structure; an FFT's: its result's (a real input, a complex result) */
+    c.kind = pe_cuda_lib_kind((pe_dtype)(is_fft ? c.members[0] : c.a.in[op == PE_OP_spmv ? 1 : 0])->dtype);
     if (!fits || c.kind < 0 || !handles(g, needs)) return -1;
     if (op == PE_OP_spmv) {
         int checked = csr_check(&c);
@@ -420,6 +630,8 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
         if (op == PE_OP_matmul && k >= 2 && q != s.c) continue;
         if (op == PE_OP_lu_solve && k == 1) {
             if (!pe_port_host(q)) return -1;
+        } else if (is_conv && k == 1 && c.members[0]->param[1] != 0) { /* a correlation's kernel: reversed on the host */
+            if (!pe_port_host(q)) return -1;
         } else if (!pe_cuda_to_device(g, q, c.keep, p->n_bind)) {
             return -1;
         }
@@ -431,6 +643,8 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     bool ok = op == PE_OP_matmul ? matmul(&c, pe_cublas(), g->blas)
               : op == PE_OP_spmv   ? spmv(&c, pe_cusparse(), g->sparse)
+              : is_fft             ? fft(&c, pe_cufft(), pe_cublas(), g->blas)
+              : is_conv            ? conv_fft(&c, pe_cufft(), pe_cublas(), g->blas)
               : op == PE_OP_lu_solve ? lu_solve(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver)
                                      : lu(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver);
     for (int i = 0; i < c.n_scratch; i++) pe_cuda_device_free(g, c.scratch[i], c.scratch_bytes[i]); /* deferred */

@@ -54,6 +54,12 @@ static const entry cublas_entries[] = {
     KINDS(pe_cublas_api, gemm, "cublasSgemm_v2", "cublasDgemm_v2", "cublasCgemm_v2", "cublasZgemm_v2"),
     KINDS(pe_cublas_api, gemv, "cublasSgemv_v2", "cublasDgemv_v2", "cublasCgemv_v2", "cublasZgemv_v2"),
     KINDS(pe_cublas_api, geam, "cublasSgeam", "cublasDgeam", "cublasCgeam", "cublasZgeam"),
+    SLOT(pe_cublas_api, scal[0], "cublasSscal_v2"),
+    SLOT(pe_cublas_api, scal[1], "cublasDscal_v2"),
+    SLOT(pe_cublas_api, copy[0], "cublasScopy_v2"),
+    SLOT(pe_cublas_api, copy[1], "cublasDcopy_v2"),
+    SLOT(pe_cublas_api, dgmm[0], "cublasCdgmm"),
+    SLOT(pe_cublas_api, dgmm[1], "cublasZdgmm"),
 };
 
 static pe_cusolver_api cusolver;
@@ -67,7 +73,7 @@ static const entry cusolver_entries[] = {
     KINDS(pe_cusolver_api, getrs, "cusolverDnSgetrs", "cusolverDnDgetrs", "cusolverDnCgetrs", "cusolverDnZgetrs"),
 };
 
-/* for pe_fft (issue 21): plans of any rank and batch, executed on a stream */
+/* pe_fft, pe_ifft and conv_fft: plans of rank 1 or 2 and any batch, executed on a stream */
 static pe_cufft_api cufft;
 static const entry cufft_entries[] = {
     SLOT(pe_cufft_api, plan_many, "cufftPlanMany"), SLOT(pe_cufft_api, set_stream, "cufftSetStream"),

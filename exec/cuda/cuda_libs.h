@@ -40,6 +40,8 @@ typedef pe_cuda_lib_status (*pe_cublas_geam)(cublasHandle_t h, int ta, int tb, i
 enum { PE_CUDA_LIB_KINDS = 4 };
 int pe_cuda_lib_kind(pe_dtype t); /* -1: a dtype the libraries do not take */
 
+enum { PE_CUBLAS_SIDE_LEFT = 0 };
+
 typedef struct {
     pe_cuda_lib_status (*create)(cublasHandle_t *h);
     pe_cuda_lib_status (*destroy)(cublasHandle_t h);
@@ -47,6 +49,13 @@ typedef struct {
     pe_cublas_gemm gemm[PE_CUDA_LIB_KINDS];
     pe_cublas_gemv gemv[PE_CUDA_LIB_KINDS];
     pe_cublas_geam geam[PE_CUDA_LIB_KINDS];
+    /* the FFTs' steps (cuda_intrinsics.c): in the real rows (0 S, 1 D) x *= alpha and y = x
+     * (a real array into a complex one's real parts: incy 2); in the complex rows (0 C, 1 Z)
+     * C = diag(x) A (mode PE_CUBLAS_SIDE_LEFT: a spectrum times the kernel's, per batch) */
+    pe_cuda_lib_status (*scal[2])(cublasHandle_t h, int n, const void *alpha, void *x, int incx);
+    pe_cuda_lib_status (*copy[2])(cublasHandle_t h, int n, const void *x, int incx, void *y, int incy);
+    pe_cuda_lib_status (*dgmm[2])(cublasHandle_t h, int mode, int m, int n, const void *a, int lda, const void *x,
+                                  int incx, void *c, int ldc);
 } pe_cublas_api;
 
 typedef struct {
@@ -62,8 +71,19 @@ typedef struct {
                                                    int lda, const int *ipiv, void *b, int ldb, int *info);
 } pe_cusolver_api;
 
-/* cuFFT: loaded for pe_fft (issue 21), which does not call it yet. */
+/* cuFFT (pe_fft, pe_ifft, conv_fft): plans made with cufftPlanMany on the
+ * basic (packed) layout, executed on a stream. */
 typedef int cufftHandle;
+enum {
+    PE_CUFFT_R2C = 0x2a,
+    PE_CUFFT_C2R = 0x2c,
+    PE_CUFFT_C2C = 0x29,
+    PE_CUFFT_D2Z = 0x6a,
+    PE_CUFFT_Z2D = 0x6c,
+    PE_CUFFT_Z2Z = 0x69,
+    PE_CUFFT_FORWARD = -1,
+    PE_CUFFT_INVERSE = 1,
+};
 typedef struct {
     pe_cuda_lib_status (*plan_many)(cufftHandle *plan, int rank, int *n, int *inembed, int istride, int idist,
                                     int *onembed, int ostride, int odist, int type, int batch);

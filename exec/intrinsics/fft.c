@@ -304,8 +304,7 @@ bool pe_fft_run(pe_intrinsic_args *a)
 
 /* --------------------------------------------------------------- conv_fft */
 
-/* The least 2^a 3^b 5^c 7^d >= n (FFTW's fast lengths). */
-static int64_t fast_length(int64_t n)
+int64_t pe_fft_fast_length(int64_t n)
 {
     for (int64_t m = n < 1 ? 1 : n;; m++) {
         int64_t r = m;
@@ -340,7 +339,7 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
     int64_t n[2] = {1, 1}, kn[2] = {1, 1}, len[2] = {1, 1}, off[2] = {0, 0};
     int64_t batch = batch_of(r, rank, n + 2 - rank);
     for (int d = 0; d < rank; d++) kn[2 - rank + d] = k->shape[d];
-    for (int d = 2 - rank; d < 2; d++) len[d] = fast_length(n[d] + kn[d] - 1), off[d] = (kn[d] - 1) / 2;
+    for (int d = 2 - rank; d < 2; d++) len[d] = pe_fft_fast_length(n[d] + kn[d] - 1), off[d] = (kn[d] - 1) / 2;
     int64_t half = len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half;
     size_t rsz = pe_dtype_size(pr->real), csz = pe_dtype_size(pr->cplx);
     /* the spectra of a's rows (batch of them) and of the kernel; a's padded rows, then the product's inverse */

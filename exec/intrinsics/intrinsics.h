@@ -81,6 +81,9 @@ bool pe_fft_fits(pe_intrinsic_args *a);
 bool pe_fft_run(pe_intrinsic_args *a); /* fft and ifft (fft.c, FFTW3) */
 bool pe_conv_fft_fits(pe_intrinsic_args *a);
 bool pe_conv_fft_run(pe_intrinsic_args *a);
+/* The least 2^a 3^b 5^c 7^d >= n: the padded length conv_fft transforms
+ * (FFTW's and cuFFT's fast lengths), the same on every device. */
+int64_t pe_fft_fast_length(int64_t n);
 
 /* The cache directory's files (the disk cache's sealed files), for what a
  * library keeps across runs (FFTW's wisdom): registered by the provisioning

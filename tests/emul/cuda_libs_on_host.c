@@ -1,9 +1,10 @@
-/* cuda_libs_on_host.c — the cuBLAS, cuSOLVER and cuSPARSE functions PE
- * calls (exec/cuda/cuda_libs.c), emulated on the host over OpenBLAS and
- * LAPACKE (cuSPARSE's SpMV: a plain CSR loop), so that the CUDA executor's
- * library calls run and are tested without a GPU: PE_CUBLAS_LIBRARY,
- * PE_CUSOLVER_LIBRARY and PE_CUSPARSE_LIBRARY=<this library>, with the
- * emulated driver (cuda_driver_on_host.cpp, which this library links).
+/* cuda_libs_on_host.c — the cuBLAS, cuSOLVER, cuFFT and cuSPARSE functions
+ * PE calls (exec/cuda/cuda_libs.c), emulated on the host over OpenBLAS,
+ * LAPACKE and FFTW (cuSPARSE's SpMV: a plain CSR loop), so that the CUDA
+ * executor's library calls run and are tested without a GPU:
+ * PE_CUBLAS_LIBRARY, PE_CUSOLVER_LIBRARY, PE_CUFFT_LIBRARY and
+ * PE_CUSPARSE_LIBRARY=<this library>, with the emulated driver
+ * (cuda_driver_on_host.cpp, which this library links).
  *
  * As the real libraries: column-major arrays in device memory (the
  * emulated driver's: host addresses it allocated), each call queued on the
@@ -21,6 +22,8 @@
  * CUBLAS_STATUS_EXECUTION_FAILED (the executor's fallback to the host). */
 #include <cblas.h>
 #include <complex.h>
+#include <fftw3.h>
+#include <pthread.h>
 #include <lapacke.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -264,6 +267,202 @@ static int getrs(int kind, void *hv, int t, int n, int nrhs, const void *a, int 
               .ipiv = (int *)ipiv, .c = b, .info = info};
     return queue(h, &c);
 }
+
+/* x *= alpha (real rows); y = x (real rows; a negative increment walks
+ * from the end, as BLAS defines it); C = diag(x) A (complex rows, the left
+ * side: row i of A times x[i]). */
+static void run_scal(void *self)
+{
+    call *c = self;
+    for (int i = 0; i < c->n; i++) {
+        if (c->kind == 0) ((float *)c->c)[(size_t)i * c->incx] *= (float)creal(c->alpha);
+        else ((double *)c->c)[(size_t)i * c->incx] *= creal(c->alpha);
+    }
+}
+static int scal(int kind, void *hv, int n, const void *alpha, void *x, int incx)
+{
+    handle *h = hv;
+    if (n < 0 || incx < 1 || !on_device(h, x, 1, n, incx, elem_of(kind))) return INVALID_VALUE;
+    call c = {.run = run_scal, .kind = kind, .n = n, .incx = incx, .alpha = scalar(kind, alpha), .c = x};
+    return queue(h, &c);
+}
+int cublasSscal_v2(void *h, int n, const void *alpha, void *x, int incx) { return scal(0, h, n, alpha, x, incx); }
+int cublasDscal_v2(void *h, int n, const void *alpha, void *x, int incx) { return scal(1, h, n, alpha, x, incx); }
+
+static void run_copy(void *self)
+{
+    call *c = self;
+    size_t e = elem_of(c->kind);
+    int64_t from = c->incx < 0 ? (int64_t)(c->n - 1) * -c->incx : 0, to = c->incy < 0 ? (int64_t)(c->n - 1) * -c->incy : 0;
+    for (int i = 0; i < c->n; i++, from += c->incx, to += c->incy)
+        memcpy((char *)c->c + (size_t)to * e, (const char *)c->a + (size_t)from * e, e);
+}
+static int copy(int kind, void *hv, int n, const void *x, int incx, void *y, int incy)
+{
+    handle *h = hv;
+    int ax = incx < 0 ? -incx : incx, ay = incy < 0 ? -incy : incy;
+    if (n < 0 || !ax || !ay || !on_device(h, x, 1, n, ax, elem_of(kind)) || !on_device(h, y, 1, n, ay, elem_of(kind)))
+        return INVALID_VALUE;
+    call c = {.run = run_copy, .kind = kind, .n = n, .incx = incx, .incy = incy, .a = x, .c = y};
+    return queue(h, &c);
+}
+int cublasScopy_v2(void *h, int n, const void *x, int incx, void *y, int incy) { return copy(0, h, n, x, incx, y, incy); }
+int cublasDcopy_v2(void *h, int n, const void *x, int incx, void *y, int incy) { return copy(1, h, n, x, incx, y, incy); }
+
+#define DGMM_LOOP(T)                                                                                   \
+    {                                                                                                  \
+        const T *A = c->a, *X = c->b;                                                                  \
+        T *C = c->c;                                                                                   \
+        for (int j = 0; j < c->n; j++)                                                                 \
+            for (int i = 0; i < c->m; i++)                                                             \
+                C[i + (size_t)j * c->ldc] = A[i + (size_t)j * c->lda] * X[(size_t)i * c->incx];      \
+    }
+static void run_dgmm(void *self)
+{
+    call *c = self;
+    if (c->kind == 2) DGMM_LOOP(float complex)
+    else DGMM_LOOP(double complex)
+}
+static int dgmm(int kind, void *hv, int mode, int m, int n, const void *a, int lda, const void *x, int incx, void *cm,
+                int ldc)
+{
+    handle *h = hv;
+    size_t e = elem_of(kind);
+    if (mode != 0 || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || ldc < (m > 1 ? m : 1) || incx < 1) /* PE's: the left side */
+        return INVALID_VALUE;
+    if (!on_device(h, a, m, n, lda, e) || !on_device(h, x, 1, m, incx, e) || !on_device(h, cm, m, n, ldc, e))
+        return INVALID_VALUE;
+    call c = {.run = run_dgmm, .kind = kind, .m = m, .n = n, .lda = lda, .ldc = ldc, .incx = incx, .a = a, .b = x, .c = cm};
+    return queue(h, &c);
+}
+int cublasCdgmm(void *h, int mode, int m, int n, const void *a, int lda, const void *x, int incx, void *c, int ldc)
+{
+    return dgmm(2, h, mode, m, n, a, lda, x, incx, c, ldc);
+}
+int cublasZdgmm(void *h, int mode, int m, int n, const void *a, int lda, const void *x, int incx, void *c, int ldc)
+{
+    return dgmm(3, h, mode, m, n, a, lda, x, incx, c, ldc);
+}
+
+/* cuFFT: plans on the basic (packed) layout, as PE makes them, run on the
+ * plan's stream by FFTW (its planner made thread-safe: PE's host FFTs plan
+ * in the same process); a C2R transform leaves its input scribbled over, as
+ * the real one may. */
+enum { FFT_R2C = 0x2a, FFT_C2R = 0x2c, FFT_C2C = 0x29, FFT_D2Z = 0x6a, FFT_Z2D = 0x6c, FFT_Z2Z = 0x69 };
+typedef struct {
+    int type, rank, n[2], batch;
+    void *stream;
+    bool live;
+} fft_plan;
+static fft_plan *fft_plans;
+static int n_fft_plans;
+static pthread_mutex_t fft_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool fft_type_known(int t)
+{
+    return t == FFT_R2C || t == FFT_C2R || t == FFT_C2C || t == FFT_D2Z || t == FFT_Z2D || t == FFT_Z2Z;
+}
+
+int cufftPlanMany(int *plan, int rank, int *n, int *inembed, int istride, int idist, int *onembed, int ostride,
+                  int odist, int type, int batch)
+{
+    (void)istride, (void)idist, (void)ostride, (void)odist; /* ignored with no embedding, as cuFFT does */
+    if ((rank != 1 && rank != 2) || inembed || onembed || !fft_type_known(type) || batch < 1 || n[0] < 1 ||
+        (rank == 2 && n[1] < 1))
+        return 4; /* CUFFT_INVALID_VALUE */
+    static bool thread_safe;
+    pthread_mutex_lock(&fft_lock);
+    if (!thread_safe) fftw_make_planner_thread_safe(), fftwf_make_planner_thread_safe(), thread_safe = true;
+    fft_plan *grown = realloc(fft_plans, sizeof *fft_plans * (size_t)(n_fft_plans + 1));
+    if (grown) {
+        fft_plans = grown;
+        fft_plans[n_fft_plans] = (fft_plan){type, rank, {n[0], rank == 2 ? n[1] : 1}, batch, NULL, true};
+        *plan = n_fft_plans++;
+    }
+    pthread_mutex_unlock(&fft_lock);
+    return grown ? OK : 2; /* CUFFT_ALLOC_FAILED */
+}
+
+static fft_plan *fft_plan_of(int plan)
+{
+    pthread_mutex_lock(&fft_lock);
+    fft_plan *p = plan >= 0 && plan < n_fft_plans && fft_plans[plan].live ? &fft_plans[plan] : NULL;
+    pthread_mutex_unlock(&fft_lock);
+    return p;
+}
+int cufftSetStream(int plan, void *stream)
+{
+    fft_plan *p = fft_plan_of(plan);
+    return p ? (p->stream = stream, OK) : 1; /* CUFFT_INVALID_PLAN */
+}
+int cufftDestroy(int plan)
+{
+    fft_plan *p = fft_plan_of(plan);
+    return p ? (p->live = false, OK) : 1;
+}
+
+typedef struct {
+    void (*run)(void *self);
+    fft_plan plan;
+    void *in, *out;
+    int direction;
+} fft_call;
+
+static void run_fft(void *self)
+{
+    fft_call *f = self;
+    const fft_plan *p = &f->plan;
+    int line = p->n[0] * p->n[1], half = p->n[p->rank - 1] / 2 + 1, cline = (p->rank == 2 ? p->n[0] : 1) * half;
+    bool dbl = p->type == FFT_D2Z || p->type == FFT_Z2D || p->type == FFT_Z2Z;
+    int in_dist = p->type == FFT_R2C || p->type == FFT_D2Z ? line : p->type == FFT_C2R || p->type == FFT_Z2D ? cline : line;
+    int out_dist = p->type == FFT_R2C || p->type == FFT_D2Z ? cline : line;
+    unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+    if (dbl) {
+        fftw_plan q = p->type == FFT_Z2Z ? fftw_plan_many_dft(p->rank, p->n, p->batch, f->in, NULL, 1, in_dist, f->out, NULL, 1, out_dist, f->direction, flags)
+                      : p->type == FFT_D2Z ? fftw_plan_many_dft_r2c(p->rank, p->n, p->batch, f->in, NULL, 1, in_dist, f->out, NULL, 1, out_dist, flags)
+                                           : fftw_plan_many_dft_c2r(p->rank, p->n, p->batch, f->in, NULL, 1, in_dist, f->out, NULL, 1, out_dist, flags);
+        if (!q) abort();
+        fftw_execute(q);
+        fftw_destroy_plan(q);
+    } else {
+        fftwf_plan q = p->type == FFT_C2C ? fftwf_plan_many_dft(p->rank, p->n, p->batch, f->in, NULL, 1, in_dist, f->out, NULL, 1, out_dist, f->direction, flags)
+                       : p->type == FFT_R2C ? fftwf_plan_many_dft_r2c(p->rank, p->n, p->batch, f->in, NULL, 1, in_dist, f->out, NULL, 1, out_dist, flags)
+                                            : fftwf_plan_many_dft_c2r(p->rank, p->n, p->batch, f->in, NULL, 1, in_dist, f->out, NULL, 1, out_dist, flags);
+        if (!q) abort();
+        fftwf_execute(q);
+        fftwf_destroy_plan(q);
+    }
+    free(f);
+}
+
+static int fft_exec(int plan, int type, void *in, void *out, int direction)
+{
+    fft_plan *p = fft_plan_of(plan);
+    if (!p) return 1;
+    if (p->type != type || (direction != -1 && direction != 1)) return 4;
+    handle h = {p->stream}; /* the stream's device: where the arrays must be */
+    size_t line = (size_t)p->n[0] * (size_t)p->n[1], half = (size_t)(p->n[p->rank - 1] / 2 + 1);
+    size_t cline = (p->rank == 2 ? (size_t)p->n[0] : 1) * half, real = type == FFT_D2Z || type == FFT_Z2D ? 8 : 4;
+    size_t in_bytes = (type == FFT_R2C || type == FFT_D2Z ? line * real : type == FFT_C2R || type == FFT_Z2D ? cline * 2 * real : line * 2 * real) * (size_t)p->batch;
+    size_t out_bytes = (type == FFT_R2C || type == FFT_D2Z ? cline * 2 * real : type == FFT_C2R || type == FFT_Z2D ? line * real : line * 2 * real) * (size_t)p->batch;
+    if (pe_emul_cuda_check(h.stream, in, in_bytes) != 0 || pe_emul_cuda_check(h.stream, out, out_bytes) != 0) return 4;
+    if (atomic_exchange(&fail_next, false)) return 5; /* CUFFT_INTERNAL_ERROR */
+    fft_call *f = malloc(sizeof *f);
+    if (!f) return 2;
+    *f = (fft_call){run_fft, *p, in, out, direction};
+    if (pe_emul_cuda_enqueue(p->stream, run_fft, f) != 0) {
+        free(f);
+        return 6; /* CUFFT_EXEC_FAILED */
+    }
+    atomic_fetch_add(&library_calls, 1);
+    return OK;
+}
+int cufftExecC2C(int plan, void *in, void *out, int direction) { return fft_exec(plan, FFT_C2C, in, out, direction); }
+int cufftExecZ2Z(int plan, void *in, void *out, int direction) { return fft_exec(plan, FFT_Z2Z, in, out, direction); }
+int cufftExecR2C(int plan, void *in, void *out) { return fft_exec(plan, FFT_R2C, in, out, -1); }
+int cufftExecD2Z(int plan, void *in, void *out) { return fft_exec(plan, FFT_D2Z, in, out, -1); }
+int cufftExecC2R(int plan, void *in, void *out) { return fft_exec(plan, FFT_C2R, in, out, 1); }
+int cufftExecZ2D(int plan, void *in, void *out) { return fft_exec(plan, FFT_Z2D, in, out, 1); }
 
 /* The libraries' names, one per dtype. */
 #define ROW(K, k)                                                                                                  \
