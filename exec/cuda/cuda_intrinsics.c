@@ -243,13 +243,17 @@ static bool lu_solve(call *c, const pe_cublas_api *blas, cublasHandle_t bh, cons
     return transpose(c, blas, bh, ptr(rhs), out, nrhs, n);
 }
 
-/* Whether the product has rows, columns and entries, each counted in 32
- * bits as cuSPARSE's 32-bit indices take them: else the host makes it (a
- * zero vector, or the structure's fault), no library call needed. */
-static bool spmv_nonempty(const pe_intrinsic_args *a)
+/* Whether cuSPARSE takes the product: rows, columns and entries, each
+ * counted in 32 bits as its 32-bit indices take them, and no more entries
+ * than the matrix has places (cusparseCreateCsr refuses more, seen on an
+ * H200: a CSR matrix PE allows, repeated columns summed, as the CPU's loop
+ * does).  Else the host makes it: a zero vector, the structure's fault, or
+ * the product, with no library call and no warning. */
+static bool spmv_on_cusparse(const pe_intrinsic_args *a)
 {
     const pe_port *y = a->members[0], *v = a->in[1], *x = a->in[2];
-    return y->numel > 0 && v->numel > 0 && x->numel > 0 && y->numel <= INT32_MAX && x->numel <= INT32_MAX;
+    return y->numel > 0 && v->numel > 0 && x->numel > 0 && y->numel <= INT32_MAX && x->numel <= INT32_MAX &&
+           v->numel <= y->numel * x->numel;
 }
 
 /* 1: the structure's indices are right for this product (checked now, or
@@ -600,7 +604,7 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
     pe_op op = (pe_op)c.members[0]->op;
     bool is_fft = op == PE_OP_fft || op == PE_OP_ifft, is_conv = op == PE_OP_conv_fft;
     bool fits = op == PE_OP_matmul ? pe_blas_matmul_fits(&c.a)
-                : op == PE_OP_spmv ? pe_spmv_fits(&c.a) && spmv_nonempty(&c.a)
+                : op == PE_OP_spmv ? pe_spmv_fits(&c.a) && spmv_on_cusparse(&c.a)
                 : is_fft           ? pe_fft_fits(&c.a) && fft_sizes_fit(c.members[0], c.a.in[0])
                 : is_conv          ? pe_conv_fft_fits(&c.a) && fft_sizes_fit(c.members[0], c.a.in[0])
                                    : pe_lapack_fits(&c.a);

@@ -18,7 +18,8 @@
  * index outside the arrays (a read the real one would make out of bounds)
  * aborts the process.
  * pe_emul_cuda_library_calls(): calls queued so far (tests assert that the
- * GPU path ran); pe_emul_cuda_libs_fail_next(): the next call returns
+ * GPU path ran); pe_emul_cuda_libs_refused(): calls refused for their
+ * arguments (tests assert none); pe_emul_cuda_libs_fail_next(): the next call returns
  * CUBLAS_STATUS_EXECUTION_FAILED (the executor's fallback to the host). */
 #include <cblas.h>
 #include <complex.h>
@@ -37,9 +38,17 @@ int pe_emul_cuda_check(void *stream, const void *p, size_t bytes);
 
 enum { OK = 0, NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7, EXECUTION_FAILED = 13 };
 
-static atomic_long library_calls;
+static atomic_long library_calls, refused;
 static atomic_bool fail_next;
 long pe_emul_cuda_library_calls(void) { return atomic_load(&library_calls); }
+/* calls refused for their arguments so far: the executor should make none
+ * (a refusal sends the call to the host with a warning, hiding the fault) */
+long pe_emul_cuda_libs_refused(void) { return atomic_load(&refused); }
+static int refuse(int status)
+{
+    atomic_fetch_add(&refused, 1);
+    return status;
+}
 void pe_emul_cuda_libs_fail_next(void) { atomic_store(&fail_next, true); }
 
 typedef struct {
@@ -137,10 +146,10 @@ static int gemm(int kind, void *hv, int ta, int tb, int m, int n, int k, const v
     size_t e = elem_of(kind);
     if (m < 0 || n < 0 || k < 0 || ldc < (m > 1 ? m : 1) || lda < ((ta ? k : m) > 1 ? (ta ? k : m) : 1) ||
         ldb < ((tb ? n : k) > 1 ? (tb ? n : k) : 1))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     if (!on_device(h, a, ta ? k : m, ta ? m : k, lda, e) || !on_device(h, b, tb ? n : k, tb ? k : n, ldb, e) ||
         !on_device(h, cm, m, n, ldc, e))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_gemm, .kind = kind, .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
               .ldc = ldc, .alpha = scalar(kind, alpha), .beta = scalar(kind, beta), .a = a, .b = b, .c = cm};
     return queue(h, &c);
@@ -164,9 +173,9 @@ static int gemv(int kind, void *hv, int t, int m, int n, const void *alpha, cons
     handle *h = hv;
     size_t e = elem_of(kind);
     int lx = t ? m : n, ly = t ? n : m;
-    if (m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx != 1 || incy != 1) return INVALID_VALUE; /* PE's unit strides */
+    if (m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx != 1 || incy != 1) return refuse(INVALID_VALUE); /* PE's unit strides */
     if (!on_device(h, a, m, n, lda, e) || !on_device(h, x, lx, 1, lx, e) || !on_device(h, y, ly, 1, ly, e))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_gemv, .kind = kind, .ta = t, .m = m, .n = n, .lda = lda, .incx = incx, .incy = incy,
               .alpha = scalar(kind, alpha), .beta = scalar(kind, beta), .a = a, .b = x, .c = y};
     return queue(h, &c);
@@ -201,10 +210,10 @@ static int geam(int kind, void *hv, int ta, int tb, int m, int n, const void *al
     handle *h = hv;
     size_t e = elem_of(kind);
     double complex be = scalar(kind, beta);
-    if (m < 0 || n < 0 || ldc < (m > 1 ? m : 1) || (cm == a && ta)) return INVALID_VALUE; /* in place: only untransposed */
+    if (m < 0 || n < 0 || ldc < (m > 1 ? m : 1) || (cm == a && ta)) return refuse(INVALID_VALUE); /* in place: only untransposed */
     if (!on_device(h, a, ta ? n : m, ta ? m : n, lda, e) || !on_device(h, cm, m, n, ldc, e) ||
         (be != 0 && !on_device(h, b, tb ? n : m, tb ? m : n, ldb, e)))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_geam, .kind = kind, .ta = ta, .tb = tb, .m = m, .n = n, .lda = lda, .ldb = ldb, .ldc = ldc,
               .alpha = scalar(kind, alpha), .beta = be, .a = a, .b = b, .c = cm};
     return queue(h, &c);
@@ -234,10 +243,10 @@ static int getrf(int kind, void *hv, int m, int n, void *a, int lda, void *work,
     handle *h = hv;
     size_t e = elem_of(kind);
     int lw = m > n ? m : n;
-    if (m < 0 || n < 0 || lda < (m > 1 ? m : 1)) return INVALID_VALUE;
+    if (m < 0 || n < 0 || lda < (m > 1 ? m : 1)) return refuse(INVALID_VALUE);
     if (!on_device(h, a, m, n, lda, e) || !on_device(h, work, lw, 1, lw, e) ||
         !on_device(h, ipiv, m < n ? m : n, 1, m, sizeof(int)) || !on_device(h, info, 1, 1, 1, sizeof(int)))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_getrf, .kind = kind, .m = m, .n = n, .lda = lda, .c = a, .work = work, .ipiv = ipiv, .info = info};
     return queue(h, &c);
 }
@@ -259,10 +268,10 @@ static int getrs(int kind, void *hv, int t, int n, int nrhs, const void *a, int 
 {
     handle *h = hv;
     size_t e = elem_of(kind);
-    if (n < 0 || nrhs < 0 || lda < (n > 1 ? n : 1) || ldb < (n > 1 ? n : 1) || t > 1) return INVALID_VALUE;
+    if (n < 0 || nrhs < 0 || lda < (n > 1 ? n : 1) || ldb < (n > 1 ? n : 1) || t > 1) return refuse(INVALID_VALUE);
     if (!on_device(h, a, n, n, lda, e) || !on_device(h, b, n, nrhs, ldb, e) || !on_device(h, ipiv, n, 1, n, sizeof(int)) ||
         !on_device(h, info, 1, 1, 1, sizeof(int)))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_getrs, .kind = kind, .ta = t, .n = n, .k = nrhs, .lda = lda, .ldb = ldb, .a = a,
               .ipiv = (int *)ipiv, .c = b, .info = info};
     return queue(h, &c);
@@ -282,7 +291,7 @@ static void run_scal(void *self)
 static int scal(int kind, void *hv, int n, const void *alpha, void *x, int incx)
 {
     handle *h = hv;
-    if (n < 0 || incx < 1 || !on_device(h, x, 1, n, incx, elem_of(kind))) return INVALID_VALUE;
+    if (n < 0 || incx < 1 || !on_device(h, x, 1, n, incx, elem_of(kind))) return refuse(INVALID_VALUE);
     call c = {.run = run_scal, .kind = kind, .n = n, .incx = incx, .alpha = scalar(kind, alpha), .c = x};
     return queue(h, &c);
 }
@@ -302,7 +311,7 @@ static int copy(int kind, void *hv, int n, const void *x, int incx, void *y, int
     handle *h = hv;
     int ax = incx < 0 ? -incx : incx, ay = incy < 0 ? -incy : incy;
     if (n < 0 || !ax || !ay || !on_device(h, x, 1, n, ax, elem_of(kind)) || !on_device(h, y, 1, n, ay, elem_of(kind)))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_copy, .kind = kind, .n = n, .incx = incx, .incy = incy, .a = x, .c = y};
     return queue(h, &c);
 }
@@ -329,9 +338,9 @@ static int dgmm(int kind, void *hv, int mode, int m, int n, const void *a, int l
     handle *h = hv;
     size_t e = elem_of(kind);
     if (mode != 0 || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || ldc < (m > 1 ? m : 1) || incx < 1) /* PE's: the left side */
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     if (!on_device(h, a, m, n, lda, e) || !on_device(h, x, 1, m, incx, e) || !on_device(h, cm, m, n, ldc, e))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_dgmm, .kind = kind, .m = m, .n = n, .lda = lda, .ldc = ldc, .incx = incx, .a = a, .b = x, .c = cm};
     return queue(h, &c);
 }
@@ -369,7 +378,7 @@ int cufftPlanMany(int *plan, int rank, int *n, int *inembed, int istride, int id
     (void)istride, (void)idist, (void)ostride, (void)odist; /* ignored with no embedding, as cuFFT does */
     if ((rank != 1 && rank != 2) || inembed || onembed || !fft_type_known(type) || batch < 1 || n[0] < 1 ||
         (rank == 2 && n[1] < 1))
-        return 4; /* CUFFT_INVALID_VALUE */
+        return refuse(4); /* CUFFT_INVALID_VALUE */
     static bool thread_safe;
     pthread_mutex_lock(&fft_lock);
     if (!thread_safe) fftw_make_planner_thread_safe(), fftwf_make_planner_thread_safe(), thread_safe = true;
@@ -439,13 +448,13 @@ static int fft_exec(int plan, int type, void *in, void *out, int direction)
 {
     fft_plan *p = fft_plan_of(plan);
     if (!p) return 1;
-    if (p->type != type || (direction != -1 && direction != 1)) return 4;
+    if (p->type != type || (direction != -1 && direction != 1)) return refuse(4);
     handle h = {p->stream}; /* the stream's device: where the arrays must be */
     size_t line = (size_t)p->n[0] * (size_t)p->n[1], half = (size_t)(p->n[p->rank - 1] / 2 + 1);
     size_t cline = (p->rank == 2 ? (size_t)p->n[0] : 1) * half, real = type == FFT_D2Z || type == FFT_Z2D ? 8 : 4;
     size_t in_bytes = (type == FFT_R2C || type == FFT_D2Z ? line * real : type == FFT_C2R || type == FFT_Z2D ? cline * 2 * real : line * 2 * real) * (size_t)p->batch;
     size_t out_bytes = (type == FFT_R2C || type == FFT_D2Z ? cline * 2 * real : type == FFT_C2R || type == FFT_Z2D ? line * real : line * 2 * real) * (size_t)p->batch;
-    if (pe_emul_cuda_check(h.stream, in, in_bytes) != 0 || pe_emul_cuda_check(h.stream, out, out_bytes) != 0) return 4;
+    if (pe_emul_cuda_check(h.stream, in, in_bytes) != 0 || pe_emul_cuda_check(h.stream, out, out_bytes) != 0) return refuse(4);
     if (atomic_exchange(&fail_next, false)) return 5; /* CUFFT_INTERNAL_ERROR */
     fft_call *f = malloc(sizeof *f);
     if (!f) return 2;
@@ -530,10 +539,10 @@ int cusparseCreateCsr(void **mat, int64_t rows, int64_t cols, int64_t nnz, void 
                       int offsets_type, int ind_type, int base, int value_type)
 {
     /* what PE passes: 32-bit indices from 0, real values */
-    if (rows < 0 || cols < 0 || nnz < 0 || offsets_type != INDEX_32I || ind_type != INDEX_32I ||
+    if (rows < 0 || cols < 0 || nnz < 0 || nnz > rows * cols /* the real one's "dimension mismatch" */ || offsets_type != INDEX_32I || ind_type != INDEX_32I ||
         base != INDEX_BASE_ZERO || (value_type != R_32F && value_type != R_64F) || !aligned(row_ptr, 4) ||
         !aligned(col, 4) || !aligned(values, real_size(value_type)))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     sp_mat *m = malloc(sizeof *m);
     if (!m) return ALLOC_FAILED;
     *m = (sp_mat){rows, cols, nnz, row_ptr, col, values, value_type};
@@ -544,7 +553,7 @@ int cusparseDestroySpMat(void *mat) { return free(mat), OK; }
 
 int cusparseCreateDnVec(void **vec, int64_t size, void *values, int type)
 {
-    if (size < 0 || (type != R_32F && type != R_64F) || !aligned(values, real_size(type))) return INVALID_VALUE;
+    if (size < 0 || (type != R_32F && type != R_64F) || !aligned(values, real_size(type))) return refuse(INVALID_VALUE);
     dn_vec *v = malloc(sizeof *v);
     if (!v) return ALLOC_FAILED;
     *v = (dn_vec){size, values, type};
@@ -565,7 +574,7 @@ int cusparseSpMV_bufferSize(void *hv, int op, const void *alpha, void *mat, void
                             int compute_type, int alg, size_t *bytes)
 {
     (void)hv, (void)alpha, (void)beta;
-    if (!spmv_args(op, mat, x, y, compute_type, alg) || !bytes) return INVALID_VALUE;
+    if (!spmv_args(op, mat, x, y, compute_type, alg) || !bytes) return refuse(INVALID_VALUE);
     *bytes = SPMV_WORKSPACE;
     return OK;
 }
@@ -607,13 +616,13 @@ int cusparseSpMV(void *hv, int op, const void *alpha, void *mat, void *xv, const
     handle *h = hv;
     const sp_mat *a = mat;
     const dn_vec *x = xv, *y = yv;
-    if (!spmv_args(op, a, x, y, compute_type, alg)) return INVALID_VALUE;
+    if (!spmv_args(op, a, x, y, compute_type, alg)) return refuse(INVALID_VALUE);
     int kind = a->type == R_32F ? 0 : 1;
     size_t e = elem_of(kind);
     if (!vector_on_device(h, a->row_ptr, a->rows + 1, 4) || !vector_on_device(h, a->col, a->nnz, 4) ||
         !vector_on_device(h, a->values, a->nnz, e) || !vector_on_device(h, x->values, x->size, e) ||
         !vector_on_device(h, y->values, y->size, e) || !vector_on_device(h, buffer, SPMV_WORKSPACE, 1))
-        return INVALID_VALUE;
+        return refuse(INVALID_VALUE);
     call c = {.run = run_spmv, .kind = kind, .alpha = scalar(kind, alpha), .beta = scalar(kind, beta), .a = a->values,
               .b = x->values, .c = y->values, .rows = a->rows, .cols = a->cols, .nnz = a->nnz, .row_ptr = a->row_ptr,
               .col = a->col};
