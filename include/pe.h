@@ -8,9 +8,8 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): spmv as a generated kernel and of complex arrays,
- * convolution of complex arrays, a complex prod in a generated kernel, a
- * batched (3-d) matmul.
+ * unfinished links): spmv as a generated kernel and of complex arrays, a
+ * complex prod in a generated kernel, a batched (3-d) matmul.
  * Here: matmul, the LU family, fft/ifft, conv/correlate and spmv on the
  * CPU; on a GPU matmul and the LU family (real and complex) on cuBLAS and
  * cuSOLVER, fft/ifft and the FFT path of conv/correlate on cuFFT, spmv on
@@ -657,11 +656,13 @@ pe_array pe_spmv_at(const pe_site *s, pe_csr m, pe_array x);
  * convolution that starts at (k - 1) / 2 along each axis (k the kernel's
  * length there), so out[i] = sum_j a[i + (k - 1) / 2 - j] kernel[j], a
  * zero outside a.  pe_correlate: as scipy.signal.correlate(mode='same'),
- * the convolution with the kernel reversed: out[i] = sum_j a[i + j - k / 2]
- * kernel[j].  f32 or f64, a and kernel of one dtype.  A kernel of up to 16
- * elements is summed directly in one generated kernel, with the element-wise
- * work after it fused (a producer before it is stored first: the shifted
- * reads need its elements); a larger one goes through FFTs (one library
+ * the convolution with the kernel reversed (and conjugated, as scipy's, for
+ * complex arrays): out[i] = sum_j a[i + j - k / 2] conj(kernel[j]).  f32,
+ * f64, c64 or c128, a and kernel of one dtype.  A kernel of up to 16
+ * elements is summed directly in one generated kernel (complex: a few, each
+ * at most the size a kernel may take once complex ops are pairs of reals),
+ * with the element-wise work after it fused (a producer before it is stored
+ * first: the shifted reads need its elements); a larger one goes through FFTs (one library
  * call; bench/RESULTS.md). */
 pe_array pe_fft_at(const pe_site *s, pe_array a, int dims);
 pe_array pe_ifft_at(const pe_site *s, pe_array a, int dims);

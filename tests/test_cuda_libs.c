@@ -10,7 +10,7 @@
  * consumers in the GPU's batch, a wrong structure's PE_E_ARG at pe_spmv's
  * line with the CPU's message and no library call; fft and ifft (f32, f64,
  * c64, c128; one and two axes, batched, odd lengths) and pe_conv /
- * pe_correlate through the FFT on cuFFT, against the DFT and the
+ * pe_correlate (the same four dtypes) through the FFT on cuFFT, against the DFT and the
  * convolution by their definitions in long double.  It asserts the GPU made
  * the calls (the batches ran there; on the emulation, the emulated
  * library's count).
@@ -718,20 +718,22 @@ static void conv_fft_case(pe_dtype t, int dims, int64_t batch, int64_t n0, int64
     int64_t numel = batch * n0 * n1, taps = k0 * k1, shape[3] = {batch, n0, n1}, shape1[2] = {batch, n1};
     int64_t kshape[2] = {k0, k1};
     void *a = random_buffer(t, numel), *k = random_buffer(t, taps);
-    long double *want = malloc(sizeof *want * (size_t)numel), *mass = malloc(sizeof *mass * (size_t)numel);
-    long double line_mass = 0;
+    long double complex *want = malloc(sizeof *want * (size_t)numel);
+    long double *mass = malloc(sizeof *mass * (size_t)numel), line_mass = 0;
     assert_true(want && mass);
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < n0; i++)
             for (int64_t j = 0; j < n1; j++) {
-                long double s = 0, m = 0;
+                long double complex s = 0;
+                long double m = 0;
                 for (int64_t p = 0; p < k0; p++)
                     for (int64_t q = 0; q < k1; q++) {
                         int64_t u = i + (k0 - 1) / 2 - p, v = j + (k1 - 1) / 2 - q;
                         if (u < 0 || u >= n0 || v < 0 || v >= n1) continue;
                         int64_t kk = correlate ? (k0 - 1 - p) * k1 + (k1 - 1 - q) : p * k1 + q;
-                        long double term = creall(at(t, a, (b * n0 + u) * n1 + v)) * creall(at(t, k, kk));
-                        s += term, m += fabsl(term);
+                        long double complex kv = at(t, k, kk); /* a correlation: conjugated, as scipy's */
+                        long double complex term = at(t, a, (b * n0 + u) * n1 + v) * (correlate ? conjl(kv) : kv);
+                        s += term, m += cabsl(term);
                     }
                 int64_t e = (b * n0 + i) * n1 + j;
                 want[e] = s, mass[e] = m, line_mass = m > line_mass ? m : line_mass;
@@ -751,13 +753,13 @@ static void conv_fft_case(pe_dtype t, int dims, int64_t batch, int64_t n0, int64
         pe_stats after = tu_stats();
         assert_int_equal(after.library_calls - before.library_calls, 1); /* the FFT path: one call */
         for (int64_t i = 0; i < numel; i++) {
-            long double err = fabsl(creall(at(t, got, i)) - want[i]);
+            long double err = cabsl(at(t, got, i) - want[i]);
             if (err > bound)
                 fail_msg("%s %s %s dims %d (%lld x %lld x %lld, kernel %lld x %lld) element %lld: %.9Lg, want %.9Lg "
-                         "(bound %.3Lg)",
+                         "(real parts; bound %.3Lg)",
                          gpu ? "GPU" : "CPU", correlate ? "correlate" : "conv", pe_dtype_name(t), dims, (long long)batch,
                          (long long)n0, (long long)n1, (long long)k0, (long long)k1, (long long)i,
-                         creall(at(t, got, i)), want[i], bound);
+                         creall(at(t, got, i)), creall(want[i]), bound);
         }
         if (gpu) {
             assert_true(after.gpu_batches > before.gpu_batches);
@@ -775,8 +777,9 @@ static void conv_fft_on_the_gpu(void **state)
 {
     (void)state;
     if (!have_cufft()) return;
-    for (int d = 0; d < 2; d++) {
-        pe_dtype t = d ? PE_F64 : PE_F32;
+    static const pe_dtype types[] = {PE_F32, PE_F64, PE_C64, PE_C128};
+    for (int d = 0; d < 4; d++) {
+        pe_dtype t = types[d];
         for (int correlate = 0; correlate < 2; correlate++) {
             conv_fft_case(t, 1, 3, 1, 200, 1, 33, correlate);
             conv_fft_case(t, 1, 1, 1, 50, 1, 20, correlate); /* an even kernel */

@@ -428,27 +428,41 @@ static bool fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas, cubl
 /* conv_fft ("same" convolution or correlation along the last one or two
  * axes) as the host computes it (fft.c): a and the kernel zero-padded to
  * fast lengths (geam copies the rows into the cleared padded arrays), their
- * R2C spectra, the batch's spectra times the kernel's scaled by 1 / the
- * padded length (cublas?dgmm: diag(kernel) x the batch's columns), the C2R
- * of the product, its "same" window copied out by geam.  A correlation
- * convolves with the kernel reversed, made on the host from the kernel's
- * host copy (small: at most the image's size) and sent up. */
+ * R2C spectra (complex arrays: C2C, whole spectra), the batch's spectra
+ * times the kernel's scaled by 1 / the padded length (cublas?dgmm:
+ * diag(kernel) x the batch's columns), the C2R (C2C inverse) of the
+ * product, its "same" window copied out by geam.  A correlation convolves
+ * with the kernel reversed (and conjugated, a complex one), made on the
+ * host from the kernel's host copy (small: at most the image's size) and
+ * sent up. */
+/* conv_fft's transforms: real arrays R2C (D2Z) and C2R (Z2D), complex ones C2C (Z2Z) both ways */
+static pe_cuda_lib_status forward(const pe_cufft_api *ff, cufftHandle plan, bool cplx, int prec, void *in, void *out)
+{
+    if (cplx) return prec ? ff->exec_z2z(plan, in, out, PE_CUFFT_FORWARD) : ff->exec_c2c(plan, in, out, PE_CUFFT_FORWARD);
+    return prec ? ff->exec_d2z(plan, in, out) : ff->exec_r2c(plan, in, out);
+}
+static pe_cuda_lib_status inverse(const pe_cufft_api *ff, cufftHandle plan, bool cplx, int prec, void *in, void *out)
+{
+    if (cplx) return prec ? ff->exec_z2z(plan, in, out, PE_CUFFT_INVERSE) : ff->exec_c2c(plan, in, out, PE_CUFFT_INVERSE);
+    return prec ? ff->exec_z2d(plan, in, out) : ff->exec_c2r(plan, in, out);
+}
+
 static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas, cublasHandle_t h)
 {
     const pe_port *r = c->members[0], *x = c->a.in[0], *k = c->a.in[1];
     void *out = c->a.out[0];
     if (!out) return true;
-    int prec = c->kind & 1, rank = (int)r->param[0];
-    bool correlate = r->param[1] != 0;
+    int prec = c->kind & 1, rank = (int)r->param[0], kind = c->kind; /* kind: geam's row, the element type's */
+    bool correlate = r->param[1] != 0, cplx = c->kind >= 2;
     int64_t n[2] = {1, r->shape[r->rank - 1]}, kn[2] = {1, k->shape[k->rank - 1]}, len[2] = {1, 1}, off[2] = {0, 0};
     if (rank == 2) n[0] = r->shape[r->rank - 2], kn[0] = k->shape[0];
     for (int d = 2 - rank; d < 2; d++) len[d] = pe_fft_fast_length(n[d] + kn[d] - 1), off[d] = (kn[d] - 1) / 2;
-    int64_t half = len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half, batch = r->numel / (n[0] * n[1]);
+    int64_t half = cplx ? len[1] : len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half, batch = r->numel / (n[0] * n[1]);
     if (batch * spectrum > INT32_MAX / 4 || batch * padded > INT32_MAX / 4) {
         snprintf(c->a.why, sizeof c->a.why, "a convolution too large for cuFFT's int sizes");
         return false;
     }
-    size_t rsz = prec ? 8 : 4, csz = 2 * rsz;
+    size_t csz = prec ? 16 : 8, rsz = cplx ? csz : csz / 2; /* rsz: an element of a and the kernel */
     CUdeviceptr xp = scratch(c, rsz * (size_t)(batch * padded)), kp = scratch(c, rsz * (size_t)padded);
     CUdeviceptr xs = scratch(c, csz * (size_t)(batch * spectrum)), ks = scratch(c, csz * (size_t)spectrum);
     CUdeviceptr ys = scratch(c, csz * (size_t)(batch * spectrum));
@@ -462,8 +476,11 @@ static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas,
             if (kr) snprintf(c->a.why, sizeof c->a.why, "out of memory"), c->a.code = PE_E_NOMEM;
             return false;
         }
-        for (int64_t i = 0; i < k->numel; i++) /* reversed along both axes: the flat order reversed */
+        for (int64_t i = 0; i < k->numel; i++) { /* reversed along both axes: the flat order reversed */
             memcpy(rev + rsz * (size_t)i, (const char *)k->buf + rsz * (size_t)(k->numel - 1 - i), rsz);
+            if (cplx && prec) ((double *)rev)[2 * i + 1] = -((double *)rev)[2 * i + 1]; /* conjugated */
+            else if (cplx) ((float *)rev)[2 * i + 1] = -((float *)rev)[2 * i + 1];
+        }
         CUresult cr = pe_cuda_api_in_use->cuMemcpyHtoDAsync(kr, rev, rsz * (size_t)k->numel, c->g->stream);
         pe_mem_free(rev, rsz * (size_t)k->numel); /* pageable memory: the driver took the bytes */
         if (cr != PE_CUDA_SUCCESS) {
@@ -474,29 +491,29 @@ static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas,
         kernel = ptr(kr);
     }
     /* padded copies: rows of n[1] into rows of len[1] (column-major: n[1] x rows, ld len[1]) */
-    const void *one = one_of(prec), *zero = zero_of(prec);
+    const void *one = one_of(kind), *zero = zero_of(kind);
     if (!memset_ok(c, xp, rsz * (size_t)(batch * padded)) || !memset_ok(c, kp, rsz * (size_t)padded)) return false;
     for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++) {
         int rows = (int)(rank == 2 ? n[0] : batch);
         char *to = (char *)ptr(xp) + rsz * (size_t)(b * padded);
         const char *from = (const char *)x->dev_buf + rsz * (size_t)(b * n[0] * n[1]);
-        if (!lib_ok(c, blas->geam[prec](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)n[1], zero,
+        if (!lib_ok(c, blas->geam[kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)n[1], zero,
                                         to, (int)len[1], to, (int)len[1]),
                     "cuBLAS geam"))
             return false;
     }
-    if (!lib_ok(c, blas->geam[prec](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)kn[1], (int)kn[0], one, kernel, (int)kn[1],
+    if (!lib_ok(c, blas->geam[kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)kn[1], (int)kn[0], one, kernel, (int)kn[1],
                                     zero, ptr(kp), (int)len[1], ptr(kp), (int)len[1]),
                 "cuBLAS geam"))
         return false;
     int lengths[2] = {(int)len[2 - rank], (int)len[1]};
     cufftHandle fwd, kern, back;
-    int r2c = prec ? PE_CUFFT_D2Z : PE_CUFFT_R2C, c2r = prec ? PE_CUFFT_Z2D : PE_CUFFT_C2R;
-    if (!fft_plan(c, ff, r2c, rank, lengths, (int)batch, &fwd)) return false;
-    if (!lib_ok(c, prec ? ff->exec_d2z(fwd, ptr(xp), ptr(xs)) : ff->exec_r2c(fwd, ptr(xp), ptr(xs)), "cufftExecR2C"))
-        return false;
-    if (!fft_plan(c, ff, r2c, rank, lengths, 1, &kern)) return false;
-    if (!lib_ok(c, prec ? ff->exec_d2z(kern, ptr(kp), ptr(ks)) : ff->exec_r2c(kern, ptr(kp), ptr(ks)), "cufftExecR2C"))
+    int c2c = prec ? PE_CUFFT_Z2Z : PE_CUFFT_C2C;
+    int r2c = cplx ? c2c : prec ? PE_CUFFT_D2Z : PE_CUFFT_R2C, c2r = cplx ? c2c : prec ? PE_CUFFT_Z2D : PE_CUFFT_C2R;
+    if (!fft_plan(c, ff, r2c, rank, lengths, (int)batch, &fwd) ||
+        !lib_ok(c, forward(ff, fwd, cplx, prec, ptr(xp), ptr(xs)), "cuFFT's forward transform") ||
+        !fft_plan(c, ff, r2c, rank, lengths, 1, &kern) ||
+        !lib_ok(c, forward(ff, kern, cplx, prec, ptr(kp), ptr(ks)), "cuFFT's forward transform"))
         return false;
     scalar scale = scalar_of(prec, 1.0 / (double)padded);
     if (!lib_ok(c, blas->scal[prec](h, (int)(2 * spectrum), &scale, ptr(ks), 1), "cuBLAS scal") ||
@@ -504,15 +521,15 @@ static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas,
                                     ptr(ys), (int)spectrum),
                 "cuBLAS dgmm"))
         return false;
-    if (!fft_plan(c, ff, c2r, rank, lengths, (int)batch, &back)) return false;
-    if (!lib_ok(c, prec ? ff->exec_z2d(back, ptr(ys), ptr(xp)) : ff->exec_c2r(back, ptr(ys), ptr(xp)), "cufftExecC2R"))
+    if (!fft_plan(c, ff, c2r, rank, lengths, (int)batch, &back) ||
+        !lib_ok(c, inverse(ff, back, cplx, prec, ptr(ys), ptr(xp)), "cuFFT's inverse transform"))
         return false;
     /* the "same" window: rows off[0].., columns off[1].. of the full convolution */
     for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++) {
         int rows = (int)(rank == 2 ? n[0] : batch);
         const char *from = (const char *)ptr(xp) + rsz * (size_t)(b * padded + off[0] * len[1] + off[1]);
         char *to = (char *)out + rsz * (size_t)(b * n[0] * n[1]);
-        if (!lib_ok(c, blas->geam[prec](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)len[1], zero,
+        if (!lib_ok(c, blas->geam[kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)len[1], zero,
                                         to, (int)n[1], to, (int)n[1]),
                     "cuBLAS geam"))
             return false;

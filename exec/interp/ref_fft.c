@@ -85,7 +85,9 @@ static bool fft(pe_port *p, const pe_port *in)
 }
 
 /* out[i] = sum_j a[i + (k - 1) / 2 - j] kernel[j] per axis (a correlation:
- * the kernel reversed), a zero outside a: scipy.signal.convolve's "same". */
+ * the kernel reversed and conjugated, as scipy's), a zero outside a:
+ * scipy.signal.convolve's "same"; complex throughout (a real array's
+ * imaginary parts are zero). */
 static void conv(pe_port *p, const pe_port *a, const pe_port *k)
 {
     int dims = (int)p->param[0];
@@ -96,13 +98,14 @@ static void conv(pe_port *p, const pe_port *a, const pe_port *k)
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < n0; i++)
             for (int64_t j = 0; j < n1; j++) {
-                long double s = 0;
+                lcomplex s = 0;
                 for (int64_t u = 0; u < k0; u++)
                     for (int64_t v = 0; v < k1; v++) {
                         int64_t si = i + o0 - u, sj = j + o1 - v;
                         if (si < 0 || si >= n0 || sj < 0 || sj >= n1) continue;
                         int64_t kk = correlate ? (k0 - 1 - u) * k1 + (k1 - 1 - v) : u * k1 + v;
-                        s += creall(get(a, (b * n0 + si) * n1 + sj)) * creall(get(k, kk));
+                        lcomplex kv = get(k, kk);
+                        s += get(a, (b * n0 + si) * n1 + sj) * (correlate ? conjl(kv) : kv);
                     }
                 put(p, (b * n0 + i) * n1 + j, s);
             }

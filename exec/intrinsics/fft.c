@@ -26,7 +26,9 @@
  * mirror (X[n-k] = conj X[k]).  conv_fft pads a and the kernel to fast
  * lengths (2^a 3^b 5^c 7^d at least n + k - 1 along each axis), multiplies
  * their r2c spectra and crops the c2r of the product to "same" (from
- * (k - 1) / 2 on); a correlation convolves with the kernel reversed. */
+ * (k - 1) / 2 on); complex arrays the same through c2c, whole spectra; a
+ * correlation convolves with the kernel reversed (and conjugated, as
+ * scipy's, a complex kernel). */
 #include <complex.h>
 #include <fftw3.h>
 #include <pthread.h>
@@ -321,7 +323,7 @@ bool pe_conv_fft_fits(pe_intrinsic_args *a)
     const pe_port *x = a->in[0], *k = a->in[1];
     int dims = (int)r->param[0];
     if ((dims != 1 && dims != 2) || k->rank != dims || x->rank < dims || x->rank != r->rank || k->numel < 1 ||
-        (r->dtype != PE_F32 && r->dtype != PE_F64) || x->dtype != r->dtype || k->dtype != r->dtype)
+        !precision_of((pe_dtype)r->dtype) || x->dtype != r->dtype || k->dtype != r->dtype)
         return false;
     for (int d = 0; d < r->rank; d++)
         if (x->shape[d] != r->shape[d]) return false;
@@ -334,23 +336,24 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
     void *out = a->out[0];
     if (!out || r->numel == 0) return true;
     const precision *pr = precision_of((pe_dtype)r->dtype);
-    bool f32 = pr->real == PE_F32, correlate = r->param[1] != 0;
+    bool f32 = pr->real == PE_F32, correlate = r->param[1] != 0, cplx = pe_dtype_is_complex((pe_dtype)r->dtype);
     int rank = (int)r->param[0];
     int64_t n[2] = {1, 1}, kn[2] = {1, 1}, len[2] = {1, 1}, off[2] = {0, 0};
     int64_t batch = batch_of(r, rank, n + 2 - rank);
     for (int d = 0; d < rank; d++) kn[2 - rank + d] = k->shape[d];
     for (int d = 2 - rank; d < 2; d++) len[d] = pe_fft_fast_length(n[d] + kn[d] - 1), off[d] = (kn[d] - 1) / 2;
-    int64_t half = len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half;
-    size_t rsz = pe_dtype_size(pr->real), csz = pe_dtype_size(pr->cplx);
+    /* a real array's spectrum is the half r2c keeps; a complex one's all of it (c2c) */
+    int64_t half = cplx ? len[1] : len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half;
+    size_t esz = pe_dtype_size((pe_dtype)r->dtype), csz = pe_dtype_size(pr->cplx);
     /* the spectra of a's rows (batch of them) and of the kernel; a's padded rows, then the product's inverse */
     void *xs = fftw_malloc(csz * (size_t)(batch * spectrum)), *ks = fftw_malloc(csz * (size_t)spectrum);
-    void *xp = fftw_malloc(rsz * (size_t)(batch * padded)), *kp = fftw_malloc(rsz * (size_t)padded);
+    void *xp = fftw_malloc(esz * (size_t)(batch * padded)), *kp = fftw_malloc(esz * (size_t)padded);
     bool ok = xs && ks && xp && kp;
-    plan_key fwd = {.kind = PLAN_R2C, .prec = (int)(pr - precisions), .rank = rank, .threads = pe_rt.threads,
-                    .n = {len[2 - rank], len[1]}, .batch = batch, .out_row = half};
+    plan_key fwd = {.kind = cplx ? PLAN_C2C_FORWARD : PLAN_R2C, .prec = (int)(pr - precisions), .rank = rank,
+                    .threads = pe_rt.threads, .n = {len[2 - rank], len[1]}, .batch = batch, .out_row = half};
     plan_key kern = fwd, back = fwd;
     kern.batch = 1;
-    back.kind = PLAN_C2R;
+    back.kind = cplx ? PLAN_C2C_BACKWARD : PLAN_C2R;
     void *p_fwd = ok ? plan_for(&fwd, xs) : NULL, *p_kern = ok ? plan_for(&kern, ks) : NULL;
     void *p_back = ok ? plan_for(&back, xp) : NULL; /* planned before the buffers are filled: planning writes them */
     if (!ok || !p_fwd || !p_kern || !p_back) {
@@ -360,32 +363,51 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
         a->code = PE_E_NOMEM;
         return false;
     }
-    memset(xp, 0, rsz * (size_t)(batch * padded));
-    memset(kp, 0, rsz * (size_t)padded);
+    memset(xp, 0, esz * (size_t)(batch * padded));
+    memset(kp, 0, esz * (size_t)padded);
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < n[0]; i++) {
-            const char *from = (const char *)x->buf + rsz * (size_t)((b * n[0] + i) * n[1]);
-            memcpy((char *)xp + rsz * (size_t)(b * padded + i * len[1]), from, rsz * (size_t)n[1]);
+            const char *from = (const char *)x->buf + esz * (size_t)((b * n[0] + i) * n[1]);
+            memcpy((char *)xp + esz * (size_t)(b * padded + i * len[1]), from, esz * (size_t)n[1]);
         }
+    /* the kernel as convolved: reversed for a correlation (and conjugated, a complex one's) */
     for (int64_t i = 0; i < kn[0]; i++)
         for (int64_t j = 0; j < kn[1]; j++) {
             int64_t src = correlate ? (kn[0] - 1 - i) * kn[1] + (kn[1] - 1 - j) : i * kn[1] + j, dst = i * len[1] + j;
-            if (f32) ((float *)kp)[dst] = ((const float *)k->buf)[src];
-            else ((double *)kp)[dst] = ((const double *)k->buf)[src];
+            switch ((pe_dtype)r->dtype) {
+            case PE_F32: ((float *)kp)[dst] = ((const float *)k->buf)[src]; break;
+            case PE_F64: ((double *)kp)[dst] = ((const double *)k->buf)[src]; break;
+            case PE_C64: {
+                float complex v = ((const float complex *)k->buf)[src];
+                ((float complex *)kp)[dst] = correlate ? conjf(v) : v;
+                break;
+            }
+            default: {
+                double complex v = ((const double complex *)k->buf)[src];
+                ((double complex *)kp)[dst] = correlate ? conj(v) : v;
+                break;
+            }
+            }
         }
-    pr->exec_r2c(p_kern, kp, ks);
-    pr->exec_r2c(p_fwd, xp, xs);
+    if (cplx) {
+        pr->exec_c2c(p_kern, kp, ks);
+        pr->exec_c2c(p_fwd, xp, xs);
+    } else {
+        pr->exec_r2c(p_kern, kp, ks);
+        pr->exec_r2c(p_fwd, xp, xs);
+    }
     double scale = 1.0 / (double)padded;
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < spectrum; i++) {
             if (f32) ((float complex *)xs)[b * spectrum + i] *= ((float complex *)ks)[i] * (float)scale;
             else ((double complex *)xs)[b * spectrum + i] *= ((double complex *)ks)[i] * scale;
         }
-    pr->exec_c2r(p_back, xs, xp);
+    if (cplx) pr->exec_c2c(p_back, xs, xp);
+    else pr->exec_c2r(p_back, xs, xp);
     for (int64_t b = 0; b < batch; b++) /* "same": rows off[0].., columns off[1].. of the full convolution */
         for (int64_t i = 0; i < n[0]; i++) {
-            const char *from = (const char *)xp + rsz * (size_t)(b * padded + (i + off[0]) * len[1] + off[1]);
-            memcpy((char *)out + rsz * (size_t)((b * n[0] + i) * n[1]), from, rsz * (size_t)n[1]);
+            const char *from = (const char *)xp + esz * (size_t)(b * padded + (i + off[0]) * len[1] + off[1]);
+            memcpy((char *)out + esz * (size_t)((b * n[0] + i) * n[1]), from, esz * (size_t)n[1]);
         }
     fftw_free(xs), fftw_free(ks), fftw_free(xp), fftw_free(kp);
     return true;

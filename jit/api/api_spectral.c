@@ -119,17 +119,23 @@ static pe_array direct(const pe_site *s, pe_array a, pe_array kernel, const pe_p
 {
     int64_t k0 = dims == 2 ? k->shape[0] : 1, k1 = k->shape[dims - 1];
     pe_array sum = {0};
+    /* scipy's correlate conjugates a complex kernel: once, the whole kernel (a small kernel of its own; a
+     * conjugate per tap would be one per tap, a [1] array fusing with nothing) */
+    pe_array taps = correlate && pe_dtype_is_complex((pe_dtype)k->dtype) ? pe_conj_at(s, kernel) : pe_retain_at(s, kernel);
     for (int64_t u = 0; u < k0; u++)
         for (int64_t v = 0; v < k1; v++) {
             int64_t d[2] = {(k0 - 1) / 2 - u, (k1 - 1) / 2 - v};
+            int64_t n0 = dims == 2 ? x->shape[x->rank - 2] : 1, n1 = x->shape[x->rank - 1];
+            if (d[0] >= n0 || -d[0] >= n0 || d[1] >= n1 || -d[1] >= n1) continue; /* a shift past a: a zero term */
             int64_t ku = correlate ? k0 - 1 - u : u, kv = correlate ? k1 - 1 - v : v;
             int64_t start[2] = {dims == 2 ? ku : kv, kv}, one[2] = {1, 1};
-            pe_array tap = pe_slice_at(s, kernel, start, one); /* [1] or [1, 1]: broadcast over a */
+            pe_array tap = pe_slice_at(s, taps, start, one); /* [1] or [1, 1]: broadcast over a */
             pe_array moved = shifted(s, a, x, dims, dims == 2 ? d : &d[1]);
             pe_array term = pe_mul_at(s, moved, tap);
             pe_release_at(s, moved), pe_release_at(s, tap);
             sum = fold(s, PE_OP_add, sum, term);
         }
+    pe_release_at(s, taps);
     return sum;
 }
 
@@ -143,8 +149,8 @@ static pe_array record_conv(const pe_site *s, pe_array a, pe_array kernel, bool 
     uint32_t idx[2];
     if (!pe_resolve_operands(s, PE_OP_conv_fft, ins, 2, api, in, idx, &r)) return r;
     pe_dtype t = (pe_dtype)in[0]->dtype;
-    if ((t != PE_F32 && t != PE_F64) || in[1]->dtype != t) {
-        pe_raise(s, PE_E_TYPE, api, "a is %s and the kernel %s: it takes f32 or f64, both of one dtype (pe_cast)",
+    if ((t != PE_F32 && t != PE_F64 && t != PE_C64 && t != PE_C128) || in[1]->dtype != t) {
+        pe_raise(s, PE_E_TYPE, api, "a is %s and the kernel %s: it takes f32, f64, c64 or c128, both of one dtype (pe_cast)",
                  pe_dtype_name(t), pe_dtype_name((pe_dtype)in[1]->dtype));
         return pe_invalid_result(s, PE_OP_conv_fft, PE_E_TYPE);
     }
