@@ -6,11 +6,7 @@
  * on the GPU until read, and eviction to the host under PE_CUDA_MEM_LIMIT. */
 #include "test_util.h"
 
-#include <complex.h>
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
+#include "test_complex.h"
 #undef complex /* the catalog has an op of that name */
 
 #include "emul/emul_checks.h"
