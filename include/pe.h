@@ -9,7 +9,7 @@
  *
  * Not yet in this version (later work, not declared here so that nothing
  * unfinished links): spmv as a generated kernel and of complex arrays, a
- * complex prod in a generated kernel, a batched (3-d) matmul.
+ * batched (3-d) matmul.
  * Here: matmul, the LU family, fft/ifft, conv/correlate and spmv on the
  * CPU; on a GPU matmul and the LU family (real and complex) on cuBLAS and
  * cuSOLVER, fft/ifft and the FFT path of conv/correlate on cuFFT, spmv on
@@ -22,8 +22,9 @@
  * as pairs of reals, to the interpreter's values (docs/architecture.md);
  * complex sum, mean, dot and vdot are two real reductions there (the
  * part sums, each compensated as the interpreter's double complex sum is
- * part by part); a complex prod is computed by the interpreter, in double
- * complex (its producer in kernels).
+ * part by part); a complex prod is two real reductions too, in polar form
+ * (the product of |z| and the sum of arg z, in double), with its own
+ * rounding and non-finite values (README, "Complex numbers").
  *
  * Threading: any number of application threads may call the API at once; a
  * scope belongs to the thread that opened it.
@@ -491,7 +492,8 @@ PE__DECL1(conj) PE__DECL1(real) PE__DECL1(imag) PE__DECL1(arg) PE__DECL2(complex
  * same input gives bitwise the same result, whatever the thread count.
  * sum/prod: promoted type, at least i32.  max/min: the input type (NaN
  * propagates).  Of complex arrays: sum, prod, mean, pe_dot and pe_vdot
- * (complex results; sums compensated part by part); the others are
+ * (complex results; sums compensated part by part, prod in polar form:
+ * prod |z| times cis(sum arg z), in double); the others are
  * PE_E_TYPE.  mean/var/stddev (population, ddof = 0) and the norms: at least
  * f32.  any/all: PE_BOOL.  argmax/argmin: PE_I32 — the flat row-major index
  * for the full reduction, the index along the axis for _axis; the first

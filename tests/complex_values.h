@@ -5,15 +5,9 @@
 #ifndef PE_TESTS_COMPLEX_VALUES_H
 #define PE_TESTS_COMPLEX_VALUES_H
 
-#include <complex.h>
+#include "test_complex.h"
 
 #include "test_util.h"
-
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#define CMPLXL(x, y) __builtin_complex((long double)(x), (long double)(y))
-#endif
 
 #define U64 0x1p-53
 #define U32 0x1p-24

@@ -186,6 +186,33 @@ static inline kernel_list complex_kernels(void)
     return l;
 }
 
+/* The two reductions a complex prod is recorded as (jit/record/record.c's
+ * record_complex_prod), for c64 and c128 operands: |z| (z taken in c128)
+ * into a product, arg z into a sum, each into (high, low) partials. */
+static inline kernel_list complex_prod_kernels(void)
+{
+    kernel_list l = {0};
+    for (pe_dtype ct = PE_C64; ct <= PE_C128; ct++)
+        for (int angle = 0; angle < 2; angle++) {
+            kir_kernel k = {0};
+            k.rank = 1, k.shape[0] = 100000;
+            k.params[k.n_params++] = (kir_param){.kind = KIR_IN_CONTIG, .dtype = ct};
+            k.body[0] = (kir_inst){.kind = KIR_LOAD, .dtype = ct, .n = 1, .a = {0}};
+            uint16_t z = 0;
+            if (ct != PE_C128)
+                k.body[z = 1] = (kir_inst){.kind = KIR_OP, .op = PE_OP_cast, .dtype = PE_C128, .ctype = PE_C128, .n = 1, .a = {0}};
+            uint16_t part = (uint16_t)(z + 1);
+            k.body[part] = (kir_inst){.kind = KIR_OP, .op = angle ? PE_OP_arg : PE_OP_abs, .dtype = PE_F64, .ctype = PE_C128,
+                                      .n = 1, .a = {z}};
+            k.params[k.n_params++] = (kir_param){.kind = KIR_OUT_PARTIAL, .dtype = PE_F64};
+            k.body[part + 1] = (kir_inst){.kind = KIR_REDUCE, .op = angle ? PE_OP_sum : PE_OP_prod, .dtype = PE_F64,
+                                          .ctype = PE_F64, .n = 2, .a = {1, part}};
+            k.n_body = part + 2;
+            add(&l, k);
+        }
+    return l;
+}
+
 static const pe_op reductions[] = {PE_OP_sum,        PE_OP_mean,       PE_OP_dot,    PE_OP_norm1,
                                    PE_OP_norm2,      PE_OP_max_reduce, PE_OP_min_reduce, PE_OP_norminf};
 

@@ -2,9 +2,9 @@
  * (the pair lowering, jit/codegen/kir_complex.c, then the CPU JIT): every
  * element-wise op that takes complex operands, casts, pe_complex, cond,
  * fused chains, views, complex sum, mean, dot and vdot (two real
- * reductions) and the producer of a complex prod, each
+ * reductions) and prod (polar form: two real reductions), each
  *   - computed with no port on the interpreter (pe_stats.ops_interpreted
- *     unchanged; prod: only the reduction itself),
+ *     unchanged),
  *   - against the interpreter's value of the same expression (pe_reference,
  *     exec/interp/complexmath.c: the oracle the lowering copies), on random
  *     values and on edge values (zeros of both signs, infinities, NaN, huge
@@ -96,16 +96,22 @@ static bool part_agrees(double got, double want, double allowed)
  * normwise.  Returns the values read (the caller frees). */
 static const dc *singular_bases; /* pow's bases, when pow is checked */
 
-static dc *expect_kernels_agree(const char *what, pe_array r, double k, double u)
+/* r read, computed by kernels alone: no port on the interpreter. */
+static dc *read_by_kernels(const char *what, pe_array r)
 {
-    pe_array ref = pe_reference(r); /* while r is pending: its whole expression from the inputs */
-    dc *want = read_any(ref);
     pe_stats before = tu_stats();
     dc *got = read_any(r);
     pe_stats after = tu_stats();
     if (after.ops_interpreted != before.ops_interpreted)
         fail_msg("%s: %llu port(s) on the interpreter", what, (unsigned long long)(after.ops_interpreted - before.ops_interpreted));
     assert_true(after.kernels_launched > before.kernels_launched);
+    return got;
+}
+
+static dc *expect_kernels_agree(const char *what, pe_array r, double k, double u)
+{
+    pe_array ref = pe_reference(r); /* while r is pending: its whole expression from the inputs */
+    dc *want = read_any(ref), *got = read_by_kernels(what, r);
     for (int64_t i = 0; i < pe_numel(r); i++) {
         double allowed = k * u * finite_norm(want[i]);
         pow_at_singularity = singular_bases && (singular_bases[i] == 0 || !isfinite(creal(singular_bases[i])) ||
@@ -407,7 +413,7 @@ static void test_views_of_complex_arrays(void **state)
  * terms: the interpreter's Neumaier sums in double and the kernels'
  * chunked compensated ones differ by a few roundings of the result; a c64
  * producer rounds each term to floats.  Over all elements and along each
- * axis.  prod keeps one complex accumulator: the interpreter's port. */
+ * axis.  prod: test_prod_is_kernels. */
 typedef struct {
     const char *name;
     int axis; /* -1: all elements */
@@ -483,15 +489,178 @@ static void test_reductions_are_kernels(void **state)
                 free(got), free(want_interp);
                 pe_release(ref), pe_release(r);
             }
-        /* prod: one complex accumulator, the interpreter's port; its producer a kernel */
-        pe_array p = pe_prod(pe_mul(a, b));
-        pe_stats before = tu_stats();
-        dc *got = read_any(p);
-        pe_stats after = tu_stats();
-        assert_int_equal(after.ops_interpreted - before.ops_interpreted, 1);
-        assert_true(after.kernels_launched > before.kernels_launched);
-        free(got), pe_release(p);
         pe_release(a), pe_release(b);
+    }
+    tu_expect_no_error();
+}
+
+/* ------------------------------------------------------------------ prod */
+
+/* prod of complex values in polar form (jit/record/record.c's
+ * record_complex_prod: |z|'s product and arg z's sum, each a real
+ * reduction kernel, joined element-wise), over all elements and along each
+ * axis, c64 and c128 (both computed in double).  The oracle: C99's
+ * sequential product in long double complex of the operands as stored.
+ * The bound, normwise: |got - want| <= ((3 + 2 pi) n + 8) u |want|, u
+ * double's unit roundoff (hypot's and the real product's roundings, 3 n u;
+ * T = sum arg z_k within u sum |arg z_k| + the compensated sum's u |T|,
+ * both <= pi n u; cos and sin of T and the last product a few u), plus
+ * 2 u_f32 where a c64 result is rounded to floats once. */
+static double prod_bound(pe_dtype t, int64_t n) { return (10.0 * (double)n + 8) * U64 + (is_c64(t) ? 2 * U32 : 0); }
+
+static void expect_prod_close(const char *what, pe_dtype t, int o, dc got, ldc want, int64_t n)
+{
+    long double err = cabsl(CMPLXL(creal(got), cimag(got)) - want), bound = prod_bound(t, n) * cabsl(want);
+    if (!(err <= bound))
+        fail_msg("%s %s element %d: got %.17g%+.17gi, want %.17Lg%+.17Lgi (error %.3Lg, allowed %.3Lg)", what,
+                 pe_dtype_name(t), o, creal(got), cimag(got), creall(want), cimagl(want), err, bound);
+}
+
+/* The sequential product (C99, long double) of conj(z) (conjugate) or z
+ * over output element o of a rows x cols array reduced along axis (-1:
+ * everything), the operands as stored in t. */
+static ldc sequential_prod(pe_dtype t, const dc *z, int rows, int cols, int axis, int o, bool conjugate)
+{
+    ldc acc = 1;
+    for (int i = 0; i < rows * cols; i++) {
+        if ((axis == 0 && i % cols != o) || (axis == 1 && i / cols != o)) continue;
+        acc *= conjugate ? conjl(operand(t, z[i])) : operand(t, z[i]);
+    }
+    return acc;
+}
+
+/* Random factors near the unit circle (|z| = e^x, |x| <= 0.05, every
+ * angle; 1001 of them stay well within range), the producer conj fused;
+ * and in c128 a product of products (pe_mul's textbook product per factor,
+ * 3 u more each) — against the sequential product and the interpreter's
+ * value of the same expression. */
+static void test_prod_random_factors(void **state)
+{
+    (void)state;
+    enum { ROWS = 7, COLS = N / 7 };
+    static dc z[N], w[N];
+    for (int i = 0; i < N; i++) {
+        double r = exp(uniform(-0.05, 0.05)), a = uniform(-3.14159, 3.14159), b = uniform(-3.14159, 3.14159);
+        z[i] = CMPLX(r * cos(a), r * sin(a)), w[i] = CMPLX(cos(b) / r, sin(b) / r);
+    }
+    int64_t shape[2] = {ROWS, COLS};
+    for (pe_dtype t = PE_C64; t <= PE_C128; t++) {
+        pe_array a = make(t, 2, shape, z), b = make(t, 2, shape, w);
+        for (int axis = -1; axis <= 1; axis++) {
+            pe_array r = axis < 0 ? pe_prod(pe_conj(a)) : pe_prod_axis(pe_conj(a), axis);
+            assert_int_equal(pe_dtype_of(r), t);
+            int outputs = axis < 0 ? 1 : axis == 0 ? COLS : ROWS, n = axis < 0 ? N : axis == 0 ? ROWS : COLS;
+            assert_int_equal(pe_numel(r), outputs);
+            pe_array ref = pe_reference(r);
+            dc *interp = read_any(ref), *got = read_by_kernels("prod(conj)", r);
+            for (int o = 0; o < outputs; o++) {
+                ldc want = sequential_prod(t, z, ROWS, COLS, axis, o, true);
+                expect_prod_close("prod(conj) against long double", t, o, got[o], want, n);
+                expect_prod_close("prod(conj) against the interpreter", t, o, got[o],
+                                  CMPLXL(creal(interp[o]), cimag(interp[o])), n);
+            }
+            free(got), free(interp), pe_release(ref), pe_release(r);
+        }
+        if (t == PE_C128) {
+            pe_array r = pe_prod_axis(pe_mul(a, b), 1);
+            dc *got = read_by_kernels("prod(mul)", r);
+            for (int o = 0; o < ROWS; o++) {
+                ldc want = 1;
+                for (int i = o * COLS; i < (o + 1) * COLS; i++) want *= operand(t, z[i]) * operand(t, w[i]);
+                expect_prod_close("prod(mul)", t, o, got[o], want, 2 * COLS);
+            }
+            free(got), pe_release(r);
+        }
+        pe_release(a), pe_release(b);
+    }
+    tu_expect_no_error();
+}
+
+/* The n-th roots of unity (stored rounded) multiply to (-1)^(n+1): within
+ * the bound plus the inputs' own rounding, n u_in, of the closed form, and
+ * within the bound of the sequential product.  Odd and even n, over all
+ * elements and along each axis (every row, or every column, the roots). */
+static void test_prod_roots_of_unity(void **state)
+{
+    (void)state;
+    static const struct {
+        int rows, cols, axis;
+    } cases[] = {{1, 1001, -1}, {1, 12, -1}, {4, 257, 1}, {256, 3, 0}, {5, 1, 0}};
+    for (pe_dtype t = PE_C64; t <= PE_C128; t++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            int rows = cases[c].rows, cols = cases[c].cols, axis = cases[c].axis, total = rows * cols;
+            int n = axis < 0 ? total : axis == 0 ? rows : cols, outputs = total / n;
+            dc *z = malloc((size_t)total * sizeof *z);
+            for (int i = 0; i < total; i++) {
+                int k = (axis == 0 ? i / cols : i % cols) + (axis == 0 ? i % cols : i / cols); /* each line from another root */
+                long double angle = 2 * 3.14159265358979323846264338327950288L * (k % n) / n;
+                z[i] = CMPLX((double)cosl(angle), (double)sinl(angle));
+            }
+            int64_t shape[2] = {rows, cols};
+            pe_array a = make(t, 2, shape, z);
+            pe_array r = axis < 0 ? pe_prod(a) : pe_prod_axis(a, axis);
+            dc *got = read_by_kernels("prod of roots of unity", r);
+            long double closed = n % 2 ? 1 : -1, inputs = 2 * n * (is_c64(t) ? U32 : U64);
+            for (int o = 0; o < outputs; o++) {
+                expect_prod_close("roots of unity, sequentially", t, o, got[o], sequential_prod(t, z, rows, cols, axis, o, false), n);
+                long double err = cabsl(CMPLXL(creal(got[o]), cimag(got[o])) - closed);
+                if (!(err <= prod_bound(t, n) + inputs))
+                    fail_msg("%s: %d roots of unity multiply to %.17g%+.17gi, not %.0Lf", pe_dtype_name(t), n, creal(got[o]),
+                             cimag(got[o]), closed);
+            }
+            free(got), free(z), pe_release(r), pe_release(a);
+        }
+    tu_expect_no_error();
+}
+
+/* Edge cases, the values the polar form defines (record_complex_prod):
+ * c64 factors whose partial products leave f32's range (the product is
+ * taken in double: right); a c128 product that overflows: the infinity in
+ * the direction of sum arg z_k; a zero factor: zero; NaN: NaN + NaN i; an
+ * infinite factor: an infinity in its direction times the rest. */
+static void test_prod_edges(void **state)
+{
+    (void)state;
+    /* c64: 1e20 * 1e20 overflows f32, the product does not */
+    dc big[5] = {CMPLX(1e20 * cos(0.3), 1e20 * sin(0.3)), CMPLX(1e20 * cos(-1.1), 1e20 * sin(-1.1)),
+                 CMPLX(1e-20 * cos(2.0), 1e-20 * sin(2.0)), CMPLX(1e-20 * cos(0.5), 1e-20 * sin(0.5)), CMPLX(3, 4)};
+    int64_t five = 5;
+    pe_array a = make(PE_C64, 1, &five, big), r = pe_prod(a);
+    dc *got = read_by_kernels("c64 past f32's range", r);
+    expect_prod_close("c64 past f32's range", PE_C64, 0, got[0], sequential_prod(PE_C64, big, 1, 5, -1, 0, false), 5);
+    free(got), pe_release(r), pe_release(a);
+
+    /* c128 overflow: row 0 at angles 0.1 (sum 0.3: +inf + inf i), row 1 at 1 (sum 3: -inf + inf i) */
+    dc huge[6];
+    for (int i = 0; i < 6; i++) {
+        double angle = i < 3 ? 0.1 : 1.0;
+        huge[i] = CMPLX(1e200 * cos(angle), 1e200 * sin(angle));
+    }
+    int64_t two_by_three[2] = {2, 3};
+    a = make(PE_C128, 2, two_by_three, huge), r = pe_prod_axis(a, 1);
+    got = read_by_kernels("c128 overflow", r);
+    assert_true(creal(got[0]) == INFINITY && cimag(got[0]) == INFINITY);
+    assert_true(creal(got[1]) == -INFINITY && cimag(got[1]) == INFINITY);
+    free(got), pe_release(r), pe_release(a);
+
+    /* along axis 1: a zero, a negative zero, a NaN part, an infinite factor times 2i */
+    static const double rows[4][3][2] = {{{2, 1}, {0, 0}, {-3, 0.5}},
+                                         {{-0.0, -0.0}, {1, 1}, {0.5, -2}},
+                                         {{1, 1}, {NAN, 1}, {2, 0}},
+                                         {{INFINITY, INFINITY}, {0, 2}, {1, 0}}};
+    dc edge[12];
+    for (int i = 0; i < 12; i++) edge[i] = CMPLX(rows[i / 3][i % 3][0], rows[i / 3][i % 3][1]);
+    int64_t four_by_three[2] = {4, 3};
+    for (pe_dtype t = PE_C64; t <= PE_C128; t++) {
+        a = make(t, 2, four_by_three, edge), r = pe_prod_axis(a, 1);
+        got = read_by_kernels("edge values", r);
+        for (int o = 0; o < 2; o++)
+            if (!(creal(got[o]) == 0 && cimag(got[o]) == 0))
+                fail_msg("%s: a product with a zero factor is %g%+gi", pe_dtype_name(t), creal(got[o]), cimag(got[o]));
+        assert_true(isnan(creal(got[2])) && isnan(cimag(got[2])));
+        /* arg: pi/4 + pi/2 + 0 = 3 pi/4 */
+        assert_true(creal(got[3]) == -INFINITY && cimag(got[3]) == INFINITY);
+        free(got), pe_release(r), pe_release(a);
     }
     tu_expect_no_error();
 }
@@ -524,9 +693,10 @@ static void test_lowering_leaves_reals_within_the_reserved_room(void **state)
     }
     assert_true(l.n > 50);
     free(l.k);
-    /* no reduction and no gather of complex values is taken */
+    /* no reduction and no gather of complex values is taken (they arrive as real reductions) */
     for (pe_dtype ct = PE_C64; ct <= PE_C128; ct++) {
         assert_false(pe_cpu_can_emit(PE_OP_sum, ct, ct, ct) || pe_cuda_can_emit(PE_OP_sum, ct, ct, ct));
+        assert_false(pe_cpu_can_emit(PE_OP_prod, ct, ct, ct) || pe_cuda_can_emit(PE_OP_prod, ct, ct, ct));
         assert_false(pe_cpu_can_emit(PE_OP_gather, ct, ct, ct) || pe_cuda_can_emit(PE_OP_gather, ct, ct, ct));
     }
 }
@@ -542,6 +712,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_phase_chain_into_real_sum, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_views_of_complex_arrays, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_reductions_are_kernels, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_prod_random_factors, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_prod_roots_of_unity, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_prod_edges, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,12 +7,9 @@
  * scipy's); scipy's own published answers for two small cases and a
  * complex one worked by hand; bad arguments are errors at the caller's line.  Both executors run it, and the JIT again
  * under PE_CHECK=all. */
-#include <complex.h>
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
 #include <float.h>
+
+#include "test_complex.h"
 
 #include "test_util.h"
 

@@ -50,6 +50,23 @@ static void test_complex_ops_compile(void **state)
     free(l.k);
 }
 
+/* A complex prod's two real reductions (|z|'s product, arg z's sum) over
+ * c64 and c128 operands, lowered (record.c's record_complex_prod). */
+static void test_complex_prod_reductions_compile(void **state)
+{
+    (void)state;
+    kernel_list l = complex_prod_kernels();
+    assert_int_equal(l.n, 4);
+    for (size_t c = 0; c < l.n; c++) {
+        assert_true(kir_valid(&l.k[c]));
+        kir_kernel *lowered = lowered_copy(&l.k[c]);
+        assert_true(!kir_has_complex(lowered) && pe_kernel_generatable(lowered, pe_cuda_can_emit));
+        free(lowered);
+    }
+    compile_all(&l, "complex prod's reductions");
+    free(l.k);
+}
+
 static void test_reductions_broadcast_scalars_generators_compile(void **state)
 {
     (void)state;
@@ -227,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_map_op_compiles),
         cmocka_unit_test(test_complex_ops_compile),
+        cmocka_unit_test(test_complex_prod_reductions_compile),
         cmocka_unit_test(test_reductions_broadcast_scalars_generators_compile),
         cmocka_unit_test(test_axis_reductions_compile),
         cmocka_unit_test(test_cdf_norm_of_x_and_minus_x_share_the_tail),

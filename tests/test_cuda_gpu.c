@@ -1,15 +1,12 @@
 /* test_cuda_gpu.c — the CUDA executor on a real GPU (ctest label `gpu`;
  * exit 77 where there is none): every element-wise op in f32 and f64 and
  * the fused reductions against the reference interpreter, complex sum, mean,
- * dot and vdot (two real reductions) against long double, results that stay
+ * dot and vdot (two real reductions) and prod (polar form) against long
+ * double, results that stay
  * on the GPU until read, and eviction to the host under PE_CUDA_MEM_LIMIT. */
 #include "test_util.h"
 
-#include <complex.h>
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
+#include "test_complex.h"
 #undef complex /* the catalog has an op of that name */
 
 #include "emul/emul_checks.h"
@@ -323,6 +320,26 @@ static void test_folded_reductions_run_on_the_gpu(void **state)
     free(k), free(m), free(p);
 }
 
+/* r's `outputs` elements as double complex (c64: read as float complex),
+ * computed on the GPU with nothing interpreted since `before`. */
+static double _Complex *read_complex_from_gpu(pe_array r, bool c64, int outputs, const pe_stats *before)
+{
+    double _Complex *got = malloc((size_t)outputs * sizeof *got);
+    if (c64) {
+        float _Complex *f = malloc((size_t)outputs * sizeof *f);
+        assert_int_equal(pe_read(r, f, (size_t)outputs * sizeof *f), PE_OK);
+        for (int o = 0; o < outputs; o++) got[o] = f[o];
+        free(f);
+    } else {
+        assert_int_equal(pe_read(r, got, (size_t)outputs * sizeof *got), PE_OK);
+    }
+    pe_stats after;
+    pe_get_stats(&after);
+    assert_int_equal(after.ops_interpreted, before->ops_interpreted);
+    assert_true(after.gpu_batches > before->gpu_batches);
+    return got;
+}
+
 /* Complex sum, mean, dot and vdot (c64, c128; sum and mean along an axis
  * too) are two real reductions of the parts (jit/record/record.c): GPU
  * kernels, nothing interpreted, within a few roundings of the terms'
@@ -344,24 +361,13 @@ static void test_complex_reductions_run_on_the_gpu(void **state)
         pe_array a = pe_from_host(t, 2, shape, c64 ? (void *)zf : (void *)z);
         pe_array b = pe_from_host(t, 2, shape, c64 ? (void *)wf : (void *)w);
         for (int c = 0; c < 5; c++) {
-            pe_stats before, after;
+            pe_stats before;
             pe_get_stats(&before);
             pe_array e = pe_add(pe_mul(a, b), a);
             pe_array r = c == 0 ? pe_sum(e) : c == 1 ? pe_mean(e) : c == 2 ? pe_dot(pe_add(a, b), b)
                        : c == 3 ? pe_vdot(pe_add(a, b), b) : pe_sum_axis(e, 0);
             int outputs = c == 4 ? COLS : 1;
-            double _Complex *got = malloc((size_t)outputs * sizeof *got);
-            if (c64) {
-                float _Complex *f = malloc((size_t)outputs * sizeof *f);
-                assert_int_equal(pe_read(r, f, (size_t)outputs * sizeof *f), PE_OK);
-                for (int o = 0; o < outputs; o++) got[o] = f[o];
-                free(f);
-            } else {
-                assert_int_equal(pe_read(r, got, (size_t)outputs * sizeof *got), PE_OK);
-            }
-            pe_get_stats(&after);
-            assert_int_equal(after.ops_interpreted, before.ops_interpreted);
-            assert_true(after.gpu_batches > before.gpu_batches);
+            double _Complex *got = read_complex_from_gpu(r, c64, outputs, &before);
             for (int o = 0; o < outputs; o++) {
                 long double _Complex want = 0;
                 long double scale = 0;
@@ -383,6 +389,55 @@ static void test_complex_reductions_run_on_the_gpu(void **state)
     }
     pe_shutdown();
     free(z), free(w), free(zf), free(wf);
+}
+
+/* Complex prod (c64, c128; over all elements and along each axis) in polar
+ * form, |z|'s product and arg z's sum (jit/record/record.c's
+ * record_complex_prod): GPU kernels, nothing interpreted, within
+ * record_complex_prod's bound ((3 + 2 pi) n + 8) u |prod| (u double's
+ * unit roundoff; a c64 result 2 u_f32 more) of C99's sequential product in
+ * long double.  The factors lie near the unit circle at every angle. */
+static void test_complex_prod_runs_on_the_gpu(void **state)
+{
+    (void)state;
+    enum { ROWS = 3, COLS = 4099, NC = ROWS * COLS };
+    double _Complex *z = malloc(NC * sizeof *z);
+    float _Complex *zf = malloc(NC * sizeof *zf);
+    for (int i = 0; i < NC; i++) {
+        double r = 1 + 0.01 * sin(i * 0.61), angle = 3 * sin(i * 0.37);
+        z[i] = CMPLX(r * cos(angle), r * sin(angle));
+        zf[i] = CMPLXF((float)creal(z[i]), (float)cimag(z[i]));
+    }
+    assert_int_equal(start("cuda"), PE_OK);
+    for (int c64 = 0; c64 < 2; c64++) {
+        int64_t shape[2] = {ROWS, COLS};
+        pe_dtype t = c64 ? PE_C64 : PE_C128;
+        pe_array a = pe_from_host(t, 2, shape, c64 ? (void *)zf : (void *)z);
+        for (int axis = -1; axis <= 1; axis++) {
+            pe_stats before;
+            pe_get_stats(&before);
+            pe_array r = axis < 0 ? pe_prod(pe_conj(a)) : pe_prod_axis(pe_conj(a), axis);
+            int outputs = axis < 0 ? 1 : axis == 0 ? COLS : ROWS, n = axis < 0 ? NC : axis == 0 ? ROWS : COLS;
+            double _Complex *got = read_complex_from_gpu(r, c64, outputs, &before);
+            for (int o = 0; o < outputs; o++) {
+                long double _Complex want = 1;
+                for (int i = 0; i < NC; i++) {
+                    if ((axis == 0 && i % COLS != o) || (axis == 1 && i / COLS != o)) continue;
+                    want *= conjl(c64 ? (long double _Complex)zf[i] : (long double _Complex)z[i]);
+                }
+                long double err = cabsl(got[o] - want);
+                long double bound = ((10.0L * n + 8) * 0x1p-53 + (c64 ? 2 * 0x1p-24 : 0)) * cabsl(want);
+                if (!(err <= bound))
+                    fail_msg("prod axis %d %s element %d: error %.3Lg, allowed %.3Lg", axis, c64 ? "c64" : "c128", o,
+                             err, bound);
+            }
+            free(got);
+            pe_release(r);
+        }
+        pe_release(a);
+    }
+    pe_shutdown();
+    free(z), free(zf);
 }
 
 /* A result stays on the GPU until the host needs it; an input goes up once. */
@@ -745,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_fused_reductions_match_the_interpreter),
         cmocka_unit_test(test_folded_reductions_run_on_the_gpu),
         cmocka_unit_test(test_complex_reductions_run_on_the_gpu),
+        cmocka_unit_test(test_complex_prod_runs_on_the_gpu),
         cmocka_unit_test(test_results_stay_on_the_gpu_until_read),
         cmocka_unit_test(test_large_copies_through_pinned_staging),
         cmocka_unit_test(test_eviction_under_a_memory_cap),

@@ -20,11 +20,7 @@
  * `test_cuda_libs missing`, with PE_CUBLAS_LIBRARY, PE_CUSOLVER_LIBRARY,
  * PE_CUSPARSE_LIBRARY and PE_CUFFT_LIBRARY naming no library: the CPU computes the same
  * values, with one warning per library for the whole run. */
-#include <complex.h>
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
+#include "test_complex.h"
 #include <float.h>
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
  * is written to the cache directory and a corrupt wisdom file is removed
  * with a warning, the values unchanged.  Both executors run it, and the JIT
  * again under PE_CHECK=all (the interpreter's DFT as the reference). */
-#include <complex.h>
+#include "test_complex.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <fftw3.h>
@@ -17,11 +17,6 @@
 #include <unistd.h>
 
 #include "test_util.h"
-
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
 
 typedef long double complex lcomplex;
 

@@ -7,11 +7,7 @@
  * interpreter executor (ref_linalg.c, long double complex) runs every test
  * too, and the file again under PE_CHECK=all. */
 #include <cblas.h>
-#include <complex.h>
-#if !defined(CMPLX) && defined(__clang__) /* glibc's <complex.h> gives C11's CMPLX to GCC only */
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
+#include "test_complex.h"
 #include <float.h>
 #include <lapacke.h>
 

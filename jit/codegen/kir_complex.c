@@ -44,8 +44,9 @@
  * Constants the formulas need are KIR_OP constant (the value's bits in imm).
  * No complex reduction reaches it: sum, mean, dot and vdot are recorded as
  * two real reductions of the parts (jit/record/record.c's
- * record_complex_sum), and the fusion rules leave prod to the interpreter
- * (kir_complex_emittable). */
+ * record_complex_sum), prod as two real reductions in polar form, |z|'s
+ * product and arg z's sum (record_complex_prod); kir_complex_emittable
+ * refuses a complex reduction that arrives otherwise. */
 #include <math.h>
 #include <string.h>
 
@@ -348,7 +349,7 @@ bool kir_complex_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype op
     case PE_OP_exp: case PE_OP_log: case PE_OP_sqrt: case PE_OP_eq: case PE_OP_ne: case PE_OP_cond: case PE_OP_conj:
     case PE_OP_real: case PE_OP_imag: case PE_OP_arg: case PE_OP_cast: case PE_OP_complex: case PE_OP_concat:
         return pe_dtype_valid(ctype) && pe_dtype_valid(dtype);
-    default: return false; /* reductions and gathers of complex values: the interpreter */
+    default: return false; /* reductions (recorded as real ones) and gathers of complex values: the interpreter */
     }
 }
 

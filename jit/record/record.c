@@ -1,7 +1,8 @@
 /* record.c — turning a request into a port: operand lookup, invalid-array
  * propagation, shape and type rules, folding, the COMPUTE entry, and handing
  * the result to the application; a complex sum, mean, dot or vdot recorded
- * as two real reductions (record_complex_sum).  Nothing is computed here (progressive
+ * as two real reductions (record_complex_sum), a complex prod as two in
+ * polar form (record_complex_prod).  Nothing is computed here (progressive
  * evaluation); the C-scheduler (queue.c) decides when the queue runs. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +323,9 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
 static pe_array record_complex_sum(const pe_site *s, pe_op op, pe_port *const *in, const uint32_t *in_idx, int n,
                                    pe_dtype dtype, pe_dtype ctype, int in_rank, const int64_t *in_shape, int rank,
                                    const int64_t *shape, int64_t axis);
+static pe_array record_complex_prod(const pe_site *s, uint32_t values, pe_dtype values_dtype, pe_dtype dtype,
+                                    int in_rank, const int64_t *in_shape, int rank, const int64_t *shape,
+                                    int64_t axis);
 static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const uint32_t *in_idx, int n, int axis,
                                  bool per_axis, const char *api);
 
@@ -382,7 +386,9 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
     pe_op_types(op, in, n, &dtype, &ctype);
     if (!settle_wide_ints(s, api, in, n, ctype, false)) return pe_invalid_result(s, op, PE_E_ARG);
     int64_t param = axis;
-    if (pe_dtype_is_complex(ctype) && op != PE_OP_prod)
+    if (pe_dtype_is_complex(ctype) && op == PE_OP_prod)
+        return record_complex_prod(s, in_idx[0], (pe_dtype)in[0]->dtype, dtype, in_rank, in_shape, rank, shape, param);
+    if (pe_dtype_is_complex(ctype))
         return record_complex_sum(s, op, in, in_idx, n, dtype, ctype, in_rank, in_shape, rank, shape, param);
     return pe_record_op(s, op, in_idx, n, dtype, ctype, rank, shape, &param, 1);
 }
@@ -398,8 +404,7 @@ static pe_array record_reduction(const pe_site *s, pe_op op, pe_port **in, const
  * compute type as the interpreter rounds them, in c128 (the interpreter's
  * double product: a c64 product rounded to floats term by term would not be
  * its value), and round the f64 part sums to c64 at the end.  The product
- * (the reduction's element-wise producer) stays fused.  prod keeps its one
- * complex accumulator: the interpreter's. */
+ * (the reduction's element-wise producer) stays fused. */
 static uint32_t enqueue_map(const pe_site *s, pe_op op, const uint32_t *x, int n, pe_dtype dtype, pe_dtype ctype,
                             int rank, const int64_t *shape)
 {
@@ -444,4 +449,60 @@ static pe_array record_complex_sum(const pe_site *s, pe_op op, pe_port *const *i
     uint32_t joined = enqueue_map(s, PE_OP_complex, sums, 2, work, part, rank, shape);
     if (joined == NO_SLOT) return (pe_array){0};
     return pe_record_op(s, PE_OP_cast, &joined, 1, dtype, work, rank, shape, NULL, 0);
+}
+
+/* A complex prod in polar form, so that kernels compute it as they do a
+ * complex sum (a kernel holds one reduction of one real accumulator):
+ *     prod z_k = M (cos T + i sin T),  M = prod |z_k|,  T = sum arg z_k
+ * M a real prod and T a real (compensated) sum, each a kernel with the
+ * producer fused and recomputed, in c128 whatever the input (the
+ * interpreter's one complex accumulator is double complex too: a c64
+ * product whose partial products leave f32's range stays right); then,
+ * element-wise, pe_complex(cos T, sin T) times M (the textbook product,
+ * M + 0i) and the c64 result cast back.  Why not the interpreter's
+ * sequential complex multiply: that needs a reduction with two
+ * accumulators, which neither generator, the CPU's chunk combination
+ * (exec/cpu/partials.c) nor the CUDA combiner has; a tree of element-wise
+ * products of halves needs log2(n) kernels the fuser must keep apart.
+ * What the polar form changes (README "Complex numbers", tested by
+ * test_complex_kernels):
+ *   rounding: |z_k| and arg z_k are each within a few ulps; T's error is
+ *     about u sum |arg z_k| <= pi n u (u the unit roundoff of double), so
+ *     the normwise error of the result is within (pi + 2) n u |prod| plus
+ *     a few ulps (the sequential textbook product's bound is about
+ *     sqrt(5) n u: the same order);
+ *   a zero factor: M = 0, the product a zero (its signs those of
+ *     0 * (cos T, sin T));
+ *   overflow: M = inf gives the infinity in T's direction, (+-inf, +-inf)
+ *     (a part whose trig factor is 0 exactly is NaN, inf * 0), where the
+ *     sequential product can give NaN (inf - inf);
+ *   an infinite part: |z| = inf and arg z its direction, as above;
+ *   a NaN part: T NaN, the product NaN + NaN i. */
+static pe_array record_complex_prod(const pe_site *s, uint32_t values, pe_dtype values_dtype, pe_dtype dtype,
+                                    int in_rank, const int64_t *in_shape, int rank, const int64_t *shape,
+                                    int64_t axis)
+{
+    pe_ir_begin_request(s, PE_OP_prod); /* the line's IR facts are pe_prod's (record_complex_sum) */
+    const pe_dtype work = PE_C128, part = PE_F64;
+    uint32_t z = values;
+    if (values_dtype != work) z = enqueue_map(s, PE_OP_cast, &z, 1, work, values_dtype, in_rank, in_shape);
+    if (z == NO_SLOT) return (pe_array){0};
+    uint32_t modulus = enqueue_map(s, PE_OP_abs, &z, 1, part, work, in_rank, in_shape);
+    uint32_t angle = modulus == NO_SLOT ? NO_SLOT : enqueue_map(s, PE_OP_arg, &z, 1, part, work, in_rank, in_shape);
+    if (angle == NO_SLOT) return (pe_array){0};
+    uint32_t m = pe_enqueue_op(s, PE_OP_prod, &modulus, 1, part, part, rank, shape, &axis, 1);
+    uint32_t t = m == NO_SLOT ? NO_SLOT : pe_enqueue_op(s, PE_OP_sum, &angle, 1, part, part, rank, shape, &axis, 1);
+    if (t == NO_SLOT) return (pe_array){0};
+    uint32_t trig[2];
+    for (int i = 0; i < 2; i++) {
+        trig[i] = enqueue_map(s, i ? PE_OP_sin : PE_OP_cos, &t, 1, part, part, rank, shape);
+        if (trig[i] == NO_SLOT) return (pe_array){0};
+    }
+    uint32_t direction = enqueue_map(s, PE_OP_complex, trig, 2, work, part, rank, shape);
+    if (direction == NO_SLOT) return (pe_array){0};
+    uint32_t factors[2] = {direction, m};
+    if (work == dtype) return pe_record_op(s, PE_OP_mul, factors, 2, dtype, work, rank, shape, NULL, 0);
+    uint32_t product = enqueue_map(s, PE_OP_mul, factors, 2, work, work, rank, shape);
+    if (product == NO_SLOT) return (pe_array){0};
+    return pe_record_op(s, PE_OP_cast, &product, 1, dtype, work, rank, shape, NULL, 0);
 }
