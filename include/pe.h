@@ -155,10 +155,11 @@ typedef struct {
     int64_t queued;          /* work-queue entries waiting now */
     int64_t live_arrays;     /* ports alive (referenced by the application or by pending work) */
     int64_t live_bytes;      /* host bytes held by array buffers */
-    uint64_t kernels_compiled;   /* fused kernels compiled (CPU JIT and NVRTC) */
+    uint64_t kernels_compiled;   /* fused kernels compiled (CPU JIT and NVRTC); spmv's generated CPU loops
+                                    count once (one compilation for every dtype, at a run's first spmv) */
     uint64_t kernels_launched;   /* fused kernel launches (CPU and GPU) */
     uint64_t program_cache_hits; /* kernels found compiled in memory */
-    uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR) */
+    uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR), spmv's loops as one */
     /* per batch and executor: a batch that automatic placement sends to the
      * CPU is looked up (or generated) for the GPU, then for the CPU */
     uint64_t trace_lookups;      /* batches looked up in the trace cache */
@@ -185,6 +186,8 @@ typedef struct {
     uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
     uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
     uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU, spmv) */
+    uint64_t generated_library_calls; /* of those, calls run as code PE generated instead of a library's
+                                         (spmv's row loop on the CPU, compiled through libgccjit) */
     uint64_t streaming_launches; /* CPU kernel launches that stored past the caches (non-temporal stores: outputs
                                     of at least the last-level cache's size, PE_STREAM_BYTES) */
 } pe_stats;
