@@ -8,8 +8,9 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): spmv as a generated kernel and of complex arrays, a
- * complex prod in a generated kernel, a batched (3-d) matmul.
+ * unfinished links): spmv of complex arrays and with element-wise consumers
+ * fused into its loop, a complex prod in a generated kernel, a batched (3-d)
+ * matmul.
  * Here: matmul, the LU family, fft/ifft, conv/correlate and spmv on the
  * CPU; on a GPU matmul and the LU family (real and complex) on cuBLAS and
  * cuSOLVER, fft/ifft and the FFT path of conv/correlate on cuFFT, spmv on
@@ -631,7 +632,9 @@ pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_arra
  * first fault named (no index is ever used unchecked).
  * pe_spmv: m @ x, x of n_cols and m's dtype: n_rows values, each row's sum in
  * column order (f32 accumulated in f64, rounded once).  Never fused: a
- * program of its own on PE's thread pool (parallel over rows), element-wise
+ * program of its own, on the CPU a row loop generated through libgccjit
+ * (once per run, kept in the disk cache) on PE's thread pool (parallel over
+ * rows), the interpreter's where the CPU JIT is off, element-wise
  * producers of x and consumers of the result fused into kernels around it.
  * On a GPU: cuSPARSE's SpMV (an f32 row summed in f32, within the sum's
  * usual bound; the same bits from run to run), the indices checked on the
