@@ -515,6 +515,48 @@ static void loops_compiled_once_then_from_disk(void **state)
     tu_setup(state); /* the runtime tu_teardown ends */
 }
 
+/* Without a CPU JIT (no writable TMPDIR: the toolchain cannot run) the
+ * interpreter's reference computes spmv: the same exact values, no
+ * generated call, the bad structure's error the same. */
+static void without_the_jit_the_reference_computes(void **state)
+{
+    (void)state;
+    if (!on_generated_loop()) skip();
+    pe_shutdown();
+    pe_pop_error_handler();
+    const char *tmp = getenv("TMPDIR");
+    char saved[4096] = "";
+    if (tmp) snprintf(saved, sizeof saved, "%s", tmp);
+    setenv("TMPDIR", "/nonexistent-pe-spmv-test", 1);
+    tu_setup(state);
+    if (tmp) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    int32_t rp[4] = {0, 2, 2, 4}, ci[4] = {0, 2, 1, 2}, bad_ci[4] = {0, 2, 3, 2};
+    double v[4] = {1, 2, 3, 4}, x[3] = {10, 100, 1000}, y[3];
+    int64_t n4 = 4, n3 = 3;
+    pe_array X = pe_from_host(PE_F64, 1, &n3, x);
+    for (int bad = 0; bad < 2; bad++) {
+        pe_csr a = pe_csr_create(pe_from_host(PE_I32, 1, &n4, rp), pe_from_host(PE_I32, 1, &n4, bad ? bad_ci : ci),
+                                 pe_from_host(PE_F64, 1, &n4, v), 3);
+        pe_stats before = tu_stats();
+        int line = __LINE__ + 1;
+        pe_array Y = pe_spmv(a, X);
+        if (bad) {
+            assert_int_equal(pe_read(Y, y, sizeof y), PE_E_ARG);
+            assert_non_null(strstr(tu_errors.message, "col_idx[2] (row 2) is 3"));
+            tu_expect_error(PE_E_ARG, line);
+        } else {
+            assert_int_equal(pe_read(Y, y, sizeof y), PE_OK);
+            assert_true(y[0] == 2010 && y[1] == 0 && y[2] == 4300);
+            tu_expect_no_error();
+        }
+        assert_int_equal(tu_stats().generated_library_calls, before.generated_library_calls);
+        pe_release(Y);
+        pe_csr_destroy(a);
+    }
+    pe_release(X);
+}
+
 /* Inside a code reuse section the matrix's arrays are operands made
  * outside it: PE_E_MACRO at the line (pe.h says so). */
 static void not_in_a_macro_yet(void **state)
@@ -549,6 +591,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(not_in_a_macro_yet, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(sums_bitwise_in_column_order, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(loops_compiled_once_then_from_disk, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(without_the_jit_the_reference_computes, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
