@@ -3,8 +3,8 @@
  * result buffers, errors at the caller's line, the profile) through the
  * catalog's intrinsic row in its table, blas.c (OpenBLAS's cblas: matmul),
  * lapack.c (LAPACKE: the LU family), sparse.c (spmv: the row loop the CPU
- * code generator made, on PE's pool) and fft.c (FFTW3: fft, ifft, the FFT path of conv) make the
- * calls. */
+ * code generator made, on PE's pool) and fft.c (FFTW3: fft, ifft, the FFT
+ * path of conv) make the calls. */
 #ifndef PE_EXEC_INTRINSICS_H
 #define PE_EXEC_INTRINSICS_H
 
