@@ -8,8 +8,8 @@
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
  * Not yet in this version (later work, not declared here so that nothing
- * unfinished links): spmv as a generated kernel and of complex arrays, a
- * batched (3-d) matmul.
+ * unfinished links): spmv of complex arrays and with element-wise consumers
+ * fused into its loop, a batched (3-d) matmul.
  * Here: matmul, the LU family, fft/ifft, conv/correlate and spmv on the
  * CPU; on a GPU matmul and the LU family (real and complex) on cuBLAS and
  * cuSOLVER, fft/ifft and the FFT path of conv/correlate on cuFFT, spmv on
@@ -156,10 +156,11 @@ typedef struct {
     int64_t queued;          /* work-queue entries waiting now */
     int64_t live_arrays;     /* ports alive (referenced by the application or by pending work) */
     int64_t live_bytes;      /* host bytes held by array buffers */
-    uint64_t kernels_compiled;   /* fused kernels compiled (CPU JIT and NVRTC) */
+    uint64_t kernels_compiled;   /* fused kernels compiled (CPU JIT and NVRTC); spmv's generated CPU loops
+                                    count once (one compilation for every dtype, at a run's first spmv) */
     uint64_t kernels_launched;   /* fused kernel launches (CPU and GPU) */
     uint64_t program_cache_hits; /* kernels found compiled in memory */
-    uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR) */
+    uint64_t disk_cache_hits;    /* kernels loaded from the disk cache (PE_CACHE_DIR), spmv's loops as one */
     /* per batch and executor: a batch that automatic placement sends to the
      * CPU is looked up (or generated) for the GPU, then for the CPU */
     uint64_t trace_lookups;      /* batches looked up in the trace cache */
@@ -186,6 +187,8 @@ typedef struct {
     uint64_t macro_evictions;    /* macro cache entries dropped, least recently used first (PE_MACRO_CACHE) */
     uint64_t macro_ops_replayed; /* operations (and constants) replays made without their body */
     uint64_t library_calls;      /* intrinsics run as one library call each (matmul with its fused epilogue, LU, spmv) */
+    uint64_t generated_library_calls; /* of those, calls run as code PE generated instead of a library's
+                                         (spmv's row loop on the CPU, compiled through libgccjit) */
     uint64_t streaming_launches; /* CPU kernel launches that stored past the caches (non-temporal stores: outputs
                                     of at least the last-level cache's size, PE_STREAM_BYTES) */
 } pe_stats;
@@ -630,7 +633,9 @@ pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_arra
  * first fault named (no index is ever used unchecked).
  * pe_spmv: m @ x, x of n_cols and m's dtype: n_rows values, each row's sum in
  * column order (f32 accumulated in f64, rounded once).  Never fused: a
- * program of its own on PE's thread pool (parallel over rows), element-wise
+ * program of its own, on the CPU a row loop generated through libgccjit
+ * (once per run, kept in the disk cache) on PE's thread pool (parallel over
+ * rows), the interpreter's where the CPU JIT is off, element-wise
  * producers of x and consumers of the result fused into kernels around it.
  * On a GPU: cuSPARSE's SpMV (an f32 row summed in f32, within the sum's
  * usual bound; the same bits from run to run), the indices checked on the

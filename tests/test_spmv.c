@@ -10,7 +10,11 @@
  * starting at 0, not ending at nnz) as PE_E_ARG at pe_spmv's line, never a
  * read outside the arrays; inside a code reuse section, PE_E_MACRO (not
  * supported yet).  Both executors run it (the interpreter's
- * long-double spmv is PE_CHECK's oracle). */
+ * long-double spmv is PE_CHECK's oracle).  On the CPU JIT every product
+ * must come from the generated row loop (pe_stats.generated_library_calls),
+ * its sums bitwise those of the documented order (column order, in
+ * double), compiled once per run and then kept in the disk cache. */
+#include <dirent.h>
 #include <float.h>
 
 #include "test_util.h"
@@ -23,6 +27,14 @@ static uint64_t next_u64(void)
     return rng_state;
 }
 static double uniform(void) { return (double)(next_u64() >> 11) / 9007199254740992.0 * 2 - 1; } /* [-1, 1) */
+
+/* Whether spmv's generated CPU loop makes this test's products: the JIT on
+ * the CPU (PE_DEVICE=cuda: the emulated cuSPARSE does). */
+static bool on_generated_loop(void)
+{
+    const char *d = getenv("PE_DEVICE");
+    return !tu_on_interpreter() && !(d && strcmp(d, "cuda") == 0);
+}
 
 typedef struct {
     int64_t n_rows, n_cols, nnz;
@@ -108,13 +120,18 @@ static void product_case(pe_dtype t, int64_t n_rows, int64_t n_cols, int max_per
     double *x = malloc(sizeof *x * (size_t)(n_cols ? n_cols : 1));
     for (int64_t j = 0; j < n_cols; j++) x[j] = uniform();
     pe_csr a = to_pe(&m, t);
-    pe_array X = vector_of(t, x, n_cols), Y = pe_spmv(a, X);
+    pe_array X = vector_of(t, x, n_cols);
+    pe_sync();
+    pe_stats before = tu_stats();
+    pe_array Y = pe_spmv(a, X);
     tu_expect_no_error();
     assert_int_equal(pe_dtype_of(Y), t);
     assert_int_equal(pe_rank(Y), 1);
     int64_t n;
     double *y = tu_read_as_f64(Y, &n);
     tu_expect_no_error();
+    if (on_generated_loop() && n_rows > 0 && n_cols > 0) /* no columns: every row 0, no loop to run */
+        assert_int_equal(tu_stats().generated_library_calls - before.generated_library_calls, 1);
     assert_int_equal(n, n_rows);
     check_product(t, &m, x, y);
     free(y), free(x);
@@ -156,10 +173,12 @@ static void laplacian_exact(void **state)
     for (int d = 0; d < 2; d++) {
         pe_dtype t = d ? PE_F64 : PE_F32;
         pe_csr a = to_pe(&m, t);
+        pe_stats before = tu_stats();
         pe_array X = vector_of(t, x, m.n_cols), Y = pe_spmv(a, X);
         int64_t n;
         double *y = tu_read_as_f64(Y, &n);
         tu_expect_no_error();
+        if (on_generated_loop()) assert_int_equal(tu_stats().generated_library_calls - before.generated_library_calls, 1);
         for (int64_t i = 0; i < m.n_rows; i++) {
             double want = 0;
             for (int32_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++) want += m.values[k] * x[m.col[k]];
@@ -353,10 +372,15 @@ static void bad_structure(void **state)
         pe_array v = pe_fill(PE_F64, 1, &n4, 1.5), X = pe_from_host(PE_F64, 1, &n3, x);
         pe_csr a = pe_csr_create(rp, ci, v, 3);
         tu_expect_no_error();
+        pe_sync();
+        pe_stats before = tu_stats();
         int line = __LINE__ + 1;
         pe_array Y = pe_spmv(a, X), Z = pe_add(Y, 1.0);
         double out[3];
         assert_int_equal(pe_read(Y, out, sizeof out), PE_E_ARG);
+        bool ends_right = cases[c].rp[0] == 0 && cases[c].rp[3] == 4; /* else refused before the loop runs */
+        if (on_generated_loop() && ends_right)
+            assert_int_equal(tu_stats().generated_library_calls - before.generated_library_calls, 1);
         if (!strstr(tu_errors.message, cases[c].says))
             fail_msg("case %zu: '%s' does not say '%s'", c, tu_errors.message, cases[c].says);
         tu_expect_error(PE_E_ARG, line);
@@ -365,6 +389,172 @@ static void bad_structure(void **state)
         pe_release(rp), pe_release(ci), pe_release(v), pe_release(X), pe_release(Y), pe_release(Z);
         pe_csr_destroy(a);
     }
+}
+
+/* The generated loop's sums are those of the order it documents: each row
+ * in column order, in double (an f32 product exact there), rounded once;
+ * bit for bit, on rows long enough to make the order matter. */
+static void sums_bitwise_in_column_order(void **state)
+{
+    (void)state;
+    if (!on_generated_loop()) skip(); /* the interpreter sums in long double, cuSPARSE in its own order */
+    for (int d = 0; d < 2; d++) {
+        pe_dtype t = d ? PE_F64 : PE_F32;
+        csr_host m = random_csr(t, 3000, 700, 40);
+        double *x = malloc(sizeof *x * 700);
+        for (int j = 0; j < 700; j++) x[j] = t == PE_F32 ? (double)(float)uniform() : uniform();
+        pe_csr a = to_pe(&m, t);
+        pe_array X = vector_of(t, x, 700), Y = pe_spmv(a, X);
+        int64_t n;
+        double *y = tu_read_as_f64(Y, &n);
+        tu_expect_no_error();
+        for (int64_t i = 0; i < m.n_rows; i++) {
+            double s = 0;
+            for (int32_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++) {
+                volatile double p = m.values[k] * x[m.col[k]]; /* rounded on its own: no FMA */
+                s += p;
+            }
+            double want = t == PE_F32 ? (double)(float)s : s;
+            if (memcmp(&y[i], &want, sizeof want) != 0)
+                fail_msg("%s row %lld: %.17g, the column-order sum %.17g", d ? "f64" : "f32", (long long)i, y[i], want);
+        }
+        free(y), free(x);
+        pe_release(X), pe_release(Y);
+        pe_csr_destroy(a);
+        free_csr(&m);
+    }
+}
+
+static int start_in(const char *dir)
+{
+    pe_config cfg = {0};
+    cfg.cache_dir = dir;
+    cfg.log_level = PE_LOG_ERROR + 1; /* errors only: the corrupt file's warning below is expected */
+    return pe_init(&cfg);
+}
+
+/* The path of the loops' file in the cache directory, or "" if none. */
+static void loops_file(const char *dir, char *path, size_t size)
+{
+    path[0] = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, "spmv-rows-", 10) == 0) snprintf(path, size, "%s/%s", dir, e->d_name);
+    closedir(d);
+}
+
+/* One run's products of the 6 x 6 grid's Laplacian in both dtypes (exact),
+ * with what generating their loops cost: compilations and disk loads. */
+static void products_in(const char *dir, uint64_t *compiled, uint64_t *loaded)
+{
+    tu_errors_clear();
+    pe_push_error_handler(tu_record_error, NULL);
+    assert_int_equal(start_in(dir), PE_OK);
+    csr_host m = laplacian(6);
+    double x[36];
+    for (int j = 0; j < 36; j++) x[j] = j % 7 - 3;
+    pe_csr a[2];
+    pe_array X[2];
+    for (int d = 0; d < 2; d++) a[d] = to_pe(&m, d ? PE_F64 : PE_F32), X[d] = vector_of(d ? PE_F64 : PE_F32, x, 36);
+    pe_sync(); /* the structures' concatenations compiled and run: only the products are counted */
+    pe_stats before = tu_stats();
+    for (int d = 0; d < 2; d++) {
+        pe_array Y = pe_spmv(a[d], X[d]);
+        int64_t n;
+        double *y = tu_read_as_f64(Y, &n);
+        tu_expect_no_error();
+        for (int64_t i = 0; i < 36; i++) {
+            double want = 0;
+            for (int32_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++) want += m.values[k] * x[m.col[k]];
+            assert_true(y[i] == want);
+        }
+        free(y);
+        pe_release(X[d]), pe_release(Y);
+        pe_csr_destroy(a[d]);
+    }
+    pe_stats after = tu_stats();
+    assert_int_equal(after.generated_library_calls - before.generated_library_calls, 2);
+    *compiled = after.kernels_compiled - before.kernels_compiled;
+    *loaded = after.disk_cache_hits - before.disk_cache_hits;
+    free_csr(&m);
+    pe_shutdown();
+    pe_pop_error_handler();
+}
+
+/* The loops are compiled once per run for both dtypes and filed in the disk
+ * cache; the next run loads them; a corrupt file is removed and the loops
+ * compiled again (the values never change). */
+static void loops_compiled_once_then_from_disk(void **state)
+{
+    (void)state;
+    if (!on_generated_loop()) skip();
+    pe_shutdown(); /* runtimes of this test's own, in a cache directory of its own */
+    pe_pop_error_handler();
+    char dir[] = "/tmp/pe-spmv-cache-XXXXXX", path[600];
+    assert_non_null(mkdtemp(dir));
+    uint64_t compiled, loaded;
+    products_in(dir, &compiled, &loaded);
+    assert_true(compiled == 1 && loaded == 0);
+    loops_file(dir, path, sizeof path);
+    assert_true(path[0] != 0);
+    products_in(dir, &compiled, &loaded);
+    assert_true(compiled == 0 && loaded == 1);
+    FILE *f = fopen(path, "r+b"); /* a byte changed: the seal no longer fits */
+    assert_non_null(f);
+    fseek(f, 100, SEEK_SET);
+    int byte = fgetc(f);
+    fseek(f, 100, SEEK_SET);
+    fputc(byte ^ 0x5a, f);
+    fclose(f);
+    products_in(dir, &compiled, &loaded);
+    assert_true(compiled == 1 && loaded == 0);
+    products_in(dir, &compiled, &loaded); /* filed again */
+    assert_true(compiled == 0 && loaded == 1);
+    tu_remove_dir(dir);
+    tu_setup(state); /* the runtime tu_teardown ends */
+}
+
+/* Without a CPU JIT (no writable TMPDIR: the toolchain cannot run) the
+ * interpreter's reference computes spmv: the same exact values, no
+ * generated call, the bad structure's error the same. */
+static void without_the_jit_the_reference_computes(void **state)
+{
+    (void)state;
+    if (!on_generated_loop()) skip();
+    pe_shutdown();
+    pe_pop_error_handler();
+    const char *tmp = getenv("TMPDIR");
+    char saved[4096] = "";
+    if (tmp) snprintf(saved, sizeof saved, "%s", tmp);
+    setenv("TMPDIR", "/nonexistent-pe-spmv-test", 1);
+    tu_setup(state);
+    if (tmp) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    int32_t rp[4] = {0, 2, 2, 4}, ci[4] = {0, 2, 1, 2}, bad_ci[4] = {0, 2, 3, 2};
+    double v[4] = {1, 2, 3, 4}, x[3] = {10, 100, 1000}, y[3];
+    int64_t n4 = 4, n3 = 3;
+    pe_array X = pe_from_host(PE_F64, 1, &n3, x);
+    for (int bad = 0; bad < 2; bad++) {
+        pe_csr a = pe_csr_create(pe_from_host(PE_I32, 1, &n4, rp), pe_from_host(PE_I32, 1, &n4, bad ? bad_ci : ci),
+                                 pe_from_host(PE_F64, 1, &n4, v), 3);
+        pe_stats before = tu_stats();
+        int line = __LINE__ + 1;
+        pe_array Y = pe_spmv(a, X);
+        if (bad) {
+            assert_int_equal(pe_read(Y, y, sizeof y), PE_E_ARG);
+            assert_non_null(strstr(tu_errors.message, "col_idx[2] (row 2) is 3"));
+            tu_expect_error(PE_E_ARG, line);
+        } else {
+            assert_int_equal(pe_read(Y, y, sizeof y), PE_OK);
+            assert_true(y[0] == 2010 && y[1] == 0 && y[2] == 4300);
+            tu_expect_no_error();
+        }
+        assert_int_equal(tu_stats().generated_library_calls, before.generated_library_calls);
+        pe_release(Y);
+        pe_csr_destroy(a);
+    }
+    pe_release(X);
 }
 
 /* Inside a code reuse section the matrix's arrays are operands made
@@ -399,6 +589,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_arguments, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(bad_structure, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(not_in_a_macro_yet, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(sums_bitwise_in_column_order, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(loops_compiled_once_then_from_disk, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(without_the_jit_the_reference_computes, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

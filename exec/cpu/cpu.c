@@ -32,7 +32,7 @@ bool pe_cpu_executor_start(int threads)
     pe_detect_cpu(&info);
     snprintf(isa, sizeof isa, "%s", info.arch);
     pe_intrinsics_set_threads(threads); /* the pool waits while a library call runs */
-    pe_intrinsics_set_pool(pe_pool_run); /* ... or runs the hand-written ones (spmv) */
+    pe_intrinsics_set_pool(pe_pool_run); /* ... or runs spmv's generated loop */
     return pe_pool_start(threads);
 }
 
@@ -54,7 +54,7 @@ static const void *cpu_linked(pe_executor *ex, int place, const kir_kernel *k)
  * loaded object by the name it was opened with, so an fd number whose name
  * an earlier object still carries would return that object: the memfd moves
  * up to a number no loaded object is named after. */
-static void *dlopen_bytes(const void *bytes, size_t size, char *err, size_t n_err)
+void *pe_cpu_dlopen_bytes(const void *bytes, size_t size, char *err, size_t n_err)
 {
     int fd = memfd_create("pe-kernels", MFD_CLOEXEC);
     size_t done = 0;
@@ -90,7 +90,7 @@ static bool cpu_link(pe_executor *ex, int place, const pe_artifact *a, const kir
     assert(pe_api_held());
     (void)ex, (void)place;
     *fatal = false;
-    void *dl = a->bytes ? dlopen_bytes(a->bytes, a->size, err, n_err) : dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
+    void *dl = a->bytes ? pe_cpu_dlopen_bytes(a->bytes, a->size, err, n_err) : dlopen(a->path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         if (!a->bytes) snprintf(err, n_err, "does not load (%s)", dlerror());
         return false;

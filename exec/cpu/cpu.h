@@ -10,6 +10,10 @@ extern pe_executor pe_cpu_executor;
 /* The CPU executor's life: its thread pool. */
 bool pe_cpu_executor_start(int threads);
 void pe_cpu_executor_stop(void);
+/* Loads a shared object from memory (bytes the disk cache verified, or a
+ * compiler's file read once), so that what runs is what was checked: the
+ * dlopen handle, or NULL with the reason in err. */
+void *pe_cpu_dlopen_bytes(const void *bytes, size_t size, char *err, size_t n_err);
 /* The CPU's ISA level ("x86-64-v3"): what its kernels are compiled for. */
 const char *pe_cpu_isa(void);
 

@@ -1,17 +1,20 @@
-/* sparse.c — pe_spmv, the CSR matrix times a vector, on the host: a
- * hand-written loop over rows, run in parallel on PE's thread pool (the CPU
- * executor lends its launcher: pe_intrinsics_set_pool), each row's sum in
- * column order, f32 accumulated in double and rounded once.
+/* sparse.c — pe_spmv, the CSR matrix times a vector, on the host: the row
+ * loop the CPU code generator made for the value dtype
+ * (jit/codegen/cpu_spmv.c; the provisioning compiles or loads it at the
+ * first call and lends it here, pe_intrinsics_use_spmv_code: this stage
+ * cannot call up), run in parallel on PE's thread pool (the CPU executor
+ * lends its launcher: pe_intrinsics_set_pool), each row's sum in column
+ * order, f32 accumulated in double and rounded once.  Without generated
+ * code (the CPU JIT off: no toolchain; its compilation failed) the
+ * interpreter's reference computes the call (long double, one thread).
  *
  * The operands are the matrix's structure (i32: row_ptr of n_rows + 1, then
  * col_idx of nnz), its values and x.  No index is used unchecked, and the
- * checks cost no pass of their own: each row checks its offsets (0 <= lo <=
- * hi <= nnz: a row whose neighbour is wrong may run on another thread, so
- * each checks both ends) and its columns as it reads them (a column out of
- * range marks the row and ends it: a branch never taken, cheaper than a
- * select on every entry).  A marked row makes the
- * call fail, the first fault in row order named by the interpreter's scan
- * (pe_csr_fault), at pe_spmv's line. */
+ * checks cost no pass of their own: the loop checks each row's offsets and
+ * its columns as it reads them, and a launch that saw a bad row sets a
+ * flag; the ends, which no row checks, are checked here.  A set flag makes
+ * the call fail, the first fault in row order named by the interpreter's
+ * scan (pe_csr_fault), at pe_spmv's line. */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -20,55 +23,10 @@
 #include "../interp/ref_linalg.h"
 
 static pe_parallel_fn pool_run;
+static pe_spmv_code_fn spmv_code;
 
 void pe_intrinsics_set_pool(pe_parallel_fn run) { pool_run = run; }
-
-typedef struct {
-    const int32_t *row_ptr, *col;
-    const void *values, *x;
-    void *y;
-    int64_t nnz;
-    uint32_t n_cols;
-    _Atomic int64_t first_bad_row; /* INT64_MAX: none */
-} spmv_job;
-
-static void mark_bad(spmv_job *j, int64_t row)
-{
-    int64_t seen = atomic_load_explicit(&j->first_bad_row, memory_order_relaxed);
-    while (row < seen && !atomic_compare_exchange_weak(&j->first_bad_row, &seen, row)) {
-    }
-}
-
-/* One loop per dtype: the element type and the accumulator's. */
-#define SPMV_ROWS(name, elem, acc)                                                                          \
-    static void name(int64_t begin, int64_t end, void *const *args)                                        \
-    {                                                                                                       \
-        spmv_job *j = args[0];                                                                              \
-        const int32_t *rp = j->row_ptr, *col = j->col;                                                      \
-        const elem *v = j->values, *x = j->x;                                                               \
-        elem *y = j->y;                                                                                     \
-        uint32_t n_cols = j->n_cols;                                                                        \
-        for (int64_t i = begin; i < end; i++) {                                                             \
-            int32_t lo = rp[i], hi = rp[i + 1];                                                             \
-            if (lo < 0 || lo > hi || hi > j->nnz) {                                                         \
-                y[i] = 0;                                                                                   \
-                mark_bad(j, i);                                                                             \
-                continue;                                                                                   \
-            }                                                                                               \
-            acc s = 0;                                                                                      \
-            for (int32_t k = lo; k < hi; k++) {                                                             \
-                uint32_t c = (uint32_t)col[k];                                                              \
-                if (__builtin_expect(c >= n_cols, 0)) {                                                     \
-                    mark_bad(j, i);                                                                         \
-                    break;                                                                                  \
-                }                                                                                           \
-                s += (acc)v[k] * (acc)x[c];                                                                 \
-            }                                                                                               \
-            y[i] = (elem)s;                                                                                 \
-        }                                                                                                   \
-    }
-SPMV_ROWS(rows_f32, float, double)
-SPMV_ROWS(rows_f64, double, double)
+void pe_intrinsics_use_spmv_code(pe_spmv_code_fn code) { spmv_code = code; }
 
 bool pe_spmv_fits(pe_intrinsic_args *a)
 {
@@ -93,15 +51,19 @@ bool pe_spmv_run(pe_intrinsic_args *a)
         memset(a->out[0], 0, pe_port_bytes(y)); /* no columns, so no entries: every row's sum is 0 */
         return true;
     }
-    spmv_job job = {.row_ptr = rp, .col = col, .values = v->buf, .x = x->buf, .y = a->out[0], .nnz = nnz,
-                    .n_cols = (uint32_t)x->numel};
-    atomic_init(&job.first_bad_row, INT64_MAX);
-    void *args[1] = {&job};
-    pe_range_fn rows = y->dtype == PE_F32 ? rows_f32 : rows_f64;
+    pe_range_fn rows = spmv_code ? spmv_code((pe_dtype)y->dtype, &a->generated) : NULL;
+    if (!rows) return pe_ref_linalg(a->members[0], a->in, a->why, sizeof a->why, &a->code);
+    uint32_t n_cols = (uint32_t)x->numel; /* at most 2^31 (fits) */
+    _Atomic uint32_t bad;
+    atomic_init(&bad, 0);
+    void *args[PE_SPMV_ARGS] = {[PE_SPMV_ROW_PTR] = (void *)rp, [PE_SPMV_COL] = (void *)col, [PE_SPMV_VALUES] = v->buf,
+                                [PE_SPMV_X] = x->buf, [PE_SPMV_Y] = a->out[0], [PE_SPMV_NNZ] = &nnz,
+                                [PE_SPMV_N_COLS] = &n_cols, [PE_SPMV_BAD] = (void *)&bad};
     int64_t per_row = n_rows ? 1 + nnz / n_rows : 1; /* elements a row touches, for the pool's split */
     if (pool_run) pool_run(rows, args, n_rows, per_row);
     else rows(0, n_rows, args);
-    if (atomic_load(&job.first_bad_row) == INT64_MAX) return true;
+    a->generated |= PE_GENERATED_RAN;
+    if (atomic_load(&bad) == 0) return true;
     a->code = PE_E_ARG;
     return !pe_csr_fault(rp, col, n_rows, nnz, x->numel, a->why, sizeof a->why);
 }

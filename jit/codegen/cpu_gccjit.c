@@ -2058,13 +2058,12 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     gcc_jit_block_end_with_void_return(done, NULL);
 }
 
-bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path, char *err,
-                       size_t err_size)
+gcc_jit_context *pe_gccjit_context(const char *isa, char *err, size_t err_size)
 {
     gcc_jit_context *ctx = gcc_jit_context_acquire();
     if (!ctx) {
         snprintf(err, err_size, "gcc_jit_context_acquire failed");
-        return false;
+        return NULL;
     }
     gcc_jit_context_set_int_option(ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, 3);
     char march[48];
@@ -2093,6 +2092,14 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     /* for developers: e.g. PE_JIT_OPTION=-fopt-info-vec-missed explains what did not vectorise */
     const char *extra = getenv("PE_JIT_OPTION");
     if (extra && *extra) gcc_jit_context_add_command_line_option(ctx, extra);
+    return ctx;
+}
+
+bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path, char *err,
+                       size_t err_size)
+{
+    gcc_jit_context *ctx = pe_gccjit_context(isa, err, err_size);
+    if (!ctx) return false;
     /* x86-64-v3 and v4 have FMA */
     bool fma = isa && (strcmp(isa, "x86-64-v3") == 0 || strcmp(isa, "x86-64-v4") == 0);
     emitter e = {.ctx = ctx, .prims = pe_prims_new(ctx, fma), .perturbed_op = pe_codegen_perturbed_op(),

@@ -24,6 +24,11 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body);
 extern const pe_fusion_rules pe_gccjit_fusion_rules;
 
 
+/* A libgccjit context with the options every CPU compilation uses (-O3,
+ * `isa`'s -march, no errno, no contraction into FMA, no traps; NULL with the
+ * reason in err): the kernels' (below) and the library loops' (cpu_spmv.c). */
+struct gcc_jit_context *pe_gccjit_context(const char *isa, char *err, size_t err_size);
+
 /* Compiles n kernels together into a shared object at `so_path` (the CPU
  * executor links it: exec/cpu_link.c; their ABI is pe_kernel_fn there), exported
  * under kir_kernel_name.  On failure writes the compiler's message to err. */

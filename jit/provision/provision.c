@@ -57,6 +57,7 @@ void pe_provision_start(const char *cache_dir, int trace_entries, uint64_t ir_fi
     /* FFTW's wisdom beside the kernels (exec/intrinsics/fft.c) */
     static const pe_intrinsic_files cache_files = {pe_diskcache_read, pe_diskcache_write, pe_diskcache_remove};
     pe_intrinsics_use_files(pe_diskcache_enabled() ? &cache_files : NULL);
+    if (!prov.of[PE_TARGET_CPU].off) pe_provision_spmv_start(tag); /* spmv's loops, generated at its first call */
     pe_trace_persist_load(ir_fingerprint); /* what earlier runs of this program remembered */
 }
 
@@ -69,6 +70,7 @@ void pe_provision_stop(uint64_t ir_fingerprint)
         prov.of[t] = (target_state){0};
     }
     pe_intrinsics_use_files(NULL);
+    pe_provision_spmv_stop();
     pe_diskcache_close();
 }
 
@@ -130,7 +132,7 @@ static void arch_of(const pe_target *t, int place, char *out, size_t n)
 /* A file for the compiler to write a shared object to: in TMPDIR (mkstemps:
  * ours, 0600), removed once the executor has loaded it; the disk cache keeps
  * a sealed copy. */
-static bool private_path(char *out, size_t n)
+bool pe_provision_private_path(char *out, size_t n)
 {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
@@ -187,7 +189,7 @@ static bool choose_path(const pe_target *t, compiled_code *c, char *err, size_t 
     assert(pe_api_held());
     *c = (compiled_code){0};
     if (!t->code_in_files) return true;
-    if (private_path(c->path, sizeof c->path)) return true;
+    if (pe_provision_private_path(c->path, sizeof c->path)) return true;
     snprintf(err, n_err, "no temporary file for the compiled code");
     return false;
 }

@@ -21,6 +21,16 @@
 void pe_provision_start(const char *cache_dir, int trace_entries, uint64_t ir_fingerprint);
 void pe_provision_stop(uint64_t ir_fingerprint);
 
+/* A fresh file (ours, 0600) in TMPDIR for a compiler to write a shared
+ * object to, its path in out; false when none could be made.  Needs no lock. */
+bool pe_provision_private_path(char *out, size_t n);
+
+/* spmv's generated row loops (spmv_code.c): lent to the intrinsics at
+ * start when the CPU JIT is on (compiled or loaded from the disk cache,
+ * tagged `disk_tag`, at the first call), unlinked at stop. */
+void pe_provision_spmv_start(const char *disk_tag);
+void pe_provision_spmv_stop(void);
+
 /* Whether target t compiles in this run (the CPU JIT goes off when its
  * toolchain is missing or it compiles nothing). */
 bool pe_target_on(const pe_target *t);
