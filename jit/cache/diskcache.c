@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ static struct {
     char isa[32];
     uint8_t key[32];
     long long cap;
-    unsigned temp_counter;
+    _Atomic unsigned temp_counter; /* writers on several threads (kernels, FFTW's wisdom, spmv's loops): each its own name */
 } cache = {.dirfd = -1};
 
 bool pe_diskcache_enabled(void) { return cache.enabled; }
@@ -227,7 +228,7 @@ void *pe_diskcache_read(const char *name, size_t *size)
  * it could not (nothing left behind). */
 static bool write_sealed(const void *data, size_t size, char *tmp, size_t n)
 {
-    snprintf(tmp, n, ".tmp-%d-%u", (int)getpid(), cache.temp_counter++);
+    snprintf(tmp, n, ".tmp-%d-%u", (int)getpid(), atomic_fetch_add(&cache.temp_counter, 1));
     unlinkat(cache.dirfd, tmp, 0);
     int fd = openat(cache.dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return false;
