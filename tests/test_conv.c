@@ -35,16 +35,6 @@ static void *random_buffer(pe_dtype t, int64_t n)
     return b;
 }
 
-static long double complex at(pe_dtype t, const void *b, int64_t i)
-{
-    switch (t) {
-    case PE_F32: return ((const float *)b)[i];
-    case PE_F64: return ((const double *)b)[i];
-    case PE_C64: return ((const float complex *)b)[i];
-    default: return ((const double complex *)b)[i];
-    }
-}
-
 /* The convolution (or correlation) "same" of a (batch x n0 x n1) with k
  * (k0 x k1), element (b, i, j), and the sum of the magnitudes of its terms.
  * Written from the definition: full[p] = sum_u a[u] k[p - u]; same[i] =
@@ -60,8 +50,8 @@ static long double complex expected(pe_dtype t, const void *a, const void *k, in
             int64_t p = i + (k0 - 1) / 2 - u, q = j + (k1 - 1) / 2 - v; /* the kernel's element */
             if (p < 0 || p >= k0 || q < 0 || q >= k1) continue;
             int64_t kk = correlate ? (k0 - 1 - p) * k1 + (k1 - 1 - q) : p * k1 + q;
-            long double complex kv = at(t, k, kk);
-            long double complex term = at(t, a, (b * n0 + u) * n1 + v) * (correlate ? conjl(kv) : kv);
+            long double complex kv = tc_at(t, k, kk);
+            long double complex term = tc_at(t, a, (b * n0 + u) * n1 + v) * (correlate ? conjl(kv) : kv);
             s += term, *mass += cabsl(term);
         }
     return s;
@@ -110,7 +100,7 @@ static void conv_case(pe_dtype t, int64_t batch, int64_t n0, int64_t n1, int dim
                  * largest partial sums (|a| <= 1, |k| <= 1) */
                 long double bound = via_fft ? 16 * terms * eps * log2l(2.0L * (n0 + k0) * (n1 + k1)) * taps
                                             : 2 * terms * (taps + 1) * eps * mass;
-                long double complex got = at(t, c, (b * n0 + i) * n1 + j);
+                long double complex got = tc_at(t, c, (b * n0 + i) * n1 + j);
                 if (cabsl(got - want) > bound + (eps == FLT_EPSILON ? FLT_MIN : DBL_MIN))
                     fail_msg("%s %s: [%lld][%lld][%lld] = %.10Lg%+.10Lgi, the loop's %.10Lg%+.10Lgi (bound %.3Lg), "
                              "a %lld x %lld x %lld, kernel %lld x %lld",

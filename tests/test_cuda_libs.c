@@ -52,16 +52,6 @@ static void *random_buffer(pe_dtype t, int64_t n)
     return b;
 }
 
-static long double complex at(pe_dtype t, const void *b, int64_t i)
-{
-    switch (t) {
-    case PE_F32: return ((const float *)b)[i];
-    case PE_F64: return ((const double *)b)[i];
-    case PE_C64: return ((const float complex *)b)[i];
-    default: return ((const double complex *)b)[i];
-    }
-}
-
 static void *read_all(pe_array a, int64_t n)
 {
     pe_dtype t = pe_dtype_of(a);
@@ -146,23 +136,23 @@ static void product_case(const product *c)
             long double complex s = 0;
             long double mag = 0;
             for (int64_t l = 0; l < c->k; l++) {
-                long double complex x = at(t, a, c->ta ? l * c->m + i : i * c->k + l);
-                long double complex y = at(t, b, c->vector ? l : c->tb ? j * c->k + l : l * c->n + j);
+                long double complex x = tc_at(t, a, c->ta ? l * c->m + i : i * c->k + l);
+                long double complex y = tc_at(t, b, c->vector ? l : c->tb ? j * c->k + l : l * c->n + j);
                 s += x * y, mag += cabsl(x) * cabsl(y);
             }
             long double complex want = s;
             long double bound = 4 * (c->k + 2) * eps_of(t) * mag;
             if (c->epilogue) {
-                long double complex c_ij = at(t, c0, i * (c->vector ? 1 : c->n) + j);
+                long double complex c_ij = tc_at(t, c0, i * (c->vector ? 1 : c->n) + j);
                 want = 1.5L * s - 0.25L * c_ij;
                 bound = 4 * (c->k + 4) * eps_of(t) * (1.5L * mag + 0.25L * cabsl(c_ij));
             }
             bound += single_t(t) ? FLT_MIN : DBL_MIN;
             int64_t e = i * (c->vector ? 1 : c->n) + j;
             for (int gpu = 0; gpu < 2; gpu++)
-                if (cabsl(at(t, got[gpu], e) - want) > bound)
+                if (cabsl(tc_at(t, got[gpu], e) - want) > bound)
                     fail_msg("%s %s: [%lld][%lld] off by %Lg (bound %Lg), %lld x %lld x %lld", gpu ? "GPU" : "CPU",
-                             pe_dtype_name(t), (long long)i, (long long)j, cabsl(at(t, got[gpu], e) - want), bound,
+                             pe_dtype_name(t), (long long)i, (long long)j, cabsl(tc_at(t, got[gpu], e) - want), bound,
                              (long long)c->m, (long long)c->k, (long long)c->n);
         }
     free(a), free(b), free(c0), free(got[0]), free(got[1]);
@@ -259,22 +249,22 @@ static void lu_case(pe_dtype t, int64_t n, int64_t nrhs)
     double tol = 4.0 * (double)(n * n) * eps_of(t);
     for (int64_t i = 0; i < n; i++) assert_int_equal(piv[1][i], piv[0][i]);
     for (int64_t i = 0; i < n * n; i++) {
-        assert_true(cabsl(at(t, lu[1], i) - at(t, lu[0], i)) <= tol * (1 + cabsl(at(t, lu[0], i))));
-        assert_true(at(t, p[1], i) == at(t, p[0], i));
+        assert_true(cabsl(tc_at(t, lu[1], i) - tc_at(t, lu[0], i)) <= tol * (1 + cabsl(tc_at(t, lu[0], i))));
+        assert_true(tc_at(t, p[1], i) == tc_at(t, p[0], i));
     }
     long double xnorm = 0;
-    for (int64_t i = 0; i < n * nrhs; i++) xnorm = fmaxl(xnorm, cabsl(at(t, x[0], i)));
-    for (int64_t i = 0; i < n * nrhs; i++) assert_true(cabsl(at(t, x[1], i) - at(t, x[0], i)) <= 30 * tol * (1 + xnorm));
+    for (int64_t i = 0; i < n * nrhs; i++) xnorm = fmaxl(xnorm, cabsl(tc_at(t, x[0], i)));
+    for (int64_t i = 0; i < n * nrhs; i++) assert_true(cabsl(tc_at(t, x[1], i) - tc_at(t, x[0], i)) <= 30 * tol * (1 + xnorm));
     assert_true(fabs(cond[1] - cond[0]) <= 1e-3 * cond[0]);
     /* the GPU's solve: ||a x - b||_inf / (n ||a||_inf ||x||_inf eps) below 30 */
     long double worst = 0, anorm = 0;
     for (int64_t i = 0; i < n; i++) {
         long double row = 0;
-        for (int64_t q = 0; q < n; q++) row += cabsl(at(t, a, i * n + q));
+        for (int64_t q = 0; q < n; q++) row += cabsl(tc_at(t, a, i * n + q));
         anorm = fmaxl(anorm, row);
         for (int64_t c = 0; c < nrhs; c++) {
-            long double complex r = -at(t, b, i * nrhs + c);
-            for (int64_t q = 0; q < n; q++) r += at(t, a, i * n + q) * at(t, x[1], q * nrhs + c);
+            long double complex r = -tc_at(t, b, i * nrhs + c);
+            for (int64_t q = 0; q < n; q++) r += tc_at(t, a, i * n + q) * tc_at(t, x[1], q * nrhs + c);
             worst = fmaxl(worst, cabsl(r));
         }
     }
@@ -390,11 +380,11 @@ static void check_spmv(pe_dtype t, const csr *m, const void *x, const void *y, c
     for (int64_t i = 0; i < m->n_rows; i++) {
         long double s = 0, mag = 0;
         for (int32_t k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
-            long double p = creall(at(t, m->values, k)) * creall(at(t, x, m->col[k]));
+            long double p = creall(tc_at(t, m->values, k)) * creall(tc_at(t, x, m->col[k]));
             s += p, mag += fabsl(p);
         }
         long double bound = (m->row_ptr[i + 1] - m->row_ptr[i] + 2) * eps_of(t) * mag;
-        long double got = creall(at(t, y, i));
+        long double got = creall(tc_at(t, y, i));
         if (fabsl(got - s) > bound)
             fail_msg("%s %s row %lld of %lld x %lld: %.17Lg, the loop's %.17Lg (bound %.3Lg)", where, pe_dtype_name(t),
                      (long long)i, (long long)m->n_rows, (long long)m->n_cols, got, s, bound);
@@ -640,7 +630,7 @@ static void fft_case(pe_dtype t, int dims, int64_t batch, int64_t rows, int64_t 
     long double complex *lx = malloc(sizeof *lx * (size_t)numel), *want = malloc(sizeof *want * (size_t)numel);
     long double *mass = malloc(sizeof *mass * (size_t)numel);
     assert_true(lx && want && mass);
-    for (int64_t i = 0; i < numel; i++) lx[i] = at(t, x, i);
+    for (int64_t i = 0; i < numel; i++) lx[i] = tc_at(t, x, i);
     direct_dft(lx, want, mass, numel / line, dims == 2 ? rows : 1, cols, inverse);
     pe_dtype rt = t == PE_F32 || t == PE_C64 ? PE_C64 : PE_C128;
     double bound_scale = 4 * (log2((double)line) + 1) * eps_of(rt);
@@ -657,12 +647,12 @@ static void fft_case(pe_dtype t, int dims, int64_t batch, int64_t rows, int64_t 
         void *back = read_all(R, numel);
         tu_expect_no_error();
         for (int64_t i = 0; i < numel; i++) {
-            long double err = cabsl(at(rt, got, i) - want[i]), bound = bound_scale * (mass[i] + 1e-30L);
+            long double err = cabsl(tc_at(rt, got, i) - want[i]), bound = bound_scale * (mass[i] + 1e-30L);
             if (err > bound)
                 fail_msg("%s %s %s dims %d (%lld x %lld x %lld) element %lld: error %.3Lg, bound %.3Lg",
                          gpu ? "GPU" : "CPU", inverse ? "ifft" : "fft", pe_dtype_name(t), dims, (long long)batch,
                          (long long)rows, (long long)cols, (long long)i, err, bound);
-            long double trip = cabsl(at(rt, back, i) - lx[i]);
+            long double trip = cabsl(tc_at(rt, back, i) - lx[i]);
             if (trip > 4 * bound_scale * (cabsl(lx[i]) + mass[i] / (inverse ? 1 : (long double)line) + 1))
                 fail_msg("%s round trip %s element %lld: off by %.3Lg", gpu ? "GPU" : "CPU", pe_dtype_name(t),
                          (long long)i, trip);
@@ -727,8 +717,8 @@ static void conv_fft_case(pe_dtype t, int dims, int64_t batch, int64_t n0, int64
                         int64_t u = i + (k0 - 1) / 2 - p, v = j + (k1 - 1) / 2 - q;
                         if (u < 0 || u >= n0 || v < 0 || v >= n1) continue;
                         int64_t kk = correlate ? (k0 - 1 - p) * k1 + (k1 - 1 - q) : p * k1 + q;
-                        long double complex kv = at(t, k, kk); /* a correlation: conjugated, as scipy's */
-                        long double complex term = at(t, a, (b * n0 + u) * n1 + v) * (correlate ? conjl(kv) : kv);
+                        long double complex kv = tc_at(t, k, kk); /* a correlation: conjugated, as scipy's */
+                        long double complex term = tc_at(t, a, (b * n0 + u) * n1 + v) * (correlate ? conjl(kv) : kv);
                         s += term, m += cabsl(term);
                     }
                 int64_t e = (b * n0 + i) * n1 + j;
@@ -749,13 +739,13 @@ static void conv_fft_case(pe_dtype t, int dims, int64_t batch, int64_t n0, int64
         pe_stats after = tu_stats();
         assert_int_equal(after.library_calls - before.library_calls, 1); /* the FFT path: one call */
         for (int64_t i = 0; i < numel; i++) {
-            long double err = cabsl(at(t, got, i) - want[i]);
+            long double err = cabsl(tc_at(t, got, i) - want[i]);
             if (err > bound)
                 fail_msg("%s %s %s dims %d (%lld x %lld x %lld, kernel %lld x %lld) element %lld: %.9Lg, want %.9Lg "
                          "(real parts; bound %.3Lg)",
                          gpu ? "GPU" : "CPU", correlate ? "correlate" : "conv", pe_dtype_name(t), dims, (long long)batch,
                          (long long)n0, (long long)n1, (long long)k0, (long long)k1, (long long)i,
-                         creall(at(t, got, i)), creall(want[i]), bound);
+                         creall(tc_at(t, got, i)), creall(want[i]), bound);
         }
         if (gpu) {
             assert_true(after.gpu_batches > before.gpu_batches);

@@ -33,11 +33,6 @@ static void *random_buffer(pe_dtype t, int64_t n)
     return b;
 }
 
-static cld at(pe_dtype t, const void *b, int64_t i)
-{
-    return t == PE_C64 ? (cld)((const float complex *)b)[i] : (cld)((const double complex *)b)[i];
-}
-
 static void *read_all(pe_array a, pe_dtype t, int64_t n)
 {
     void *b = malloc((size_t)(n ? n : 1) * size_of(t));
@@ -59,11 +54,11 @@ static void check_product(pe_dtype t, const void *a, bool ta, const void *b, con
             cld s = 0;
             long double mag = 0;
             for (int64_t l = 0; l < k; l++) {
-                cld x = at(t, a, ta ? l * m + i : i * k + l), y = at(t, b, l * n + j);
+                cld x = tc_at(t, a, ta ? l * m + i : i * k + l), y = tc_at(t, b, l * n + j);
                 s += x * y, mag += cabsl(x) * cabsl(y);
             }
             long double bound = 4 * (k + 2) * eps_of(t) * mag + (t == PE_C64 ? FLT_MIN : DBL_MIN);
-            cld got = at(t, c, i * n + j);
+            cld got = tc_at(t, c, i * n + j);
             if (cabsl(got - s) > bound)
                 fail_msg("c[%lld][%lld] = %g%+gi, the loop's %Lg%+Lgi (bound %.3Lg), %lld x %lld x %lld", (long long)i,
                          (long long)j, (double)creall(got), (double)cimagl(got), creall(s), cimagl(s), bound,
@@ -172,23 +167,23 @@ static void lu_case(pe_dtype t, int64_t n, int64_t nrhs)
     void *l = read_all(L, t, n * n), *u = read_all(U, t, n * n), *p = read_all(P, t, n * n), *x = read_all(X, t, n * nrhs);
     tu_expect_no_error();
     cld *r = malloc(sizeof *r * (size_t)(n * n)), *ad = malloc(sizeof *ad * (size_t)(n * n));
-    for (int64_t i = 0; i < n * n; i++) ad[i] = at(t, a, i);
+    for (int64_t i = 0; i < n * n; i++) ad[i] = tc_at(t, a, i);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
-            cld pij = at(t, p, i * n + j);
+            cld pij = tc_at(t, p, i * n + j);
             assert_true(pij == 0 || pij == 1);
-            assert_true(i > j ? at(t, u, i * n + j) == 0 : i < j ? at(t, l, i * n + j) == 0 : at(t, l, i * n + j) == 1);
+            assert_true(i > j ? tc_at(t, u, i * n + j) == 0 : i < j ? tc_at(t, l, i * n + j) == 0 : tc_at(t, l, i * n + j) == 1);
             cld pa = 0, lu = 0;
-            for (int64_t q = 0; q < n; q++) pa += at(t, p, i * n + q) * ad[q * n + j], lu += at(t, l, i * n + q) * at(t, u, q * n + j);
+            for (int64_t q = 0; q < n; q++) pa += tc_at(t, p, i * n + q) * ad[q * n + j], lu += tc_at(t, l, i * n + q) * tc_at(t, u, q * n + j);
             r[i * n + j] = pa - lu;
         }
     double ratio = (double)(norm1(r, n, n) / (n * norm1(ad, n, n) * eps_of(t)));
     if (ratio >= 30) fail_msg("||P a - L U|| / (n ||a|| eps) = %g for n = %lld", ratio, (long long)n);
     cld *res = malloc(sizeof *res * (size_t)(n * nrhs)), *xd = malloc(sizeof *xd * (size_t)(n * nrhs));
-    for (int64_t i = 0; i < n * nrhs; i++) xd[i] = at(t, x, i);
+    for (int64_t i = 0; i < n * nrhs; i++) xd[i] = tc_at(t, x, i);
     for (int64_t i = 0; i < n; i++)
         for (int64_t c = 0; c < nrhs; c++) {
-            cld sum = -at(t, b, i * nrhs + c);
+            cld sum = -tc_at(t, b, i * nrhs + c);
             for (int64_t q = 0; q < n; q++) sum += ad[i * n + q] * xd[q * nrhs + c];
             res[i * nrhs + c] = sum;
         }
@@ -235,7 +230,7 @@ static void lu_large_against_lapacke(void **state)
             assert_memory_equal(lu, want, (size_t)(n * n) * size_of(t));
         } else {
             for (int64_t i = 0; i < n * n; i++)
-                assert_true(cabsl(at(t, lu, i) - at(t, want, i)) <= 1e3 * eps_of(t) * (1 + cabsl(at(t, want, i))));
+                assert_true(cabsl(tc_at(t, lu, i) - tc_at(t, want, i)) <= 1e3 * eps_of(t) * (1 + cabsl(tc_at(t, want, i))));
         }
         free(a), free(want), free(lu);
         pe_release(A), pe_release(LU), pe_release(PIV);
