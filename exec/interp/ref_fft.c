@@ -12,32 +12,10 @@
 #include <stdlib.h>
 
 #include "ref_fft.h"
+#include "ref_linalg.h" /* pe_ref_element, pe_ref_store */
 #include "refmath.h" /* CMPLX where <complex.h> lacks it */
 
 typedef long double complex lcomplex;
-
-static lcomplex get(const pe_port *p, int64_t i)
-{
-    if (!p->buf) return p->value; /* a uniform constant */
-    switch ((pe_dtype)p->dtype) {
-    case PE_F32: return ((const float *)p->buf)[i];
-    case PE_F64: return ((const double *)p->buf)[i];
-    case PE_C64: return ((const float complex *)p->buf)[i];
-    case PE_C128: return ((const double complex *)p->buf)[i];
-    default: return NAN;
-    }
-}
-
-static void put(pe_port *p, int64_t i, lcomplex v)
-{
-    switch ((pe_dtype)p->dtype) {
-    case PE_F32: ((float *)p->buf)[i] = (float)creall(v); break;
-    case PE_F64: ((double *)p->buf)[i] = (double)creall(v); break;
-    case PE_C64: ((float complex *)p->buf)[i] = CMPLXF((float)creall(v), (float)cimagl(v)); break;
-    case PE_C128: ((double complex *)p->buf)[i] = CMPLX((double)creall(v), (double)cimagl(v)); break;
-    default: break;
-    }
-}
 
 /* The DFT of the lines of x (count of them, each n long at stride `stride`,
  * the first elements at first[l]) in place. */
@@ -74,12 +52,12 @@ static bool fft(pe_port *p, const pe_port *in)
     int64_t batch = p->numel / line;
     lcomplex *x = malloc(sizeof *x * (size_t)p->numel);
     if (!x) return false;
-    for (int64_t i = 0; i < p->numel; i++) x[i] = get(in, i);
+    for (int64_t i = 0; i < p->numel; i++) x[i] = pe_ref_element(in, i);
     long double sign = inverse ? 1 : -1;
     /* the last axis: rows lines in each of batch blocks; the one before: cols lines (stride cols) */
     bool ok = dft_lines(x, cols, 1, batch * rows, cols, 1, 0, sign);
     if (ok && dims == 2) ok = dft_lines(x, rows, cols, batch, line, cols, 1, sign);
-    for (int64_t i = 0; ok && i < p->numel; i++) put(p, i, inverse ? x[i] / (long double)line : x[i]);
+    for (int64_t i = 0; ok && i < p->numel; i++) pe_ref_store(p, i, inverse ? x[i] / (long double)line : x[i]);
     free(x);
     return ok;
 }
@@ -104,10 +82,10 @@ static void conv(pe_port *p, const pe_port *a, const pe_port *k)
                         int64_t si = i + o0 - u, sj = j + o1 - v;
                         if (si < 0 || si >= n0 || sj < 0 || sj >= n1) continue;
                         int64_t kk = correlate ? (k0 - 1 - u) * k1 + (k1 - 1 - v) : u * k1 + v;
-                        lcomplex kv = get(k, kk);
-                        s += get(a, (b * n0 + si) * n1 + sj) * (correlate ? conjl(kv) : kv);
+                        lcomplex kv = pe_ref_element(k, kk);
+                        s += pe_ref_element(a, (b * n0 + si) * n1 + sj) * (correlate ? conjl(kv) : kv);
                     }
-                put(p, (b * n0 + i) * n1 + j, s);
+                pe_ref_store(p, (b * n0 + i) * n1 + j, s);
             }
 }
 

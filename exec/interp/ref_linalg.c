@@ -21,7 +21,7 @@
 
 typedef long double complex value; /* every element, real ones with no imaginary part */
 
-static value get(const pe_port *p, int64_t i)
+long double complex pe_ref_element(const pe_port *p, int64_t i)
 {
     if (!p->buf) return p->value; /* a uniform constant */
     switch ((pe_dtype)p->dtype) {
@@ -34,7 +34,7 @@ static value get(const pe_port *p, int64_t i)
     }
 }
 
-static void put(pe_port *p, int64_t i, value v)
+void pe_ref_store(pe_port *p, int64_t i, long double complex v)
 {
     switch ((pe_dtype)p->dtype) {
     case PE_F32: ((float *)p->buf)[i] = (float)creall(v); break;
@@ -104,7 +104,7 @@ static void solve(const value *f, const int64_t *piv, int64_t n, value *x, int64
 static bool read_pivots(const pe_port *p, int64_t *piv, char *why, size_t n_why, pe_status *code)
 {
     for (int64_t i = 0; i < p->numel; i++) {
-        piv[i] = (int64_t)creall(get(p, i));
+        piv[i] = (int64_t)creall(pe_ref_element(p, i));
         if (piv[i] < i || piv[i] >= p->numel) {
             snprintf(why, n_why, "pivots[%lld] = %lld is not a row at or after %lld", (long long)i, (long long)piv[i], (long long)i);
             *code = PE_E_ARG;
@@ -117,7 +117,7 @@ static bool read_pivots(const pe_port *p, int64_t *piv, char *why, size_t n_why,
 static value *load_all(const pe_port *p)
 {
     value *a = malloc(sizeof *a * (size_t)(p->numel ? p->numel : 1));
-    for (int64_t i = 0; a && i < p->numel; i++) a[i] = get(p, i);
+    for (int64_t i = 0; a && i < p->numel; i++) a[i] = pe_ref_element(p, i);
     return a;
 }
 
@@ -128,8 +128,8 @@ static void matmul(pe_port *p, pe_port *const *in)
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             value s = 0;
-            for (int64_t l = 0; l < k; l++) s += get(x, i * k + l) * get(y, l * n + j);
-            put(p, i * n + j, s);
+            for (int64_t l = 0; l < k; l++) s += pe_ref_element(x, i * k + l) * pe_ref_element(y, l * n + j);
+            pe_ref_store(p, i * n + j, s);
         }
 }
 
@@ -177,8 +177,8 @@ static bool spmv(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_sta
     if (pe_csr_fault(rp, col, n_rows, nnz, x->numel, why, n_why)) return false;
     for (int64_t i = 0; i < n_rows; i++) {
         long double s = 0;
-        for (int32_t k = rp[i]; k < rp[i + 1]; k++) s += get(v, k) * get(x, col[k]);
-        put(p, i, s);
+        for (int32_t k = rp[i]; k < rp[i + 1]; k++) s += pe_ref_element(v, k) * pe_ref_element(x, col[k]);
+        pe_ref_store(p, i, s);
     }
     return true;
 }
@@ -203,7 +203,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
     case PE_OP_lu:
     case PE_OP_lu_pivots:
         ok = factor(a, n, piv, why, n_why, code);
-        for (int64_t i = 0; ok && i < p->numel; i++) put(p, i, p->op == PE_OP_lu ? a[i] : (long double)piv[i]);
+        for (int64_t i = 0; ok && i < p->numel; i++) pe_ref_store(p, i, p->op == PE_OP_lu ? a[i] : (long double)piv[i]);
         break;
     case PE_OP_lu_solve: {
         const pe_port *b = in[2];
@@ -212,7 +212,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
         ok = x && read_pivots(in[1], piv, why, n_why, code);
         if (!x) no_memory(why, n_why, code);
         if (ok) solve(a, piv, n, x, nrhs);
-        for (int64_t i = 0; ok && i < p->numel; i++) put(p, i, x[i]);
+        for (int64_t i = 0; ok && i < p->numel; i++) pe_ref_store(p, i, x[i]);
         free(x);
         break;
     }
@@ -237,7 +237,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
             for (int64_t i = 0; i < n; i++) col += cabsl(e[i]);
             if (col > inv_norm) inv_norm = col;
         }
-        if (ok) put(p, 0, n == 0 ? 0 : norm * inv_norm);
+        if (ok) pe_ref_store(p, 0, n == 0 ? 0 : norm * inv_norm);
         free(e);
         break;
     }
@@ -250,7 +250,7 @@ bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_s
             int64_t t = perm[i];
             perm[i] = perm[piv[i]], perm[piv[i]] = t;
         }
-        for (int64_t i = 0; ok && i < n * n; i++) put(p, i, perm[i / n] == i % n);
+        for (int64_t i = 0; ok && i < n * n; i++) pe_ref_store(p, i, perm[i / n] == i % n);
         free(perm);
         break;
     }
