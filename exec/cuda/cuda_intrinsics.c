@@ -149,6 +149,18 @@ static bool transpose(call *c, const pe_cublas_api *blas, cublasHandle_t h, cons
     return r == 0;
 }
 
+/* rows x cols elements (row-major) from src to dst, each with its own row
+ * stride (ld_src, ld_dst: a padded or cropped copy); in column-major terms
+ * dst = op_N(src), cols x rows.  Elements of the call's dtype row. */
+static bool copy_rows(call *c, const pe_cublas_api *blas, cublasHandle_t h, const void *src, int ld_src, void *dst,
+                      int ld_dst, int rows, int cols)
+{
+    pe_cuda_lib_status r = blas->geam[c->kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, cols, rows, one_of(c->kind), src,
+                                               ld_src, zero_of(c->kind), dst, ld_dst, dst, ld_dst);
+    if (r != 0) snprintf(c->a.why, sizeof c->a.why, "cuBLAS geam failed (status %d)", r);
+    return r == 0;
+}
+
 static bool lu(call *c, const pe_cublas_api *blas, cublasHandle_t bh, const pe_cusolver_api *sol, cusolverDnHandle_t sh)
 {
     const pe_port *x = c->a.in[0];
@@ -452,7 +464,7 @@ static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas,
     const pe_port *r = c->members[0], *x = c->a.in[0], *k = c->a.in[1];
     void *out = c->a.out[0];
     if (!out) return true;
-    int prec = c->kind & 1, rank = (int)r->param[0], kind = c->kind; /* kind: geam's row, the element type's */
+    int prec = c->kind & 1, rank = (int)r->param[0];
     bool correlate = r->param[1] != 0, cplx = c->kind >= 2;
     int64_t n[2] = {1, r->shape[r->rank - 1]}, kn[2] = {1, k->shape[k->rank - 1]}, len[2] = {1, 1}, off[2] = {0, 0};
     if (rank == 2) n[0] = r->shape[r->rank - 2], kn[0] = k->shape[0];
@@ -491,21 +503,13 @@ static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas,
         kernel = ptr(kr);
     }
     /* padded copies: rows of n[1] into rows of len[1] (column-major: n[1] x rows, ld len[1]) */
-    const void *one = one_of(kind), *zero = zero_of(kind);
     if (!memset_ok(c, xp, rsz * (size_t)(batch * padded)) || !memset_ok(c, kp, rsz * (size_t)padded)) return false;
-    for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++) {
-        int rows = (int)(rank == 2 ? n[0] : batch);
-        char *to = (char *)ptr(xp) + rsz * (size_t)(b * padded);
-        const char *from = (const char *)x->dev_buf + rsz * (size_t)(b * n[0] * n[1]);
-        if (!lib_ok(c, blas->geam[kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)n[1], zero,
-                                        to, (int)len[1], to, (int)len[1]),
-                    "cuBLAS geam"))
+    int rows = (int)(rank == 2 ? n[0] : batch); /* one copy per image; 1-d: the batch's rows in one */
+    for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++)
+        if (!copy_rows(c, blas, h, (const char *)x->dev_buf + rsz * (size_t)(b * n[0] * n[1]), (int)n[1],
+                       (char *)ptr(xp) + rsz * (size_t)(b * padded), (int)len[1], rows, (int)n[1]))
             return false;
-    }
-    if (!lib_ok(c, blas->geam[kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)kn[1], (int)kn[0], one, kernel, (int)kn[1],
-                                    zero, ptr(kp), (int)len[1], ptr(kp), (int)len[1]),
-                "cuBLAS geam"))
-        return false;
+    if (!copy_rows(c, blas, h, kernel, (int)kn[1], ptr(kp), (int)len[1], (int)kn[0], (int)kn[1])) return false;
     int lengths[2] = {(int)len[2 - rank], (int)len[1]};
     cufftHandle fwd, kern, back;
     int c2c = prec ? PE_CUFFT_Z2Z : PE_CUFFT_C2C;
@@ -525,15 +529,10 @@ static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas,
         !lib_ok(c, inverse(ff, back, cplx, prec, ptr(ys), ptr(xp)), "cuFFT's inverse transform"))
         return false;
     /* the "same" window: rows off[0].., columns off[1].. of the full convolution */
-    for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++) {
-        int rows = (int)(rank == 2 ? n[0] : batch);
-        const char *from = (const char *)ptr(xp) + rsz * (size_t)(b * padded + off[0] * len[1] + off[1]);
-        char *to = (char *)out + rsz * (size_t)(b * n[0] * n[1]);
-        if (!lib_ok(c, blas->geam[kind](h, PE_CUBLAS_OP_N, PE_CUBLAS_OP_N, (int)n[1], rows, one, from, (int)len[1], zero,
-                                        to, (int)n[1], to, (int)n[1]),
-                    "cuBLAS geam"))
+    for (int64_t b = 0; b < (rank == 2 ? batch : 1); b++)
+        if (!copy_rows(c, blas, h, (const char *)ptr(xp) + rsz * (size_t)(b * padded + off[0] * len[1] + off[1]),
+                       (int)len[1], (char *)out + rsz * (size_t)(b * n[0] * n[1]), (int)n[1], rows, (int)n[1]))
             return false;
-    }
     return true;
 }
 
