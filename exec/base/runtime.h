@@ -200,6 +200,13 @@ static inline pe_port *pe_port_at(uint32_t idx) { return &pe_rt.pages[idx >> PE_
 static inline pe_array pe_handle_of(uint32_t idx) { return (pe_array){((uint64_t)pe_port_at(idx)->gen << 32) | (idx + 1)}; }
 /* The bytes of a port's value (host or device copy). */
 static inline size_t pe_port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
+/* A uniform constant (pe_scalar, pe_fill, a C scalar, a fold): one value,
+ * a kernel parameter, never a loaded array.  The one definition for every
+ * stage: the trace key records it when the request is made, the program
+ * generator reads it when the batch runs, so it must not change between:
+ * a buffer made for it later (an intrinsic's or a map's operand,
+ * pe_interp_materialise) is a copy of its value, not another kind. */
+static inline bool pe_port_is_uniform(const pe_port *p) { return p->op == PE_OP_constant && p->state == PE_PORT_READY; }
 
 /* ------------------------------------------------------------- api lock */
 

@@ -107,7 +107,7 @@ static size_t run(const pe_program *p, bool unlock)
             pe_intrinsic_finish(p);
             return 0;
         }
-        if (!q->buf && (q->op != PE_OP_constant || q->state != PE_PORT_READY)) return on_interpreter(p); /* no value here */
+        if (!q->buf && !pe_port_is_uniform(q)) return on_interpreter(p); /* no value here */
         if (!q->buf && !pe_interp_materialise(q)) { /* a uniform constant as an array operand */
             pe_intrinsic_fail(p, PE_E_NOMEM, "out of memory for an operand");
             pe_intrinsic_finish(p);

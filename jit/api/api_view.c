@@ -20,7 +20,7 @@ static bool one_operand(const pe_site *s, pe_op op, pe_array a, const char *api,
 static pe_array finish_view(const pe_site *s, pe_op op, pe_port *x, uint32_t xi, int rank, const int64_t *shape,
                             const int64_t *params, int n_params)
 {
-    if (x->op == PE_OP_constant && x->state == PE_PORT_READY) {
+    if (pe_port_is_uniform(x)) {
         uint32_t idx = pe_make_constant((pe_dtype)x->dtype, rank, shape, x->value, x->weak, s);
         if (idx != NO_SLOT) {
             pe_rt.stats.ops_folded++;

@@ -181,11 +181,6 @@ static bool key_put(size_t *len, const void *bytes, size_t n)
     return true;
 }
 
-static bool is_uniform_constant(const pe_port *p)
-{
-    return p->op == PE_OP_constant && p->state == PE_PORT_READY && !p->buf;
-}
-
 /* The key of this execution in mc.key: the number of inputs and outputs,
  * each input's dtype, shape, constness (a uniform constant's value and
  * weakness: folds and type promotion depended on them), the control bytes. */
@@ -197,7 +192,7 @@ static bool make_key(pe_port *const *in, int n_ins, int n_outs, const void *ctl,
     bool ok = key_put(len, counts, sizeof counts) && key_put(len, &nctl, sizeof nctl);
     for (int k = 0; ok && k < n_ins; k++) {
         const pe_port *p = in[k];
-        uint8_t head[4] = {p->dtype, p->rank, is_uniform_constant(p), p->weak};
+        uint8_t head[4] = {p->dtype, p->rank, pe_port_is_uniform(p), p->weak};
         ok = key_put(len, head, sizeof head) && key_put(len, p->shape, sizeof(int64_t) * p->rank);
         if (ok && head[2]) ok = key_put(len, &p->value, sizeof p->value);
     }

@@ -33,7 +33,7 @@ static bool read_once_inside(const pe_port *p, uint32_t epoch)
 
 static bool is_scalar_constant(const pe_port *q)
 {
-    return q->op == PE_OP_constant && q->state == PE_PORT_READY && q->numel == 1;
+    return pe_port_is_uniform(q) && q->numel == 1;
 }
 
 static bool same_shape(const pe_port *a, const pe_port *b)
@@ -94,7 +94,7 @@ static uint32_t operand(uint32_t qi, int k, uint32_t epoch, uint8_t *flags)
     if (t->op != PE_OP_transpose || t->rank != 2 || t->param[0] != 1 || !read_once_inside(t, epoch)) return qi;
     const pe_port *x = pe_port_at(t->in[0]);
     /* stored before the call: computed by the batch as a value of its own (not read through), or a value */
-    bool stored = in_batch(x, epoch) ? !x->lazy_view : x->state == PE_PORT_READY && x->op != PE_OP_constant;
+    bool stored = in_batch(x, epoch) ? !x->lazy_view : x->state == PE_PORT_READY && !pe_port_is_uniform(x);
     if (!stored || x->rank != 2) return qi;
     t->lazy_view = true; /* never computed: the call reads x */
     *flags |= (uint8_t)(PE_INTR_TRANS_A << k);

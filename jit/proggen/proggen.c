@@ -66,9 +66,6 @@ static bool seq_push(pe_program_seq *seq, pe_program p)
     return true;
 }
 
-
-static bool is_uniform_constant(const pe_port *q) { return q->op == PE_OP_constant && q->state == PE_PORT_READY; }
-
 static bool same_shape(const pe_port *p, int rank, const int64_t *shape)
 {
     if (p->rank != rank) return false;
@@ -132,10 +129,10 @@ static uint16_t operand_value(group *g, uint32_t qi)
     b = row_result(g, qi); /* the pre-check (reads_member_unfused) let only these through */
     if (b) return b->value;
     pe_port *q = pe_port_at(qi);
-    if (is_uniform_constant(q) && !q->literal && q->key_epoch == g->epoch && q->key_same_as != q->key_external)
+    if (pe_port_is_uniform(q) && !q->literal && q->key_epoch == g->epoch && q->key_same_as != q->key_external)
         for (int i = 0; i < g->n_map; i++) { /* the key says an earlier scalar has its value: share its load */
             const pe_port *e = pe_port_at(g->map[i].port);
-            if (!g->map[i].member && is_uniform_constant(e) && e->key_epoch == g->epoch &&
+            if (!g->map[i].member && pe_port_is_uniform(e) && e->key_epoch == g->epoch &&
                 e->key_same_as == q->key_same_as) {
                 g->map[g->n_map++] = (binding){qi, g->map[i].value, false, 0};
                 return g->map[i].value;
@@ -144,10 +141,10 @@ static uint16_t operand_value(group *g, uint32_t qi)
     kir_param *param = &g->k->params[g->k->n_params];
     memset(param, 0, sizeof *param);
     uint32_t bound = qi;
-    if (is_uniform_constant(q) && q->literal) {
+    if (pe_port_is_uniform(q) && q->literal) {
         param->kind = KIR_IN_LITERAL;
         param->value = q->value;
-    } else if (is_uniform_constant(q)) {
+    } else if (pe_port_is_uniform(q)) {
         param->kind = KIR_IN_SCALAR;
     } else {
         kir_param m;
@@ -248,7 +245,7 @@ static void add_concat_member(group *g, uint32_t pi)
         kir_param m, placed;
         uint32_t root;
         pe_view_map(p->in[k], g->epoch, &m, &root);
-        if (count > 0 && is_uniform_constant(pe_port_at(root))) /* zeros padding a shift (pe_conv): no buffer to load */
+        if (count > 0 && pe_port_is_uniform(pe_port_at(root))) /* zeros padding a shift (pe_conv): no buffer to load */
             part[k] = operand_value(g, root);
         else if (pe_map_concat_part(&m, axis, start, count, &placed)) part[k] = load_through(g, &placed, root, (pe_dtype)q->dtype);
         else if (p->numel == 0) part[k] = load_through(g, &m, root, (pe_dtype)q->dtype); /* never read: no iterations */

@@ -32,7 +32,7 @@ static double recompute_units(pe_port *p)
         if (q->visit == visit_stamp) continue;
         q->visit = visit_stamp;
         if (q->state == PE_PORT_DEFERRED) units += recompute_units(q);
-        else if (!(q->op == PE_OP_constant && !q->buf)) units += UNITS_PER_BYTE * pe_dtype_size((pe_dtype)q->dtype);
+        else if (!pe_port_is_uniform(q)) units += UNITS_PER_BYTE * pe_dtype_size((pe_dtype)q->dtype);
     }
     return units;
 }

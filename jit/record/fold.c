@@ -16,8 +16,7 @@
 
 #define NO_SLOT UINT32_MAX
 
-static bool is_const(const pe_port *p) { return p->op == PE_OP_constant && p->state == PE_PORT_READY; }
-static bool is_const_value(const pe_port *p, double v) { return is_const(p) && p->value == v; }
+static bool is_const_value(const pe_port *p, double v) { return pe_port_is_uniform(p) && p->value == v; }
 
 static double operand_value(const pe_port *p, pe_dtype ctype) { return pe_ref_round_to(ctype, p->value); }
 
@@ -52,7 +51,7 @@ pe_fold_plan pe_fold_decide(pe_op op, pe_port *const *in, int n, pe_dtype dtype,
 {
     pe_fold_plan none = {PE_FOLD_NONE, 0, false, 0, PE_OP_constant};
     bool all_const = !pe_dtype_is_complex(dtype) && !pe_dtype_is_complex(ctype);
-    for (int i = 0; i < n; i++) all_const = all_const && is_const(in[i]) && !pe_dtype_is_complex((pe_dtype)in[i]->dtype);
+    for (int i = 0; i < n; i++) all_const = all_const && pe_port_is_uniform(in[i]) && !pe_dtype_is_complex((pe_dtype)in[i]->dtype);
     if (all_const) {
         pe_fold_plan c = {PE_FOLD_CONSTANT, 0, false, 0, PE_OP_constant};
         c.value = folded_value(op, in, n, dtype, ctype, &c.weak);
@@ -64,7 +63,7 @@ pe_fold_plan pe_fold_decide(pe_op op, pe_port *const *in, int n, pe_dtype dtype,
     second.operand = 1;
     switch (op) {
     case PE_OP_pow:
-        if (!same_as(x, dtype, rank, shape) || !is_const(k)) return none;
+        if (!same_as(x, dtype, rank, shape) || !pe_port_is_uniform(k)) return none;
         if (k->value == 1.0) return first;
         if (k->value == 2.0) return (pe_fold_plan){PE_FOLD_REWRITE, 0, false, 0, PE_OP_mul};  /* x*x */
         if (k->value == 0.5) return (pe_fold_plan){PE_FOLD_REWRITE, 0, false, 0, PE_OP_sqrt}; /* sqrt(x) */

@@ -349,7 +349,7 @@ void pe_ir_mark_literals(const pe_site *s, const char *api, pe_port *const *in, 
         if (!(facts->literal & (1u << k))) continue;
         pe_port *p = in[k];
         /* the dynamic operand must be that literal: a C-scalar constant of its value */
-        if (p->op != PE_OP_constant || !p->temp || p->buf) continue;
+        if (!pe_port_is_uniform(p) || !p->temp) continue;
         double want = pe_ref_round_to((pe_dtype)p->dtype, facts->value[k]);
         if (memcmp(&want, &p->value, sizeof want) == 0) p->literal = true;
     }

@@ -97,12 +97,12 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
     }
     q->key_epoch = pe_rt.batch_epoch;
     q->key_external = q->key_same_as = k->n_externals;
-    bool scalar = q->op == PE_OP_constant && !q->buf;
+    bool scalar = pe_port_is_uniform(q);
     if (scalar && !q->literal && !q->unshared) /* equal C scalars (a name's value passed again): one kernel parameter */
         for (uint32_t j = k->n_externals > SAME_SCALAR_WINDOW ? k->n_externals - SAME_SCALAR_WINDOW : 0;
              j < k->n_externals; j++) {
             const pe_port *e = pe_port_at(k->externals[j]);
-            if (e->op == PE_OP_constant && !e->buf && !e->literal && !e->unshared && e->dtype == q->dtype &&
+            if (pe_port_is_uniform(e) && !e->literal && !e->unshared && e->dtype == q->dtype &&
                 memcmp(&e->value, &q->value, sizeof q->value) == 0) {
                 q->key_same_as = e->key_same_as;
                 break;
@@ -460,10 +460,21 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, cons
             continue;
         instantiation in = {entries, n, key, false};
         if (n == 0 || !translate(&e->seq, seq, false, map_from_code, &in)) return false;
+        /* Every hit is checked, not only a sequence from disk: equal keys
+         * mean equal batches only if the key records every fact the program
+         * generator read, and a fact it missed (an operand's kind changed
+         * between the request and the run: issue 36) must cost a
+         * regeneration, never a wrong value.  One pass over the sequence. */
         char why[160];
-        if (!in.bad && !e->verified && !pe_trace_fits(seq, entries, n, why, sizeof why)) {
-            pe_log_message(PE_LOG_WARN, "a saved program sequence does not fit its batch (%s): discarded, the batch is "
-                           "generated again", why);
+        if (!in.bad && !pe_trace_fits(seq, entries, n, why, sizeof why)) {
+            if (e->verified)
+                pe_log_message(PE_LOG_WARN, "trace cache: a sequence made for an equal key does not fit this batch (%s): "
+                               "the key misses a fact the program generator read (a defect in PE); the batch is "
+                               "generated again", why);
+            else
+                pe_log_message(PE_LOG_WARN, "a saved program sequence does not fit its batch (%s): discarded, the batch "
+                               "is generated again", why);
+            pe_rt.stats.trace_misfits++;
             in.bad = true;
         }
         if (in.bad) {

@@ -149,7 +149,7 @@ static bool check_param(checker *c, const pe_program *prog, const kir_param *par
         return true;
     case KIR_IN_SCALAR:
     case KIR_IN_LITERAL:
-        if (q->op != PE_OP_constant || q->state != PE_PORT_READY) return refuse(c, "a scalar parameter is not a constant");
+        if (!pe_port_is_uniform(q)) return refuse(c, "a scalar parameter is not a constant");
         if (param->kind == KIR_IN_LITERAL && memcmp(&q->value, &param->value, sizeof q->value) != 0)
             return refuse(c, "a literal differs from its constant");
         break;
