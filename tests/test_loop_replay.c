@@ -163,10 +163,13 @@ typedef struct {
 
 static void keep_values(results *r, pe_array a)
 {
-    int64_t count;
-    double *x = tu_read_as_f64(a, &count);
-    for (int64_t i = 0; i < count && r->n_out < MAX_OUT; i++) r->out[r->n_out++] = x[i];
-    free(x);
+    int64_t count = pe_numel(a);
+    double raw[64];
+    bool f32 = pe_dtype_of(a) == PE_F32;
+    assert_true(count <= 64 && (f32 || pe_dtype_of(a) == PE_F64));
+    if (pe_read(a, raw, (size_t)count * (f32 ? sizeof(float) : sizeof(double))) != PE_OK)
+        fail_msg("a read failed: %s:%d: %s", tu_errors.file, tu_errors.line, tu_errors.message);
+    for (int64_t i = 0; i < count && r->n_out < MAX_OUT; i++) r->out[r->n_out++] = f32 ? ((float *)raw)[i] : raw[i];
 }
 
 static int64_t len_of(const program *p, kind k) { return k == VEC_N ? p->n : p->m; }
@@ -333,6 +336,9 @@ static const setting settings[] = {
 };
 enum { N_SETTINGS = sizeof settings / sizeof settings[0], INTERPRETER = N_SETTINGS - 1 };
 
+static uint64_t soak_seed = 1;
+static int soak_programs = 0; /* soak mode: each run named on stderr as it starts */
+
 static void differential(uint64_t first_seed, int programs)
 {
     results r[N_SETTINGS];
@@ -347,6 +353,7 @@ static void differential(uint64_t first_seed, int programs)
         program p;
         draw_program(&p, seed);
         for (int s = 0; s < N_SETTINGS; s++) {
+            if (soak_programs) fprintf(stderr, "program %llu: %s\n", (unsigned long long)seed, settings[s].name);
             uint64_t h = run_program(&p, seed, &settings[s], dir, &r[s]);
             if (s == 0) hits += h;
         }
@@ -371,9 +378,6 @@ static void differential(uint64_t first_seed, int programs)
     for (int s = 0; s < N_SETTINGS; s++) free(r[s].out);
     tu_remove_dir(dir);
 }
-
-static uint64_t soak_seed = 1;
-static int soak_programs = 0;
 
 static void test_loop_replay_agrees(void **state)
 {

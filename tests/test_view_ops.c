@@ -147,6 +147,22 @@ static void test_gather_and_concat(void **state)
     tu_expect_error(PE_E_SHAPE, line);
 }
 
+/* A concat of two uniform constants inside a kernel: no part is loaded
+ * through a map, yet the select needs the coordinate along the axis (a
+ * kernel without its shape trapped, issue 36's loop differential). */
+static void test_concat_of_constants(void **state)
+{
+    (void)state;
+    int64_t s23[2] = {2, 3}, s22[2] = {2, 2}, s13[2] = {1, 3};
+    double along1[10], along0[9];
+    pe_array a = pe_fill(PE_F64, 2, s23, 1.0);
+    assert_int_equal(pe_read(pe_add(pe_concat(a, pe_fill(PE_F64, 2, s22, 5.0), 1), 0.5), along1, sizeof along1), PE_OK);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 5; j++) assert_true(along1[i * 5 + j] == (j < 3 ? 1.5 : 5.5));
+    assert_int_equal(pe_read(pe_add(pe_concat(a, pe_fill(PE_F64, 2, s13, 7.0), 0), 0.5), along0, sizeof along0), PE_OK);
+    for (int e = 0; e < 9; e++) assert_true(along0[e] == (e < 6 ? 1.5 : 7.5));
+}
+
 /* A gather from a uniform constant (pe_fill: a value, no buffer): the
  * kernel reads it at computed positions, so the executor gives it a buffer
  * first (a kernel once read through its null pointer); an index out of range
@@ -176,6 +192,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reshape_and_transpose, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_slice_periodic_spread, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_gather_and_concat, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_concat_of_constants, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_gather_from_a_constant, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,9 +17,18 @@
  * neighbours (sin(pi) is not held to a relative error) — and, for the ops
  * that cancel (add, sub, sum, dot, mean) and those whose slope is at most
  * one over any range (sin, cos of a large argument: its last bits decide
- * the result), of its operands, times sqrt(n)
- * for a sum or dot of n terms each carrying the rounding of its own
- * producers; a product of n factors is allowed n times the relative error;
+ * the result), of its operands, times sqrt(n) for a sum or dot of n terms
+ * each carrying the rounding of its own producers (a matmul's results are
+ * dots of k terms); an fft's result is allowed the error of its terms (each
+ * sums n of the operand's size: a real part that should vanish is 1e-17 of
+ * them in the reference).  That absolute error goes on with the reference
+ * into its consumers: through the maps that move or scale a value (real,
+ * imag, conj, neg, abs, mul), add and sub, the functions of slope at most
+ * one (tanh, atan, sin, cos, min, max and their reductions, mean; erf and
+ * erfc 1.13), the value a cond chooses, and the views (issue 36: an f32 fft
+ * gives an exact 0 where the reference gives 1e-21, and tanh of it was held
+ * to a relative error).  A product of n factors is allowed n times the
+ * relative error;
  * lu_cond (LAPACK's estimate against the interpreter's exact value) is
  * allowed a relative error of 1.
  * The first difference of the run raises PE_E_CHECK at the line of the op
@@ -80,27 +89,57 @@ static double largest_magnitude(const pe_port *stand)
     return isfinite(m) ? m : 0;
 }
 
+/* The floor an operand's reference carries into its consumers: the
+ * absolute error its own producers allowed it (at_hand: 0 where the
+ * operand's own value stands in, being its own reference). */
+static double carried(const pe_port *in) { return in->ref_floor; }
+
 /* The part of M_p that p's operands give (above), from their references. */
 static double operand_magnitude(const pe_port *p, pe_port *const *in)
 {
     switch ((pe_op)p->op) {
     case PE_OP_add: case PE_OP_sub:
-        return fmax(largest_magnitude(in[0]), largest_magnitude(in[1]));
+        return fmax(fmax(largest_magnitude(in[0]), largest_magnitude(in[1])), fmax(carried(in[0]), carried(in[1])));
+    case PE_OP_fft: case PE_OP_ifft: { /* each result sums n terms of the operand's size (ifft: over n) */
+        double n = (double)in[0]->numel, terms = fmax(largest_magnitude(in[0]), carried(in[0])) * sqrt(n) * fmax(1, log2(n));
+        return p->op == PE_OP_ifft ? terms / n : terms;
+    }
+    /* the absolute error of an operand that cancelled (a sum, a transform)
+     * goes through the maps that move or scale it, and no further */
+    case PE_OP_real: case PE_OP_imag: case PE_OP_conj: case PE_OP_neg: case PE_OP_abs:
+    case PE_OP_tanh: case PE_OP_atan: /* slope at most one */
+        return carried(in[0]);
+    case PE_OP_erf: case PE_OP_erfc: /* slope at most 2 / sqrt(pi) */
+        return carried(in[0]) * 1.1283791670955126;
+    case PE_OP_mul:
+        return carried(in[0]) * largest_magnitude(in[1]) + carried(in[1]) * largest_magnitude(in[0]);
+    case PE_OP_cond: /* the value chosen (the choice itself is exact: bool) */
+        return fmax(carried(in[1]), carried(in[2]));
+    case PE_OP_max_reduce: case PE_OP_min_reduce: case PE_OP_min: case PE_OP_max:
+        return p->n_in > 1 ? fmax(carried(in[0]), carried(in[1])) : carried(in[0]);
     case PE_OP_sin: case PE_OP_cos: /* |f'| <= 1: an operand off by scale * |x| moves the result that much */
-        return largest_magnitude(in[0]);
+        return fmax(largest_magnitude(in[0]), carried(in[0]));
     case PE_OP_mean:
-        return largest_magnitude(in[0]);
+        return fmax(largest_magnitude(in[0]), carried(in[0]));
     case PE_OP_sum: {
         int axis = (int)p->param[0];
         double n = (double)(axis >= 0 ? in[0]->shape[axis] : in[0]->numel);
-        return largest_magnitude(in[0]) * sqrt(n);
+        return fmax(largest_magnitude(in[0]), carried(in[0])) * sqrt(n);
     }
     case PE_OP_dot: {
         double n = (double)(in[0]->numel > in[1]->numel ? in[0]->numel : in[1]->numel);
-        return largest_magnitude(in[0]) * largest_magnitude(in[1]) * sqrt(n);
+        return fmax(largest_magnitude(in[0]), carried(in[0])) * fmax(largest_magnitude(in[1]), carried(in[1])) * sqrt(n);
     }
-    default:
-        return 0;
+    case PE_OP_matmul: { /* each result a dot of k terms */
+        double k = (double)in[0]->shape[in[0]->rank - 1];
+        return fmax(largest_magnitude(in[0]), carried(in[0])) * fmax(largest_magnitude(in[1]), carried(in[1])) * sqrt(k);
+    }
+    default: { /* a view moves values: their errors go with them */
+        double m = 0;
+        if (pe_op_table[p->op].kind == PE_KIND_VIEW)
+            for (int k = 0; k < p->n_in; k++) m = fmax(m, carried(in[k]));
+        return m;
+    }
     }
 }
 
@@ -129,8 +168,10 @@ static int at_hand(evaluation *ev, uint32_t idx, pe_port *stand)
     pe_port *p = pe_port_at(idx);
     *stand = *p;
     stand->err_msg = NULL;
+    stand->ref_floor = 0; /* a value itself is exact for its consumers' references */
     if (ev->reference && p->ref) {
         stand->buf = p->ref;
+        stand->ref_floor = p->ref_floor; /* its reference: the error allowed it goes on */
         return AVAILABLE;
     }
     if (ev->reference && p->ref_failed) return FAILED;

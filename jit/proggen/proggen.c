@@ -237,6 +237,9 @@ static void add_concat_member(group *g, uint32_t pi)
     pe_port *p = pe_port_at(pi);
     int axis = (int)p->param[0];
     kir_inst op = {.kind = KIR_OP, .op = PE_OP_concat, .dtype = p->dtype, .ctype = p->ctype, .n = 2, .a = {0, 0, (uint16_t)axis}};
+    /* the select reads the coordinate along the axis: the kernel iterates its shape even when
+     * no part is loaded through a map (two uniform parts: a rank-0 kernel trapped, issue 36) */
+    g->shaped = true;
     uint16_t part[2] = {NO_VALUE, NO_VALUE};
     int64_t start = 0;
     for (int k = 0; k < 2; k++) {
