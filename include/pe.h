@@ -191,8 +191,10 @@ typedef struct {
                                          (spmv's row loop on the CPU, compiled through libgccjit) */
     uint64_t streaming_launches; /* CPU kernel launches that stored past the caches (non-temporal stores: outputs
                                     of at least the last-level cache's size, PE_STREAM_BYTES) */
-    uint64_t trace_misfits;      /* trace-cache hits whose program sequence did not fit the batch (checked on every
-                                    hit): generated again, never run; one made in this run is a defect in PE */
+    uint64_t trace_misfits;      /* trace-cache hits whose program sequence, made in this run for an equal key, did
+                                    not fit the batch (every hit is checked): generated again, never run; a defect
+                                    in PE (the key missed a fact).  A sequence from disk that does not fit is only
+                                    warned about (another build, a changed file) */
 } pe_stats;
 void pe_get_stats(pe_stats *out);
 

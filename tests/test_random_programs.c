@@ -128,6 +128,7 @@ static void test_random_programs_agree_with_interpreter(void **state)
         pe_stats st;
         pe_get_stats(&st);
         assert_int_equal(st.live_arrays, 0);
+        assert_int_equal(st.trace_misfits, 0); /* every replay's key described its batch */
         total_values += n_want;
         trace_hits += st.trace_hits;
         pe_shutdown();

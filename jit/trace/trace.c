@@ -467,14 +467,14 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, cons
          * regeneration, never a wrong value.  One pass over the sequence. */
         char why[160];
         if (!in.bad && !pe_trace_fits(seq, entries, n, why, sizeof why)) {
-            if (e->verified)
+            if (e->verified) {
                 pe_log_message(PE_LOG_WARN, "trace cache: a sequence made for an equal key does not fit this batch (%s): "
                                "the key misses a fact the program generator read (a defect in PE); the batch is "
                                "generated again", why);
-            else
+                pe_rt.stats.trace_misfits++;
+            } else
                 pe_log_message(PE_LOG_WARN, "a saved program sequence does not fit its batch (%s): discarded, the batch "
                                "is generated again", why);
-            pe_rt.stats.trace_misfits++;
             in.bad = true;
         }
         if (in.bad) {
