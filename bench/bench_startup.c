@@ -6,10 +6,13 @@
  * pe_init + pe_shutdown inside it, the threads after pe_init
  * (/proc/self/status Threads:) and the address space then (VmSize).
  *
- *   bench_startup [runs]      (default 20)
- *   bench_startup child       one trivial program: prints its numbers */
+ *   bench_startup [runs] [matmul]   (default 20; matmul: the program also
+ *                                   reads one 2 x 2 f64 product, so it
+ *                                   loads OpenBLAS: threads and VmSize after it)
+ *   bench_startup child [matmul]    one program: prints its numbers */
 #include <pe.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +38,17 @@ static long status_field(const char *field)
     return v;
 }
 
-static int child(void)
+static int child(bool matmul)
 {
     double t0 = now();
     if (pe_init(NULL) != PE_OK) return 1;
+    if (matmul) {
+        double a[4] = {1, 2, 3, 4}, out[4];
+        int64_t s[2] = {2, 2};
+        pe_array x = pe_from_host(PE_F64, 2, s, a), y = pe_matmul(x, x);
+        if (pe_read(y, out, sizeof out) != PE_OK || out[0] != 7) return 1;
+        pe_release(x), pe_release(y);
+    }
     long threads = status_field("Threads"), vm_kb = status_field("VmSize");
     pe_shutdown();
     double t1 = now();
@@ -48,8 +58,9 @@ static int child(void)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "child") == 0) return child();
+    if (argc > 1 && strcmp(argv[1], "child") == 0) return child(argc > 2 && strcmp(argv[2], "matmul") == 0);
     int runs = argc > 1 ? atoi(argv[1]) : 20;
+    bool matmul = argc > 2 && strcmp(argv[2], "matmul") == 0;
     if (runs < 1) runs = 20;
     double *wall = bench_alloc_or_exit(calloc((size_t)runs, sizeof *wall));
     double *inside = bench_alloc_or_exit(calloc((size_t)runs, sizeof *inside));
@@ -61,7 +72,7 @@ int main(int argc, char **argv)
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
         posix_spawn_file_actions_addclose(&fa, fds[0]);
-        char *args[] = {argv[0], "child", NULL};
+        char *args[] = {argv[0], "child", matmul ? "matmul" : NULL, NULL};
         pid_t pid;
         double t0 = now();
         if (posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, environ) != 0) return 1;
@@ -79,8 +90,9 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    printf("runs %d: process %.2f ms, pe_init+pe_shutdown %.2f ms (medians); threads after pe_init %ld; VmSize %ld kB\n",
-           runs, median(wall, runs) * 1e3, median(inside, runs) * 1e3, threads, vm_kb);
+    printf("runs %d%s: process %.2f ms, pe_init+%spe_shutdown %.2f ms (medians); threads after pe_init%s %ld; VmSize %ld kB\n",
+           runs, matmul ? " (matmul)" : "", median(wall, runs) * 1e3, matmul ? "matmul+" : "", median(inside, runs) * 1e3,
+           matmul ? " and the matmul" : "", threads, vm_kb);
     free(wall), free(inside);
     return 0;
 }
