@@ -4,7 +4,9 @@
  * content is authenticated by a per-user MAC (a re-sealed shared object or
  * trace file is refused with a warning and rebuilt), a FIFO in a cached
  * file's or a profile's place does not hang, PE_PROFILE never replaces a
- * device node or a symlink, a PE_CACHE_DIR that is a symlink to a directory
+ * device node or a symlink (issue 36: it writes through a link of the
+ * user's to a target of the user's in a directory closed to others, and
+ * refuses any other link), a PE_CACHE_DIR that is a symlink to a directory
  * of the user's closed to others is used and pinned at pe_init (one to a
  * directory others can write is refused), and an overlong PE_CACHE_DIR is
  * refused.  Each
@@ -337,32 +339,132 @@ static void fifo_as_a_profile_does_not_hang(void **state)
 
 /* ---------------------------------------------------------- PE_PROFILE */
 
-static void profile_never_replaces_a_device_or_a_symlink(void **state)
+/* Whether path holds a profile database PE wrote. */
+static bool is_profile(const char *path)
+{
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_load(&p, path, err, sizeof err)) return false;
+    pe_profile_free(&p);
+    return true;
+}
+
+/* Whether path still holds the 4 bytes "keep". */
+static bool kept(const char *path)
+{
+    size_t len;
+    unsigned char *b = slurp(path, &len);
+    bool same = len == 4 && memcmp(b, "keep", 4) == 0;
+    free(b);
+    return same;
+}
+
+static void assert_link(const char *link, const char *err)
+{
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    if (!S_ISLNK(st.st_mode)) fail_msg("PE_PROFILE replaced the symlink %s; stderr:\n%s", link, err);
+}
+
+/* README, PE_PROFILE: a symlink of the user's, in a directory others cannot
+ * change, to a file of the user's (or none yet) in a directory closed to
+ * others is written through; the link stays. */
+static void profile_written_through_a_symlink(void **state)
 {
     (void)state;
-    char dir[64], cache[128], node[128], target[128], link[128];
+    char dir[64], cache[128], mine[128], target[160], link[128], fresh[160], link2[128], chain[128];
     make_temp(dir, sizeof dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    snprintf(node, sizeof node, "%s/null", dir);
-    snprintf(target, sizeof target, "%s/target", dir);
-    snprintf(link, sizeof link, "%s/link.pedb", dir);
+    snprintf(mine, sizeof mine, "%s/profiles", dir); /* ~/profiles: ours, 0700 */
+    snprintf(target, sizeof target, "%s/run.pep", mine);
+    snprintf(fresh, sizeof fresh, "%s/new.pep", mine);
+    snprintf(link, sizeof link, "%s/link.pep", dir);
+    snprintf(link2, sizeof link2, "%s/dangling.pep", dir);
+    snprintf(chain, sizeof chain, "%s/chain.pep", dir);
+    assert_int_equal(mkdir(mine, 0700), 0);
     spit(target, "keep", 4);
     assert_int_equal(symlink(target, link), 0);
     const char *err = run_program(dir, cache, link);
-    struct stat st;
-    assert_int_equal(lstat(link, &st), 0);
-    if (!S_ISLNK(st.st_mode)) fail_msg("PE_PROFILE replaced the symlink; stderr:\n%s", err);
-    size_t len;
-    unsigned char *kept = slurp(target, &len);
-    assert_true(len == 4 && memcmp(kept, "keep", 4) == 0);
-    free(kept);
-    if (!strstr(err, "a symlink: not replaced")) fail_msg("no message about the symlink; stderr:\n%s", err);
+    assert_link(link, err);
+    if (!is_profile(target) || !strstr(err, "profile written to"))
+        fail_msg("the profile did not go through the symlink to its target; stderr:\n%s", err);
+    /* a link to a file not there yet (relative), and a link to that link */
+    assert_int_equal(symlink("profiles/new.pep", link2), 0);
+    assert_int_equal(symlink("dangling.pep", chain), 0);
+    err = run_program(dir, cache, chain);
+    assert_link(chain, err);
+    assert_link(link2, err);
+    if (!is_profile(fresh)) fail_msg("no profile created at the dangling link's target; stderr:\n%s", err);
+    tu_remove_dir(dir);
+}
+
+/* Runs with PE_PROFILE=link and checks that nothing was written: the link
+ * is still one, its target still "keep", and the message says `why`. */
+static void assert_refused(const char *dir, const char *cache, const char *link, const char *target, const char *why)
+{
+    const char *err = run_program(dir, cache, link);
+    assert_link(link, err);
+    if (!kept(target)) fail_msg("PE_PROFILE wrote through %s to %s; stderr:\n%s", link, target, err);
+    if (!strstr(err, "pe: profile not written") || !strstr(err, why))
+        fail_msg("no message \"%s\" about %s; stderr:\n%s", why, link, err);
+}
+
+static void profile_never_replaces_a_device_or_a_foreign_symlink(void **state)
+{
+    (void)state;
+    char dir[64], cache[128], node[128], wide[128], target[160], link[128], open_dir[128], link2[160], mine[128],
+        target2[160];
+    make_temp(dir, sizeof dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(node, sizeof node, "%s/null", dir);
+    /* the target's directory is writable by group or by others */
+    snprintf(wide, sizeof wide, "%s/wide", dir);
+    snprintf(target, sizeof target, "%s/run.pep", wide);
+    snprintf(link, sizeof link, "%s/link.pep", dir);
+    assert_int_equal(mkdir(wide, 0700), 0);
+    spit(target, "keep", 4);
+    assert_int_equal(symlink(target, link), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(chmod(wide, i ? 0707 : 0770), 0);
+        assert_refused(dir, cache, link, target, "not written through");
+    }
+    /* the link in a directory others can write (not sticky): another user's
+     * link there would name a file of ours */
+    snprintf(mine, sizeof mine, "%s/mine", dir);
+    snprintf(target2, sizeof target2, "%s/run.pep", mine);
+    snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+    snprintf(link2, sizeof link2, "%s/link.pep", open_dir);
+    assert_int_equal(mkdir(mine, 0700), 0);
+    spit(target2, "keep", 4);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    assert_int_equal(symlink(target2, link2), 0);
+    assert_refused(dir, cache, link2, target2, "a symlink in a directory others can change");
+    /* another user's link, even in a sticky directory (/tmp) */
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(open_dir, 01777), 0);
+        assert_int_equal(lchown(link2, 65534, 65534), 0);
+        assert_refused(dir, cache, link2, target2, "a symlink that is not this user's");
+        /* a target that is another user's file */
+        assert_int_equal(lchown(link2, 0, 0), 0);
+        assert_int_equal(chown(target2, 65534, 65534), 0);
+        assert_refused(dir, cache, link2, target2, "a file that is not this user's");
+    }
     /* a device node of our own (as /dev/null is), where we may make one */
     if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) == 0) {
-        err = run_program(dir, cache, node);
+        const char *err = run_program(dir, cache, node);
+        struct stat st;
         assert_int_equal(lstat(node, &st), 0);
         if (!S_ISCHR(st.st_mode)) fail_msg("PE_PROFILE replaced a device node; stderr:\n%s", err);
         if (!strstr(err, "a device: not replaced")) fail_msg("no message about the device; stderr:\n%s", err);
+        /* nor through a link of ours */
+        char dlink[160];
+        snprintf(dlink, sizeof dlink, "%s/dev.pep", dir);
+        assert_int_equal(symlink(node, dlink), 0);
+        err = run_program(dir, cache, dlink);
+        assert_int_equal(lstat(node, &st), 0);
+        if (!S_ISCHR(st.st_mode)) fail_msg("PE_PROFILE replaced a device node through a link; stderr:\n%s", err);
+        if (!strstr(err, "a device: not replaced")) fail_msg("no message about the linked device; stderr:\n%s", err);
     }
     tu_remove_dir(dir);
 }
@@ -590,7 +692,8 @@ int main(void)
         cmocka_unit_test(tampered_trace_is_refused),
         cmocka_unit_test(fifo_in_a_cached_file_does_not_hang),
         cmocka_unit_test(fifo_as_a_profile_does_not_hang),
-        cmocka_unit_test(profile_never_replaces_a_device_or_a_symlink),
+        cmocka_unit_test(profile_written_through_a_symlink),
+        cmocka_unit_test(profile_never_replaces_a_device_or_a_foreign_symlink),
         cmocka_unit_test(overlong_cache_dir_is_refused),
         cmocka_unit_test(symlinked_cache_dir_is_used),
         cmocka_unit_test(symlinked_cache_dir_swapped_at_run_time),
