@@ -1,5 +1,5 @@
 /* bench_compile.c — what compiling in a child process costs (issue 22,
- * item 4; jit/codegen/compile_process.c).  Two measurements, each with the
+ * item 4; exec/cpu/compile_process.c).  Two measurements, each with the
  * program holding BALLAST_MB of touched heap (fork copies page tables, so
  * the cost grows with what the parent maps):
  *   fork      pe_compile_in_child with a compilation that does nothing: the
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jit/codegen/compile_process.h"
+#include "exec/cpu/compile_process.h"
 #include "workloads.h"
 #include <pe.h>
 

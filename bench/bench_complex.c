@@ -1,5 +1,5 @@
 /* bench_complex.c — complex element-wise chains through PE's generated
- * kernels (the pair lowering, jit/codegen/kir_complex.c) against C99
+ * kernels (the pair lowering, jit/kir/kir_complex.c) against C99
  * complex loops with OpenMP on all cores (baseline_complex.c, -O3
  * -march=native -ffast-math -fopenmp), in the same process.  Measurements,
  * not tests: only a wrong value fails.

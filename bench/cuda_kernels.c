@@ -13,8 +13,8 @@
 #include <pe.h>
 
 #include "workloads.h"
-#include "jit/codegen/cuda_emit.h"
-#include "jit/codegen/nvrtc.h"
+#include "exec/cuda/cuda_emit.h"
+#include "exec/cuda/nvrtc.h"
 #include "jit/trace/trace.h"
 
 #define MAX_KERNELS 256

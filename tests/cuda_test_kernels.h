@@ -7,8 +7,8 @@
 
 #include "test_util.h"
 
-#include "jit/codegen/codegen.h"
-#include "jit/codegen/cuda_emit.h"
+#include "jit/kir/codegen.h"
+#include "exec/cuda/cuda_emit.h"
 #include "jit/kir/kir.h"
 
 static const pe_dtype dtypes[] = {PE_F32, PE_F64, PE_I32, PE_BOOL};

@@ -1,5 +1,5 @@
 /* test_complex_kernels.c — complex values computed by generated kernels
- * (the pair lowering, jit/codegen/kir_complex.c, then the CPU JIT): every
+ * (the pair lowering, jit/kir/kir_complex.c, then the CPU JIT): every
  * element-wise op that takes complex operands, casts, pe_complex, cond,
  * fused chains, views, complex sum, mean, dot and vdot (two real
  * reductions) and prod (polar form: two real reductions), each

@@ -1,4 +1,4 @@
-/* test_cuda_cdf.c — the CUDA kernels' f32 cdf_norm (jit/codegen/cuda_cdf_norm.cuh)
+/* test_cuda_cdf.c — the CUDA kernels' f32 cdf_norm (exec/cuda/cuda_cdf_norm.cuh)
  * compiled for the host: its operations are IEEE ones that CUDA and C define
  * alike, so these are the values a GPU computes.  Checked against erfc in
  * long double on every 257th float of [-16, 16] (each magnitude with both
@@ -24,7 +24,7 @@ static double pe_of_bits(unsigned long long u)
     memcpy(&d, &u, sizeof d);
     return d;
 }
-#include "jit/codegen/cuda_cdf_norm.cuh"
+#include "exec/cuda/cuda_cdf_norm.cuh"
 
 /* Distance of got from the exact value want in ulps of float at want. */
 static double float_ulps(float got, long double want)

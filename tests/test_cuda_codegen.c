@@ -9,7 +9,7 @@
 #include "cuda_test_kernels.h"
 
 #include "jit/cache/diskcache.h"
-#include "jit/codegen/nvrtc.h"
+#include "exec/cuda/nvrtc.h"
 
 /* Every kernel of the list compiled in one NVRTC program per architecture. */
 static void compile_all(const kernel_list *l, const char *what)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jit/codegen/codegen.h"
+#include "jit/kir/codegen.h"
 #include "jit/kir/kir.h"
 
 static void remove_tree(const char *dir)

@@ -11,8 +11,8 @@
 
 #include "jit/sched/placement.h"
 #include "jit/record/record.h"
-#include "jit/codegen/cpu_gccjit.h"
-#include "jit/codegen/cuda_emit.h"
+#include "exec/cpu/cpu_gccjit.h"
+#include "exec/cuda/cuda_emit.h"
 
 /* cuDeviceGetAttribute's answers on the two parts */
 static const pe_cuda_device h100 = {.name = "NVIDIA H100 80GB HBM3", .cc_major = 9, .cc_minor = 0, .sms = 132,

@@ -1,4 +1,4 @@
-/* test_prims.c — the primitive library (jit/codegen/cpu_prims.c) through the public
+/* test_prims.c — the primitive library (exec/cpu/cpu_prims.c) through the public
  * API on the CPU JIT: for each f32 routine, 10^6 random inputs over its
  * domain plus the edge cases, against the double-precision libm result
  * rounded to float (at most 2 ulp), and C99's special values exactly (NaN,

@@ -19,36 +19,21 @@
  * reduction) or nobody's, and its inputs are let go.  A view the kernels
  * read through its index map (jit/proggen/viewmap.c) was never computed:
  * once its readers ran it is an expression if the application or an
- * expression still sees it, else nobody's (pe_views_settle).
+ * expression still sees it, else nobody's (pe_views_settle).  What a
+ * kernel's run makes of each member is read from its program, in the
+ * kernel IR's layer (jit/kir/settle.c); this file keeps the ports' side.
  *
  * What expressions hold costs memory: a stored value the application
  * released stays while an expression reads it.  Those bytes are counted
  * (pe_rt.retained_bytes); past PE_RETAIN_LIMIT the expressions holding them
  * are computed and stored (jit/record/demand.c), and the values go. */
 #include "grow.h"
-#include "executor.h"
 #include "runtime.h"
 
 bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses)
 {
     return !p->released_in_batch && !p->demanded_in_batch && outside_uses == 0 && p->live_consumers > 0 &&
            pe_op_table[p->op].kind != PE_KIND_REDUCE;
-}
-
-static bool stored(const pe_program *prog, uint32_t port)
-{
-    for (int i = 0; i < prog->kir->n_params; i++) {
-        kir_param_kind kind = prog->kir->params[i].kind;
-        if ((kind == KIR_OUT || kind == KIR_OUT_PARTIAL) && prog->bind[i] == port) return true;
-    }
-    return false;
-}
-
-static int member_position(const pe_program *prog, uint32_t port, int before)
-{
-    for (int m = before; m-- > 0;)
-        if (prog->members[m] == port) return m;
-    return -1;
 }
 
 void pe_port_update_retained(pe_port *p)
@@ -71,7 +56,7 @@ void pe_expressions_compact(void)
 /* Port idx keeps its inputs as an expression: they count it as a reader,
  * and the list of expressions has it (for the retain limit's search; out of
  * memory it is left out, which only spares it from that search). */
-static void become_expression(uint32_t idx)
+void pe_port_become_expression(uint32_t idx)
 {
     pe_port *p = pe_port_at(idx);
     p->holds_as_expression = true;
@@ -94,60 +79,4 @@ void pe_port_expression_done(pe_port *p)
         q->expr_readers--;
         pe_port_update_retained(q);
     }
-}
-
-void pe_kernel_settle(const pe_program *prog)
-{
-    bool kept[KIR_MAX_BODY] = {0};
-    /* consumers come after their producers: one backward pass */
-    for (int m = prog->n_members; m-- > 0;) {
-        pe_port *p = pe_port_at(prog->members[m]);
-        if (p->state == PE_PORT_INVALID) continue;
-        int owner = prog->shares ? prog->shares[m] : -1;
-        bool filled = stored(prog, prog->members[m]);
-        if (!filled && owner >= 0 && pe_port_share_value(p, prog->members[owner])) {
-            filled = true; /* another member's store */
-            pe_rt.stats.stores_shared++;
-        }
-        if (filled) {
-            /* computed into a reader's buffer (no consumer in the batch: api_read.c) */
-            kept[m] = pe_port_lent_for_reader(p) && !p->released_in_batch;
-            if (kept[m]) pe_port_give_back_lent(p);
-        } else if (!p->released_in_batch && pe_op_table[p->op].kind != PE_KIND_REDUCE) {
-            kept[m] = true; /* the application holds it; nothing demanded it */
-        }
-        if (!kept[m]) {
-            p->state = PE_PORT_READY;
-            pe_port_drop_inputs(p);
-            pe_port_update_retained(p); /* a value expressions of earlier batches read */
-            continue;
-        }
-        p->state = PE_PORT_DEFERRED;
-        pe_rt.stats.values_deferred++;
-        if (!p->holds_as_expression) become_expression(prog->members[m]);
-        for (int k = 0; k < p->n_in; k++) {
-            int producer = member_position(prog, p->in[k], m);
-            if (producer >= 0) kept[producer] = true;
-        }
-    }
-}
-
-static void view_settle(uint32_t idx)
-{
-    pe_port *p = pe_port_at(idx);
-    if (p->state != PE_PORT_PENDING) return; /* the interpreter computed it after all (a kernel's fallback) */
-    if (p->released_in_batch && p->expr_readers == 0) { /* nobody's */
-        pe_port_drop_inputs(p);
-        p->state = PE_PORT_READY;
-        return;
-    }
-    p->state = PE_PORT_DEFERRED;
-    pe_rt.stats.values_deferred++;
-    if (!p->holds_as_expression) become_expression(idx);
-}
-
-void pe_views_settle(const pe_program_seq *seq)
-{
-    for (size_t i = seq->n; i-- > 0;) /* readers first: a view another view reads stays its expression */
-        if (seq->progs[i].kind == PE_PROG_VIEW) view_settle(seq->progs[i].port);
 }

@@ -10,10 +10,14 @@
 #include <stddef.h>
 
 #include "runtime.h"
-#include "../../jit/kir/kir.h"
-#include "../../jit/kir/program.h"
 
-/* What a target's compiler made of some kernels (jit/codegen/target.h): a
+/* The kernel IR's kernels and programs (jit/kir: a layer above), named here
+ * only through pointers. */
+typedef struct kir_kernel kir_kernel;
+typedef struct pe_program pe_program;
+typedef struct pe_program_seq pe_program_seq;
+
+/* What a target's compiler made of some kernels (jit/kir/target.h): a
  * shared object on disk (the CPU: libgccjit), or bytes (a GPU: a cubin; the
  * CPU: a shared object the disk cache verified, linked from memory).
  * An executor links it: loads it where its kernels run and keeps their
@@ -88,15 +92,5 @@ static inline bool pe_port_is_dead(const pe_port *p)
 {
     return p->refs_app == 0 && p->refs_int <= 1 && p->maps == 0 && p->holds == 0;
 }
-
-/* deferred.c: after a kernel ran, each member that is not invalid becomes
- * a value (READY, its inputs let go) or, when it was not stored and the
- * application or a kept member still needs it, an expression (DEFERRED,
- * its inputs held). */
-void pe_kernel_settle(const pe_program *prog);
-/* Once a sequence ran: each view its kernels read through (PE_PROG_VIEW),
- * never computed, is an expression again where the application or an
- * expression still sees it, else nobody's (deferred.c). */
-void pe_views_settle(const pe_program_seq *seq);
 
 #endif

@@ -325,5 +325,8 @@ void pe_port_expression_done(pe_port *p);
  * (computed, freed, or a reused slot's); the next compaction is due at
  * twice what is left. */
 void pe_expressions_compact(void);
+/* Port idx keeps its inputs as an expression (DEFERRED): they count it as a
+ * reader, the list of expressions has it (deferred.c). */
+void pe_port_become_expression(uint32_t idx);
 
 #endif

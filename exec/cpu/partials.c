@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cpu.h"
+#include "../../jit/kir/program.h"
 
 /* Neumaier over (high, low) pairs 2 * stride doubles apart.  A low part
  * means nothing once its high part is not finite (it is inf - inf), and

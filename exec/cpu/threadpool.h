@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A compiled kernel (the CPU code generator's ABI, jit/codegen/cpu_gccjit.c):
+/* A compiled kernel (the CPU code generator's ABI, exec/cpu/cpu_gccjit.c):
  * computes iterations [begin, end).  args[p] points to parameter p's
  * buffer, or for a scalar parameter to a double holding it. */
 typedef void (*pe_kernel_fn)(int64_t begin, int64_t end, void *const *args);

@@ -63,7 +63,7 @@
 #include "../base/memory.h"
 #include "../interp/interp.h"
 #include "../intrinsics/intrinsics.h"
-#include "../../jit/codegen/cuda_emit.h"
+#include "cuda_emit.h"
 #include "../../profiler/collect.h"
 #define BLOCK 256
 

@@ -17,7 +17,6 @@
 #include "cuda_driver.h"
 #include "cuda_libs.h"
 #include "../base/executor.h"
-#include "../../jit/proggen/proggen.h"
 
 #define STREAMS 4
 #define EVENTS 16

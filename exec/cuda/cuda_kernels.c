@@ -2,7 +2,7 @@
  * cubin (cuModuleLoadData) into the GPU's context, the modules it keeps
  * loaded, and the kernels (and reductions' combiners) found in them,
  * looked up by their kernel IR.  Compiling them is the GPU target's
- * (jit/codegen/target.c, NVRTC); where code comes from (linked already, the disk
+ * (cuda_target.c, NVRTC); where code comes from (linked already, the disk
  * cache, the compile ahead, the compiler) is the provisioning's
  * (jit/provision/provision.c). */
 #include <assert.h>
@@ -11,7 +11,7 @@
 
 #include "cuda_gpu.h"
 #include "../base/grow.h"
-#include "../../jit/codegen/cuda_emit.h"
+#include "cuda_emit.h"
 
 static cuda_gpu *gpu_of(int place) { return &pe_cuda_gpus[place - 1]; }
 

@@ -22,7 +22,6 @@
 #include "../base/memory.h"
 #include "../base/shape.h"
 #include "../../irformat/philox.h"
-#include "../../jit/proggen/proggen.h"
 #include "../../profiler/collect.h"
 
 /* Switches over pe_op have no default, so that -Wswitch names an op the

@@ -7,7 +7,7 @@
  *
  * The composed ops (sec, asec, logb, clamp, ...) are written out here again
  * although irformat/ops_codegen.def's lowering column describes their
- * decomposition for the code generators (jit/codegen/kir_lower.c): this file is the
+ * decomposition for the code generators (jit/kir/kir_lower.c): this file is the
  * oracle the generated kernels are tested against, and an oracle that read
  * the same column would agree with a wrong row.  So its definitions stay
  * independent, in double, each one from the op's mathematical definition. */

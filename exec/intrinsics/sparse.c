@@ -1,6 +1,6 @@
 /* sparse.c — pe_spmv, the CSR matrix times a vector, on the host: the row
  * loop the CPU code generator made for the value dtype
- * (jit/codegen/cpu_spmv.c; the provisioning compiles or loads it at the
+ * (exec/cpu/cpu_spmv.c; the provisioning compiles or loads it at the
  * first call and lends it here, pe_intrinsics_use_spmv_code: this stage
  * cannot call up), run in parallel on PE's thread pool (the CPU executor
  * lends its launcher: pe_intrinsics_set_pool), each row's sum in column

@@ -13,7 +13,7 @@
 #include "api_sparse.h"
 #include "../aot/aot.h"
 #include "../macro/macro.h"
-#include "../codegen/target.h"
+#include "../kir/target.h"
 #include "../provision/provision.h"
 #include "../record/irload.h"
 #include "../record/record.h"

@@ -34,7 +34,7 @@
 
 #include "diskcache.h"
 #include "blake2s.h"
-#include "../codegen/cpu_gccjit.h"
+#include "../../exec/cpu/cpu_gccjit.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/runtime.h"

@@ -85,7 +85,7 @@ typedef struct {
 } kir_param;
 
 /* Complex values (PE_C64, PE_C128) reach the generators as pairs of reals
- * (the pair lowering, jit/codegen/kir_complex.c): a parameter keeps its
+ * (the pair lowering, jit/kir/kir_complex.c): a parameter keeps its
  * complex dtype, and a LOAD or STORE of it takes one part, imm 0 the real
  * part (element 2i of the buffer seen as reals), 1 the imaginary (2i + 1). */
 typedef enum {
@@ -121,7 +121,7 @@ typedef struct {
  * end) counts results (row-major over the other axes); each result is
  * accumulated over its axis in one fixed order, whatever the launch, so
  * results are bitwise the same for any number of threads. */
-typedef struct {
+typedef struct kir_kernel {
     int rank;                     /* iteration shape; rank 0 when no parameter or generator needs it */
     int64_t shape[PE_MAX_RANK];
     bool axis_reduction;

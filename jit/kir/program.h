@@ -30,7 +30,7 @@ enum {
     PE_INTR_BETA = 16    /* beta is bound (a 0-d constant), else 1 */
 };
 
-typedef struct {
+typedef struct pe_program {
     pe_prog_kind kind;
     uint32_t port;          /* INTERP, SKIP: the port; KERNEL, INTRINSIC: the last member */
     int64_t numel;          /* KERNEL: iterations */
@@ -48,7 +48,7 @@ typedef struct {
     uint64_t compile_ns;    /* KERNEL: what getting the code cost (profiler) */
 } pe_program;
 
-typedef struct {
+typedef struct pe_program_seq {
     pe_program *progs;
     size_t n, cap;
     bool kir_borrowed; /* the kernels belong to a trace-cache entry */
@@ -59,5 +59,14 @@ void pe_program_seq_free(pe_program_seq *seq);
  * outputs (the profiler's traffic figures). */
 void pe_program_traffic(const pe_program *p, int64_t *read, int64_t *written);
 
+/* settle.c: after a kernel ran, each member that is not invalid becomes
+ * a value (READY, its inputs let go) or, when it was not stored and the
+ * application or a kept member still needs it, an expression (DEFERRED,
+ * its inputs held). */
+void pe_kernel_settle(const pe_program *prog);
+/* Once a sequence ran: each view its kernels read through (PE_PROG_VIEW),
+ * never computed, is an expression again where the application or an
+ * expression still sees it, else nobody's (settle.c). */
+void pe_views_settle(const pe_program_seq *seq);
 
 #endif

@@ -29,7 +29,7 @@
 
 #include "proggen.h"
 #include "intrinsic_plan.h"
-#include "../codegen/codegen.h"
+#include "../kir/codegen.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/shape.h"
 #define NO_VALUE UINT16_MAX

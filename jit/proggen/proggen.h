@@ -6,42 +6,8 @@
 
 #include "../kir/kir.h"
 #include "../kir/program.h"
+#include "../kir/target.h" /* pe_fusion_rules */
 #include "../../exec/base/runtime.h"
-
-/* Which element-wise ops, in which compute type, a code generator can emit;
- * other ops end fusion and run on the interpreter. */
-typedef bool (*pe_emittable_fn)(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
-/* Whether a code generator keeps a reduction appended to this kernel body
- * fast (NULL: always); if not, the reduction gets a kernel of its own. */
-typedef bool (*pe_reduction_fusible_fn)(const kir_kernel *body);
-/* An executor's fusion rules: what its code generator emits and when a
- * reduction may join a kernel body.  Two executors' rules can make
- * different sequences for one batch, so the trace cache keeps them apart by
- * `id` (which also goes to disk with the persisted traces). */
-typedef struct {
-    uint8_t id;
-    pe_emittable_fn emittable;
-    pe_reduction_fusible_fn reduction_fusible;
-    /* Kernels write host memory, so members of equal value share one store
-     * (exec/base/deferred.c); a GPU's results live on the device, where a
-     * second member would be an expression again: each is stored. */
-    bool shares_stores;
-    /* Whether the code generator reads views through index maps (wrapped,
-     * clamped and negative strides; gathers) and emits axis reductions:
-     * where it does not, they run on the interpreter. */
-    bool views;
-    /* Which reductions along an axis it emits in kernels (op, compute type
-     * of the operand, result dtype); NULL: none */
-    bool (*axis_reduction_emittable)(pe_op op, pe_dtype ctype, pe_dtype dtype);
-    /* Which reductions along the last axis leave their kernel open (NULL:
-     * none): later members of the kernel's shape read the results broadcast
-     * back along the axis (x - mean_axis(x, 1), softmax) in further passes
-     * over each row, so the values between them are never stored. */
-    bool (*row_reduction_emittable)(pe_op op, pe_dtype ctype, pe_dtype dtype);
-    /* From how many bytes of outputs a streamable kernel (kir_streamable)
-     * stores them past the caches (kir_kernel.stream_stores); NULL: never. */
-    int64_t (*stream_min_bytes)(void);
-} pe_fusion_rules;
 
 /* Reductions one kernel's rows may hold (passes over a row: one more). */
 #define PE_MAX_ROW_REDUCTIONS 3

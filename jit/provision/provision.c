@@ -16,7 +16,7 @@
 
 #include "provision.h"
 #include "../cache/diskcache.h"
-#include "../codegen/codegen.h"
+#include "../kir/codegen.h"
 #include "../trace/trace.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "../codegen/target.h"
+#include "../kir/target.h"
 #include "../proggen/proggen.h"
 #include "../../exec/base/runtime.h"
 

@@ -1,5 +1,5 @@
 /* spmv_code.c — the code of pe_spmv on the CPU: the row loops the CPU code
- * generator makes (jit/codegen/cpu_spmv.c), provisioned like kernels but
+ * generator makes (exec/cpu/cpu_spmv.c), provisioned like kernels but
  * once per run for every dtype together.  At the first call that needs
  * them: the disk cache's copy (one name per generator build and ISA tag),
  * else one compilation in the compiler's child process (as kernels are),
@@ -22,9 +22,9 @@
 
 #include "provision.h"
 #include "../cache/diskcache.h"
-#include "../codegen/compile_process.h"
-#include "../codegen/cpu_gccjit.h"
-#include "../codegen/cpu_spmv.h"
+#include "../../exec/cpu/compile_process.h"
+#include "../../exec/cpu/cpu_gccjit.h"
+#include "../../exec/cpu/cpu_spmv.h"
 #include "../../exec/base/error.h"
 #include "../../exec/cpu/cpu.h"
 #include "../../irformat/safefile.h"

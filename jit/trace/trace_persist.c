@@ -28,7 +28,7 @@
 
 #include "trace.h"
 #include "../cache/diskcache.h"
-#include "../codegen/cpu_gccjit.h"
+#include "../../exec/cpu/cpu_gccjit.h"
 #include "../../exec/base/error.h"
 #include "../../irformat/fnv.h"
 #include "../../irformat/msgblob.h"

@@ -1,4 +1,4 @@
-/* nvrtc_on_host.c — NVRTC's entry points as PE calls them (jit/codegen/nvrtc.c),
+/* nvrtc_on_host.c — NVRTC's entry points as PE calls them (exec/cuda/nvrtc.c),
  * with the host's C++ compiler in NVRTC's place: the "cubin" of a program is
  * a shared object of its CUDA C built over tests/cuda_on_host.hpp, which
  * tests/emul/cuda_driver_on_host.cpp loads and runs.  PE_NVRTC_LIBRARY=<this

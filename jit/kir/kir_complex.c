@@ -51,7 +51,7 @@
 #include <string.h>
 
 #include "codegen.h"
-#include "../kir/kir.h"
+#include "kir.h"
 
 #define NONE UINT16_MAX
 

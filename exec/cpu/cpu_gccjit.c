@@ -21,11 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codegen.h"
+#include "../../jit/kir/codegen.h"
 #include "cpu_gccjit.h"
 #include "cpu_prims.h"
 #include "gccjit_build.h"
-#include "../../exec/cpu/device.h"
+#include "device.h"
 #include "../../irformat/fnv.h"
 #include "../../irformat/philox.h"
 

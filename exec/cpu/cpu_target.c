@@ -1,19 +1,16 @@
-/* target.c — the two targets (target.h): the CPU's (the kernel IR through
- * libgccjit into a shared object, cpu_gccjit.c) and the GPU's (the kernel
- * IR as CUDA C, cuda_emit.c, through NVRTC into a cubin, nvrtc.c). */
+/* cpu_target.c — the CPU's target (jit/kir/target.h): the kernel IR through
+ * libgccjit (cpu_gccjit.c) into a shared object, compiled in a child process
+ * (compile_process.c), linked and run by the CPU executor (cpu.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "codegen.h"
 #include "compile_process.h"
+#include "cpu.h"
 #include "cpu_gccjit.h"
-#include "cuda_emit.h"
-#include "nvrtc.h"
-#include "target.h"
-#include "../../exec/cpu/cpu.h"
-#include "../../exec/cuda/cuda.h"
+#include "../../jit/kir/target.h"
+
 /* libgccjit runs the assembler and linker as programs and writes temporary
  * files: without them every compilation would fail. */
 static bool cpu_usable(const char **why)
@@ -73,46 +70,4 @@ const pe_target pe_cpu_target = {
     .disk_tag = NULL,
     .usable = cpu_usable,
     .compile = cpu_compile,
-};
-
-static void cuda_disk_tag(const char *arch, char *out, size_t n)
-{
-    int perturbed = pe_codegen_perturbed_op(); /* a test's wrong kernels (codegen.c): a tag of their own */
-    if (perturbed >= 0) snprintf(out, n, "%s-nvrtc%d-%s", arch, pe_nvrtc_version(), pe_op_table[perturbed].name);
-    else snprintf(out, n, "%s-nvrtc%d", arch, pe_nvrtc_version());
-}
-
-static bool cuda_usable(const char **why) { return pe_nvrtc_available(why); }
-
-/* arch: "sm_90" */
-static bool cuda_compile(const kir_kernel *const *kernels, size_t n, const char *arch, const char *path,
-                         pe_artifact *a, char *err, size_t n_err)
-{
-    (void)path;
-    int sm = atoi(arch + 3);
-    char *source = pe_cuda_emit(kernels, n);
-    if (!source) {
-        snprintf(err, n_err, "out of memory for the CUDA source");
-        return false;
-    }
-    void *cubin = NULL;
-    size_t size = 0;
-    bool ok = pe_nvrtc_compile(source, "pe_kernels.cu", sm, false, &cubin, &size, err, n_err);
-    free(source);
-    if (ok) *a = (pe_artifact){.bytes = cubin, .size = size};
-    return ok;
-}
-
-const pe_target pe_cuda_target = {
-    .index = PE_TARGET_GPU,
-    .name = "the GPU",
-    .compiler = "NVRTC",
-    .rules = &pe_cuda_fusion_rules,
-    .executor = &pe_cuda_executor,
-    .code_in_files = false,
-    .one_place = false,
-    .retry_alone = false,
-    .disk_tag = cuda_disk_tag,
-    .usable = cuda_usable,
-    .compile = cuda_compile,
 };

@@ -33,14 +33,14 @@
  * (whether i32 sums and products wrap).  It combines the partials in a fixed
  * order, compensated as the chunks are, so a reduction's value never leaves
  * the GPU unless the host asks for it. */
-#ifndef PE_JIT_CUDA_EMIT_H
-#define PE_JIT_CUDA_EMIT_H
+#ifndef PE_CUDA_EMIT_H
+#define PE_CUDA_EMIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../kir/kir.h"
-#include "../proggen/proggen.h"
+#include "../../jit/kir/kir.h"
+#include "../../jit/kir/target.h"
 
 #define PE_CUDA_REDUCE_THREADS 256
 #define PE_CUDA_COMBINER "pe_combine"

@@ -1,8 +1,8 @@
 /* gccjit_build.h — libgccjit building blocks shared by the code generator
  * (cpu_gccjit.c) and the primitive library (cpu_prims.c): a local holding a
  * value, and a branch-free select. */
-#ifndef PE_JIT_GCCJIT_BUILD_H
-#define PE_JIT_GCCJIT_BUILD_H
+#ifndef PE_CPU_GCCJIT_BUILD_H
+#define PE_CPU_GCCJIT_BUILD_H
 
 #include <libgccjit.h>
 #include <stdbool.h>

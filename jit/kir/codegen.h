@@ -4,14 +4,14 @@
  * ops each generator emits in which compute types (the exported name of a
  * kernel is the kernel IR's: kir_kernel_name).  Neither generator includes
  * the other. */
-#ifndef PE_JIT_CODEGEN_H
-#define PE_JIT_CODEGEN_H
+#ifndef PE_KIR_CODEGEN_H
+#define PE_KIR_CODEGEN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kir/kir.h"
+#include "kir.h"
 
 /* Compute types a generator emits an op in: a set of (1 << pe_dtype). */
 enum {

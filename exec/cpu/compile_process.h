@@ -1,8 +1,8 @@
 /* compile_process.h — a compilation run in a child process (compile_process.c),
  * so that a compiler that ends its process (libgccjit out of memory calls
  * exit(1)) or crashes costs that compilation, not the program. */
-#ifndef PE_CODEGEN_COMPILE_PROCESS_H
-#define PE_CODEGEN_COMPILE_PROCESS_H
+#ifndef PE_CPU_COMPILE_PROCESS_H
+#define PE_CPU_COMPILE_PROCESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

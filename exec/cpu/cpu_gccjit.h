@@ -2,13 +2,13 @@
  * libgccjit, all kernels of a program sequence in one compilation.  What it
  * shares with the CUDA generator (which ops it emits, libm names, kernel
  * names) is in codegen.h. */
-#ifndef PE_JIT_CPU_GCCJIT_H
-#define PE_JIT_CPU_GCCJIT_H
+#ifndef PE_CPU_GCCJIT_H
+#define PE_CPU_GCCJIT_H
 
 #include <stddef.h>
 
-#include "../kir/kir.h"
-#include "../proggen/proggen.h"
+#include "../../jit/kir/kir.h"
+#include "../../jit/kir/target.h"
 
 /* Identifies this build of the code generator (the disk cache's key has it). */
 uint32_t pe_gccjit_build_stamp(void);

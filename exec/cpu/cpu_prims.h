@@ -1,7 +1,7 @@
 /* cpu_prims.h — the primitive library: vectorisable f32 routines built as
  * always-inline libgccjit functions, one set per compilation context. */
-#ifndef PE_JIT_CPU_PRIMS_H
-#define PE_JIT_CPU_PRIMS_H
+#ifndef PE_CPU_PRIMS_H
+#define PE_CPU_PRIMS_H
 
 #include <libgccjit.h>
 #include <stdbool.h>

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "codegen.h"
-#include "../kir/kir.h"
+#include "kir.h"
 
 int kir_lower_growth(pe_op op)
 {

@@ -1,8 +1,8 @@
 /* nvrtc.h — NVRTC, the CUDA run-time compiler, loaded with dlopen (never
  * linked), so that libpe builds and runs where CUDA is absent.  Compiles
  * CUDA C to a cubin for one architecture or to PTX. */
-#ifndef PE_JIT_NVRTC_H
-#define PE_JIT_NVRTC_H
+#ifndef PE_CUDA_NVRTC_H
+#define PE_CUDA_NVRTC_H
 
 #include <stdbool.h>
 #include <stddef.h>

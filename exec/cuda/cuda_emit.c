@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen.h"
+#include "../../jit/kir/codegen.h"
 #include "cuda_emit.h"
 #include "../../exec/base/grow.h"
 #include "../../irformat/philox.h"
@@ -183,7 +183,7 @@ static const char prelude[] =
     "  double u1 = 1.0 - pe_unit53(w.w[0], w.w[1]), u2 = pe_unit53(w.w[2], w.w[3]);\n"
     "  return sqrt(-2.0 * log(u1)) * cos(" PE_TEXT(PE_TWO_PI) " * u2); }\n";
 
-/* jit/codegen/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
+/* exec/cuda/cuda_cdf_norm.cuh (the f32 normal CDF), embedded by the build, and
  * what that file asks of its includer. */
 extern const char pe_cuda_cdf_source[];
 static const char cdf_includer[] =

@@ -2,8 +2,8 @@
  * one function per value dtype, the CPU kernels' ABI (pe_range_fn) with
  * the operands intrinsics.h lays out (PE_SPMV_*), which
  * exec/intrinsics/sparse.c runs on PE's pool. */
-#ifndef PE_JIT_CPU_SPMV_H
-#define PE_JIT_CPU_SPMV_H
+#ifndef PE_CPU_SPMV_H
+#define PE_CPU_SPMV_H
 
 #include <stdbool.h>
 #include <stddef.h>
