@@ -11,7 +11,9 @@
 
 #include "jit/sched/placement.h"
 #include "jit/record/record.h"
+#include "exec/cpu/cpu.h"
 #include "exec/cpu/cpu_gccjit.h"
+#include "exec/cuda/cuda.h"
 #include "exec/cuda/cuda_emit.h"
 
 /* cuDeviceGetAttribute's answers on the two parts */
@@ -54,15 +56,15 @@ static int cheapest(const pe_batch_needs *n, const pe_place_speed *cpu, const pe
 static void test_gpu_speeds_follow_the_device_attributes(void **state)
 {
     (void)state;
-    pe_place_speed s = pe_place_gpu_speed(&h100);
+    pe_place_speed s = pe_cuda_place_speed(&h100);
     assert_true(s.bytes_per_s > 0.9 * 2486e9 && s.bytes_per_s < 1.1 * 2678e9);
     assert_true(fabs(2 * s.work_per_s - 67e12) < 0.05 * 67e12);
     assert_true(s.f64_ratio == 2);
-    assert_true(pe_place_gpu_speed(&rtx3090).f64_ratio == 64);
+    assert_true(pe_cuda_place_speed(&rtx3090).f64_ratio == 64);
     /* a driver that tells nothing but the SMs: usable figures all the same */
-    pe_place_speed unknown = pe_place_gpu_speed(&(pe_cuda_device){.cc_major = 8, .cc_minor = 9, .sms = 20});
+    pe_place_speed unknown = pe_cuda_place_speed(&(pe_cuda_device){.cc_major = 8, .cc_minor = 9, .sms = 20});
     assert_true(unknown.bytes_per_s > 1e10 && unknown.work_per_s > 1e11 && unknown.f64_ratio >= 2 && unknown.batch_s > 0);
-    pe_place_speed one = pe_place_cpu_speed(1), many = pe_place_cpu_speed(16);
+    pe_place_speed one = pe_cpu_place_speed(1), many = pe_cpu_place_speed(16);
     assert_true(many.work_per_s == 16 * one.work_per_s);
     assert_true(many.bytes_per_s > one.bytes_per_s && many.bytes_per_s <= 16 * one.bytes_per_s);
 }
@@ -73,7 +75,7 @@ static void test_gpu_speeds_follow_the_device_attributes(void **state)
 static void test_work_on_host_data(void **state)
 {
     (void)state;
-    pe_place_speed cpu2 = pe_place_cpu_speed(2), cpu16 = pe_place_cpu_speed(16), gpu = pe_place_gpu_speed(&h100);
+    pe_place_speed cpu2 = pe_cpu_place_speed(2), cpu16 = pe_cpu_place_speed(16), gpu = pe_cuda_place_speed(&h100);
     pe_batch_needs triad = map(1 << 20, 2, 2, HOST);
     assert_int_equal(cheapest(&triad, &cpu2, &gpu, NULL), HOST);
     assert_int_equal(cheapest(&triad, &cpu16, &gpu, NULL), HOST);
@@ -94,7 +96,7 @@ static void test_work_on_host_data(void **state)
 static void test_work_on_gpu_data(void **state)
 {
     (void)state;
-    pe_place_speed cpu16 = pe_place_cpu_speed(16), gpu = pe_place_gpu_speed(&h100), consumer = pe_place_gpu_speed(&rtx3090);
+    pe_place_speed cpu16 = pe_cpu_place_speed(16), gpu = pe_cuda_place_speed(&h100), consumer = pe_cuda_place_speed(&rtx3090);
     for (double elements = 1; elements <= 1e8; elements *= 10) {
         pe_batch_needs light = map(elements, 2, 2, GPU0);
         assert_int_equal(cheapest(&light, &cpu16, &gpu, NULL), GPU0);

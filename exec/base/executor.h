@@ -28,6 +28,15 @@ typedef struct {
     size_t size;
 } pe_artifact;
 
+/* What the placement's cost model (jit/sched/placement.c) knows of a
+ * place: each executor gives its own places' figures. */
+typedef struct {
+    double bytes_per_s; /* memory bandwidth its kernels reach */
+    double work_per_s;  /* f32 work per second, in catalog cost units (adds) per element */
+    double f64_ratio;   /* f64 work costs this many times f32 work */
+    double batch_s;     /* fixed cost of a batch: launches and events, or waking the threads */
+} pe_place_speed;
+
 /* Places work runs at: the CPU (0), then GPU k - 1 (k = 1..16). */
 #define PE_MAX_PLACES (1 + 16)
 
@@ -60,6 +69,9 @@ struct pe_executor {
      * for it is compiled for (the CPU's ISA level, "sm_90"). */
     bool (*usable)(pe_executor *ex, int place);
     void (*arch)(pe_executor *ex, int place, char *out, size_t n);
+    /* The cost model's figures for `place` (NULL: an executor that is
+     * never placed against another). */
+    pe_place_speed (*speed)(pe_executor *ex, int place);
     /* The places it runs on now, in order (at most `max`). */
     int (*places)(pe_executor *ex, int *out, int max);
     /* Kernel k's linked code at `place`, or NULL; links an artifact holding
@@ -79,6 +91,10 @@ struct pe_executor {
     /* Makes the host copy of a value it computed (pe_port.host_stale):
      * pe_port_host; false when it cannot, p is then INVALID with the reason. */
     bool (*host_copy)(pe_port *p);
+    /* Copies a value it computed straight into dst, keeping no host copy
+     * (pe_read of a device result); false when it cannot, p is then INVALID
+     * with the reason. */
+    bool (*copy_out)(pe_port *p, void *dst);
     /* Whether it makes the library call p (a PE_PROG_INTRINSIC program)
      * itself, its libraries loaded (a GPU: cuBLAS, cuSOLVER); NULL: it
      * makes none, the batch goes to the CPU. */

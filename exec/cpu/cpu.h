@@ -4,6 +4,10 @@
 #define PE_CPU_CPU_H
 
 #include "../base/executor.h"
+#include "../../jit/kir/target.h"
+
+/* The CPU's target: libgccjit into a shared object (cpu_target.c). */
+extern const pe_target pe_cpu_target;
 
 extern pe_executor pe_cpu_executor;
 
@@ -14,6 +18,8 @@ void pe_cpu_executor_stop(void);
  * compiler's file read once), so that what runs is what was checked: the
  * dlopen handle, or NULL with the reason in err. */
 void *pe_cpu_dlopen_bytes(const void *bytes, size_t size, char *err, size_t n_err);
+/* The placement's figures for the CPU on `threads` threads. */
+pe_place_speed pe_cpu_place_speed(int threads);
 /* The CPU's ISA level ("x86-64-v3"): what its kernels are compiled for. */
 const char *pe_cpu_isa(void);
 

@@ -2146,11 +2146,4 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
 /* Kernels from another build of this generator may differ for the same IR
  * (and the executor's conventions with them): the disk cache keys files by
  * this stamp of the build too. */
-uint32_t pe_gccjit_build_stamp(void)
-{
-    /* the hash of the code generator's sources (CMake), so that no kernel
-     * compiled by another version of them is ever loaded from disk */
-    const char *stamp = PE_CODEGEN_HASH " " PE_VERSION_STRING;
-    return (uint32_t)pe_fnv_string(PE_FNV_OFFSET, stamp);
-}
 

@@ -10,8 +10,6 @@
 #include "../../jit/kir/kir.h"
 #include "../../jit/kir/target.h"
 
-/* Identifies this build of the code generator (the disk cache's key has it). */
-uint32_t pe_gccjit_build_stamp(void);
 
 /* False when a reduction appended to this body would not vectorise: gcc 12
  * rejects the loop once f32 pow's primitive (its special cases, in double)

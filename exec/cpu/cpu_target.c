@@ -1,6 +1,7 @@
 /* cpu_target.c — the CPU's target (jit/kir/target.h): the kernel IR through
  * libgccjit (cpu_gccjit.c) into a shared object, compiled in a child process
  * (compile_process.c), linked and run by the CPU executor (cpu.c). */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "compile_process.h"
 #include "cpu.h"
 #include "cpu_gccjit.h"
+#include "cpu_spmv.h"
 #include "../../jit/kir/target.h"
 
 /* libgccjit runs the assembler and linker as programs and writes temporary
@@ -58,8 +60,35 @@ static bool cpu_compile(const kir_kernel *const *kernels, size_t n, const char *
     return true;
 }
 
+static bool run_spmv_gccjit(void *path, char *err, size_t n_err)
+{
+    return pe_gccjit_spmv_compile(pe_cpu_isa(), path, err, n_err);
+}
+
+static bool cpu_spmv_compile(const char *path, char *err, size_t n_err)
+{
+    return pe_compile_in_child(run_spmv_gccjit, (void *)path, err, n_err);
+}
+
+/* Linked from memory (pe_cpu_dlopen_bytes: what runs is what was checked). */
+static void *cpu_spmv_link(const void *bytes, size_t size, void *rows[PE_DTYPE__COUNT], char *err, size_t n_err)
+{
+    for (int t = 0; t < PE_DTYPE__COUNT; t++) rows[t] = NULL;
+    void *unit = pe_cpu_dlopen_bytes(bytes, size, err, n_err);
+    for (int t = 0; unit && t < PE_DTYPE__COUNT; t++) {
+        if (!pe_gccjit_spmv_dtype((pe_dtype)t)) continue;
+        if (!(rows[t] = dlsym(unit, pe_gccjit_spmv_name((pe_dtype)t)))) {
+            snprintf(err, n_err, "lacks %s", pe_gccjit_spmv_name((pe_dtype)t));
+            for (int u = 0; u < PE_DTYPE__COUNT; u++) rows[u] = NULL;
+            dlclose(unit);
+            unit = NULL;
+        }
+    }
+    return unit;
+}
+
 const pe_target pe_cpu_target = {
-    .index = PE_TARGET_CPU,
+    .index = PE_TARGET_HOST,
     .name = "the CPU",
     .compiler = "libgccjit",
     .rules = &pe_gccjit_fusion_rules,
@@ -70,4 +99,6 @@ const pe_target pe_cpu_target = {
     .disk_tag = NULL,
     .usable = cpu_usable,
     .compile = cpu_compile,
+    .spmv_compile = cpu_spmv_compile,
+    .spmv_link = cpu_spmv_link,
 };

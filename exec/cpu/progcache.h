@@ -4,7 +4,7 @@
 #ifndef PE_JIT_PROGCACHE_H
 #define PE_JIT_PROGCACHE_H
 
-#include "threadpool.h"
+#include "../pool/threadpool.h"
 #include "../../jit/kir/kir.h"
 
 /* The compiled kernel for k, or NULL. */

@@ -513,12 +513,53 @@ static void cuda_fail(pe_executor *ex, int place, const char *what)
     if (g) pe_cuda_disable(g, what, PE_CUDA_SUCCESS);
 }
 
+void pe_cuda_device_info(int ordinal, pe_device_info *out)
+{
+    const pe_cuda_device *d = pe_cuda_device_at(ordinal);
+    memset(out, 0, sizeof *out);
+    out->kind = PE_DEVICE_CUDA;
+    snprintf(out->name, sizeof out->name, "%s", d->name);
+    snprintf(out->arch, sizeof out->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    out->memory_bytes = d->memory_bytes;
+    out->cores = d->sms;
+}
+
+/* The placement's figures for a GPU, from its attributes (jit/sched/placement.c). */
+/* A GPU batch: launches, stream joins and its event, ~20 us.  Kernels
+ * reach ~80% of the memory's peak (an H100's device-to-device copy:
+ * 2.5-2.7 of 3.35 TB/s); one cost unit per FP32 lane per clock. */
+#define GPU_BATCH_S 20e-6
+#define GPU_BANDWIDTH_REACHED 0.8
+
+pe_place_speed pe_cuda_place_speed(const pe_cuda_device *d)
+{
+    /* a figure the driver did not give (the clock attributes are
+     * deprecated): HBM on a data-centre part, GDDR on the others */
+    bool data_centre = d->f64_ratio > 0 && d->f64_ratio <= 4;
+    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : data_centre ? 1.5e9 : 9.5e9;
+    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : data_centre ? 512 : 48;
+    double clock_hz = d->clock_khz > 0 ? d->clock_khz * 1e3 : 1.5e9;
+    int cc = d->cc_major * 10 + d->cc_minor;
+    double lanes = cc == 60 || (cc >= 70 && cc <= 80) ? 64 : 128; /* FP32 units per SM (P100, V100, T4, A100: 64) */
+    return (pe_place_speed){.bytes_per_s = 2 * memory_hz * bus_bytes * GPU_BANDWIDTH_REACHED, /* double data rate */
+                            .work_per_s = (d->sms > 0 ? d->sms : 1) * lanes * clock_hz,
+                            .f64_ratio = d->f64_ratio > 0 ? d->f64_ratio : 32,
+                            .batch_s = GPU_BATCH_S};
+}
+
+static pe_place_speed cuda_speed(pe_executor *ex, int place)
+{
+    (void)ex;
+    return pe_cuda_place_speed(pe_cuda_device_at(place - 1));
+}
+
 pe_executor pe_cuda_executor = {
     .name = "cuda",
     .caps = PE_EXEC_RUNS_KERNELS | PE_EXEC_DEVICE_MEMORY,
     .run = cuda_run,
     .usable = cuda_usable,
     .arch = cuda_arch,
+    .speed = cuda_speed,
     .places = cuda_places,
     .linked = pe_cuda_linked,
     .link = pe_cuda_link,
@@ -526,6 +567,7 @@ pe_executor pe_cuda_executor = {
     .free_device_copy = pe_cuda_port_free,
     .wait = cuda_wait,
     .host_copy = pe_cuda_host_copy,
+    .copy_out = pe_port_copy_out,
     .calls = pe_cuda_calls,
 };
 

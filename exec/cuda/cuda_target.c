@@ -39,7 +39,7 @@ static bool cuda_compile(const kir_kernel *const *kernels, size_t n, const char 
 }
 
 const pe_target pe_cuda_target = {
-    .index = PE_TARGET_GPU,
+    .index = PE_TARGET_DEVICE,
     .name = "the GPU",
     .compiler = "NVRTC",
     .rules = &pe_cuda_fusion_rules,

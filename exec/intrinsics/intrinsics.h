@@ -20,7 +20,7 @@ size_t pe_intrinsic_run_locked(const pe_program *p);
 /* The libraries' own threads: as many as PE's pool, which is idle while a
  * call runs (so the two never oversubscribe the cores). */
 void pe_intrinsics_set_threads(int threads);
-/* A loop over [begin, end) (the CPU kernels' ABI, exec/cpu/threadpool.h),
+/* A loop over [begin, end) (the CPU kernels' ABI, exec/pool/threadpool.h),
  * and a launcher running one over [0, n) on all the pool's threads (`work`:
  * the elements one iteration touches).  The CPU executor lends its pool's
  * (pe_pool_run) at start: spmv's generated loop (sparse.c) runs on it;

@@ -30,6 +30,7 @@
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/runtime.h"
+#include "../../exec/backends.h"
 
 typedef enum {
     JOB_QUEUED,   /* waiting for the thread */
@@ -194,8 +195,8 @@ void pe_aot_start(void)
     /* the GPU's kernels when there is one: the batches worth compiling
      * ahead for are the large ones, which go there */
     aot.target = !(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS)  ? NULL
-                 : pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY ? &pe_cuda_target
-                 : pe_target_on(&pe_cpu_target)                 ? &pe_cpu_target
+                 : pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY ? pe_device_backend.target
+                 : pe_target_on(pe_host_backend.target)         ? pe_host_backend.target
                                                                 : NULL;
     aot.enabled = !(env && strcmp(env, "0") == 0) && aot.target;
     aot.stopping = false;

@@ -30,7 +30,6 @@
 #include <string.h>
 
 #include "aot.h"
-#include "../../exec/cpu/cpu_gccjit.h"
 #include "../proggen/proggen.h"
 #include "../record/irload.h"
 #include "../record/record.h"

@@ -13,7 +13,7 @@
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/shape.h"
 #include "../../exec/base/site.h"
-#include "../../exec/cpu/threadpool.h"
+#include "../../exec/pool/threadpool.h"
 #include "../../profiler/collect.h"
 
 #define NO_SLOT UINT32_MAX

@@ -19,8 +19,7 @@
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/shape.h"
 #include "../../exec/base/site.h"
-#include "../../exec/cpu/threadpool.h"
-#include "../../exec/cuda/cuda.h"
+#include "../../exec/pool/threadpool.h"
 #include "../../exec/interp/interp.h"
 #include "../../exec/interp/reference.h"
 #include "../../profiler/collect.h"
@@ -125,7 +124,7 @@ static int read_held(const pe_site *s, pe_port *p, uint32_t idx, void *dst, size
     if (lent && (p->buf == dst || p->lent_fills != fills)) {
         /* computed in place (and, for a handle kept, given back: an expression again) */
     } else if (p->state == PE_PORT_READY && p->host_stale) {
-        if (!pe_port_copy_out(p, dst)) /* p is invalid now, with the reason */
+        if (!pe_rt.executor->copy_out(p, dst)) /* p is invalid now, with the reason */
             return raise_invalid(s, p, api);
     } else if (p->buf) {
         pe_mem_copy(dst, p->buf, bytes);
@@ -151,7 +150,7 @@ int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (pe_macro_refuse_host(s, "pe_read")) return PE_E_MACRO;
-    /* a result on the GPU goes straight into dst (pe_port_copy_out); on the
+    /* a result on the GPU goes straight into dst (pe_executor.copy_out); on the
      * CPU a result still to be computed is computed into dst itself */
     int rc = read_into(s, a, dst, dst_bytes, pe_ir_read_is_last_use(s, a), "pe_read");
     if (rc == PE_OK) pe_ir_release_operands(s, "pe_read", &a, 1); /* pe_read(pe_sum(x), ...): the sum is done with */

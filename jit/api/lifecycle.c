@@ -2,6 +2,7 @@
  * PE_* environment), devices, counters.  The runtime state and its lock
  * live in the ground layer (exec/base/runtime.c). */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,25 +25,23 @@
 #include "../../exec/base/memory.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/site.h"
-#include "../../exec/cpu/cpu.h"
-#include "../../exec/cpu/device.h"
-#include "../../exec/cuda/cuda.h"
-#include "../../exec/cuda/cuda_driver.h"
+#include "../../exec/backends.h"
 #include "../../exec/interp/interp.h"
 #include "../../exec/interp/reference.h"
 #include "../../profiler/collect.h"
 static pe_device_info cpu_info;
 
-/* A GPU needs the CUDA driver (the executor checks) and NVRTC, which
- * compiles its kernels (the GPU target's compiler). */
-static bool start_gpu(int ordinal)
+/* A device needs its driver (the executor checks) and its target's
+ * compiler (a GPU: NVRTC). */
+static bool start_device(int device)
 {
+    const pe_backend *b = &pe_device_backend;
     const char *why = NULL;
-    if (pe_cuda_device_count() > 0 && !pe_cuda_target.usable(&why)) {
-        pe_log_message(PE_LOG_WARN, "a GPU is present but %s: the CPU computes", why);
+    if (b->device_count() > 0 && !b->target->usable(&why)) {
+        pe_log_message(PE_LOG_WARN, "a %s device is present but %s: the CPU computes", b->name, why);
         return false;
     }
-    return pe_cuda_executor_start(ordinal);
+    return b->start(device);
 }
 
 /* The executors that pe_init started, stopped, and the provisioning with
@@ -50,8 +49,8 @@ static bool start_gpu(int ordinal)
 static void stop_executors(void)
 {
     if (!(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS)) return;
-    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) pe_cuda_executor_stop();
-    pe_cpu_executor_stop();
+    if (pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY) pe_device_backend.stop();
+    pe_host_backend.stop();
     pe_provision_stop(pe_ir_fingerprint());
 }
 
@@ -90,21 +89,26 @@ static int env_log_level(int fallback)
     return fallback;
 }
 
-/* PE_DEVICE: auto | cpu | cuda | cuda:N, as a device number (-1: automatic;
- * 0: the CPU; 1 + N: CUDA device N).  Whether that GPU exists is checked
- * once the executors are up. */
+/* PE_DEVICE: auto | cpu | cuda | cuda:N (the device backend's name, any
+ * case), as a device number (-1: automatic; 0: the CPU; 1 + N: device N).
+ * Whether that device exists is checked once the executors are up. */
 static int env_device(void)
 {
-    const char *v = getenv("PE_DEVICE");
+    const char *v = getenv("PE_DEVICE"), *devices = pe_device_backend.name;
+    size_t len = strlen(devices);
     if (!v || !*v || strcasecmp(v, "auto") == 0) return -1;
     if (strcasecmp(v, "cpu") == 0) return 0;
-    if (strcasecmp(v, "cuda") == 0) return 1;
-    if (strncasecmp(v, "cuda:", 5) == 0) {
+    if (strcasecmp(v, devices) == 0) return 1;
+    if (strncasecmp(v, devices, len) == 0 && v[len] == ':') {
         char *end;
-        long n = strtol(v + 5, &end, 10);
-        if (!*end && end != v + 5 && n >= 0 && n < 64) return 1 + (int)n;
+        long n = strtol(v + len + 1, &end, 10);
+        if (!*end && end != v + len + 1 && n >= 0 && n < 64) return 1 + (int)n;
     }
-    pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s is not one of auto|cpu|cuda|cuda:N; using auto", v);
+    char lower[32];
+    size_t i = 0;
+    for (; devices[i] && i + 1 < sizeof lower; i++) lower[i] = (char)tolower((unsigned char)devices[i]);
+    lower[i] = 0;
+    pe_log_message(PE_LOG_WARN, "PE_DEVICE=%s is not one of auto|cpu|%s|%s:N; using auto", v, lower, lower);
     return -1;
 }
 
@@ -149,7 +153,7 @@ int pe_init(const pe_config *cfg)
     if (pe_rt.initialised) return PE_OK;
     pe_rt.log_level = env_log_level(PE_LOG_WARN);
     if (cfg && cfg->log_level > 0 && cfg->log_level <= PE_LOG_DEBUG + 1) pe_rt.log_level = cfg->log_level - 1;
-    pe_detect_cpu(&cpu_info);
+    pe_host_backend.device_info(0, &cpu_info);
     pe_rt.threads = (int)env_int("PE_THREADS", cpu_info.cores, 1);
     if (cfg && cfg->threads > 0) pe_rt.threads = cfg->threads;
     pe_rt.device = env_device();
@@ -160,26 +164,26 @@ int pe_init(const pe_config *cfg)
     pe_rt.retain_limit = env_int("PE_RETAIN_LIMIT", DEFAULT_RETAIN_LIMIT_MB, 0) << 20;
     if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
     const char *executor = cfg && cfg->executor ? cfg->executor : getenv("PE_EXECUTOR");
-    pe_rt.executor = &pe_cpu_executor;
+    pe_rt.executor = pe_host_backend.executor;
     if (executor && *executor && strcasecmp(executor, "interp") == 0) pe_rt.executor = &pe_interp_executor;
     else if (executor && *executor && strcasecmp(executor, "jit") != 0)
         pe_log_message(PE_LOG_WARN, "PE_EXECUTOR=%s is not one of jit|interp; using jit", executor);
     const char *cache_dir = cfg && cfg->cache_dir ? cfg->cache_dir : getenv("PE_CACHE_DIR");
     int trace_entries = (int)env_int("PE_TRACE_CACHE", DEFAULT_TRACE_ENTRIES, 0);
     if (cfg && cfg->trace_cache_entries) trace_entries = cfg->trace_cache_entries < 0 ? 0 : cfg->trace_cache_entries;
-    if (pe_rt.executor == &pe_cpu_executor && !pe_cpu_executor_start(pe_rt.threads)) {
+    if (pe_rt.executor == pe_host_backend.executor && !pe_host_backend.start(pe_rt.threads)) {
         pe_log_message(PE_LOG_WARN, "cannot start the CPU executor's threads; using the interpreter");
         pe_rt.executor = &pe_interp_executor;
     }
     bool compiles = pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS;
     if (compiles) pe_provision_start(cache_dir, trace_entries, pe_ir_fingerprint());
     /* the GPU named by PE_DEVICE (cuda:N), else the first one */
-    if (compiles && pe_rt.device != 0 && start_gpu(pe_rt.device > 0 ? pe_rt.device - 1 : 0))
-        pe_rt.executor = &pe_cuda_executor;
+    if (compiles && pe_rt.device != 0 && start_device(pe_rt.device > 0 ? pe_rt.device - 1 : 0))
+        pe_rt.executor = pe_device_backend.executor;
     if (pe_rt.device > 0 && !(pe_rt.executor->caps & PE_EXEC_DEVICE_MEMORY)) {
         if (compiles)
-            pe_log_message(PE_LOG_WARN, "PE_DEVICE asks for CUDA device %d, which cannot be used: the CPU computes",
-                           pe_rt.device - 1);
+            pe_log_message(PE_LOG_WARN, "PE_DEVICE asks for %s device %d, which cannot be used: the CPU computes",
+                           pe_device_backend.name, pe_rt.device - 1);
         pe_rt.device = 0;
     }
     pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
@@ -250,9 +254,9 @@ void pe_shutdown(void)
     pe_rt.shut_down = true;
 }
 
-/* The CPU, then the CUDA devices the driver reports (whether or not the
- * CUDA executor uses them). */
-int pe_device_count(void) { return 1 + pe_cuda_device_count(); }
+/* The CPU, then the devices their driver reports (whether or not their
+ * executor uses them). */
+int pe_device_count(void) { return 1 + pe_device_backend.device_count(); }
 
 int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out)
 {
@@ -260,20 +264,10 @@ int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out)
     s = PE_SITE_OR_CALLER(s);
     if (!out) return pe_raise(s, PE_E_ARG, "pe_device_info", "out is NULL");
     if (dev < 0 || dev >= pe_device_count())
-        return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU%s)", dev,
-                        pe_device_count() > 1 ? ", 1.. = CUDA" : "");
-    if (dev == 0) {
-        if (!cpu_info.cores) pe_detect_cpu(&cpu_info);
-        *out = cpu_info;
-        return PE_OK;
-    }
-    const pe_cuda_device *d = pe_cuda_device_at(dev - 1);
-    memset(out, 0, sizeof *out);
-    out->kind = PE_DEVICE_CUDA;
-    snprintf(out->name, sizeof out->name, "%s", d->name);
-    snprintf(out->arch, sizeof out->arch, "sm_%d%d", d->cc_major, d->cc_minor);
-    out->memory_bytes = d->memory_bytes;
-    out->cores = d->sms;
+        return pe_raise(s, PE_E_DEVICE, "pe_device_info", "no device %d (devices: 0 = CPU%s%s)", dev,
+                        pe_device_count() > 1 ? ", 1.. = " : "", pe_device_count() > 1 ? pe_device_backend.name : "");
+    if (dev == 0) pe_host_backend.device_info(0, out);
+    else pe_device_backend.device_info(dev - 1, out);
     return PE_OK;
 }
 
@@ -283,19 +277,20 @@ int pe_set_device_at(const pe_site *s, int dev)
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_set_device")) return PE_E_ARG;
     if (dev != -1 && (dev < 0 || dev >= pe_device_count()))
-        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU%s)", dev,
-                        pe_device_count() > 1 ? ", 1.. = CUDA" : "");
+        return pe_raise(s, PE_E_DEVICE, "pe_set_device", "no device %d (devices: -1 = automatic, 0 = CPU%s%s)", dev,
+                        pe_device_count() > 1 ? ", 1.. = " : "", pe_device_count() > 1 ? pe_device_backend.name : "");
     pe_queue_flush(); /* work recorded so far runs where it was meant to */
     /* a GPU not in use yet starts now (its context, streams, pool); the
      * interpreter (PE_EXECUTOR=interp) has no GPU */
-    if (dev > 0 && !pe_cuda_executor_serves(dev - 1)) {
+    const pe_backend *b = &pe_device_backend;
+    if (dev > 0 && !b->serves(dev - 1)) {
         if (!(pe_rt.executor->caps & PE_EXEC_RUNS_KERNELS))
-            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d: the interpreter (PE_EXECUTOR=interp) runs "
-                            "everything on the CPU", dev - 1);
-        if (!start_gpu(dev - 1))
-            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "CUDA device %d cannot be used (the warning above says why)",
-                            dev - 1);
-        pe_rt.executor = &pe_cuda_executor;
+            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "%s device %d: the interpreter (PE_EXECUTOR=interp) runs "
+                            "everything on the CPU", b->name, dev - 1);
+        if (!start_device(dev - 1))
+            return pe_raise(s, PE_E_DEVICE, "pe_set_device", "%s device %d cannot be used (the warning above says why)",
+                            b->name, dev - 1);
+        pe_rt.executor = b->executor;
     }
     pe_rt.device = dev;
     return PE_OK;

@@ -34,7 +34,7 @@
 
 #include "diskcache.h"
 #include "blake2s.h"
-#include "../../exec/cpu/cpu_gccjit.h"
+#include "../kir/codegen.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
 #include "../../exec/base/runtime.h"
@@ -182,7 +182,7 @@ void pe_diskcache_close(void)
 static void blob_name(const kir_kernel *k, const char *tag, const char *ext, char *out, size_t n)
 {
     snprintf(out, n, "%016llx-%s-%s-%08x.%s", (unsigned long long)kir_hash(k), PE_VERSION_STRING, tag,
-             pe_gccjit_build_stamp(), ext);
+             pe_codegen_build_stamp(), ext);
 }
 
 static trailer seal(const void *data, size_t size)

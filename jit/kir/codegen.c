@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codegen.h"
+#include "../../irformat/fnv.h"
 
 #define STEP(op, x, y) {PE_OP_##op, PE_LOWER_##x, PE_LOWER_##y}
 #define LOWER2(a, b) {2, {a, b}}
@@ -98,4 +99,12 @@ int pe_codegen_perturbed_op(void)
     for (int op = 0; op < PE_OP__COUNT; op++)
         if (strcmp(pe_op_table[op].name, name) == 0) return op;
     return -1;
+}
+
+uint32_t pe_codegen_build_stamp(void)
+{
+    /* the hash of every code generator's sources (CMake), so that no kernel
+     * compiled by another version of them is ever loaded from disk */
+    const char *stamp = PE_CODEGEN_HASH " " PE_VERSION_STRING;
+    return (uint32_t)pe_fnv_string(PE_FNV_OFFSET, stamp);
 }

@@ -174,4 +174,9 @@ bool kir_complex_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype op
  * complex op (its loads' and store's second parts excepted). */
 int kir_complex_growth(pe_op op);
 
+/* Identifies this build of the code generators, all of them (the hash of
+ * their sources, CMakeLists.txt): the disk cache's names and the trace
+ * file's have it, so no code or sequence made by another build is loaded. */
+uint32_t pe_codegen_build_stamp(void);
+
 #endif

@@ -50,10 +50,10 @@ typedef struct {
 } pe_fusion_rules;
 
 /* The targets, by index (the provisioning keeps state per target). */
-enum { PE_TARGET_CPU, PE_TARGET_GPU, PE_TARGETS };
+enum { PE_TARGET_HOST, PE_TARGET_DEVICE, PE_TARGETS };
 
 typedef struct pe_target {
-    int index;                    /* PE_TARGET_* */
+    int index;                    /* PE_TARGET_*: the host's, or the devices' */
     const char *name;             /* "the CPU", "the GPU": for messages */
     const char *compiler;         /* "libgccjit", "NVRTC": for messages */
     const pe_fusion_rules *rules; /* what its code generator emits, and how it fuses reductions */
@@ -83,9 +83,19 @@ typedef struct pe_target {
      * the compiler's message in err. */
     bool (*compile)(const kir_kernel *const *kernels, size_t n, const char *arch, const char *path, pe_artifact *a,
                     char *err, size_t n_err);
+    /* pe_spmv's row loops: code of the target's own, not kernel IR (a
+     * gather through a sparse structure summed over rows of varying length),
+     * made once per build and ISA and kept like kernels (the provisioning's
+     * spmv_code.c); NULL where the target has none (spmv then runs on the
+     * interpreter).  spmv_compile writes the shared object at `path`;
+     * spmv_link links its bytes and sets rows[dtype] to each dtype's loop
+     * (NULL for a dtype without one; the CPU kernels' ABI, pe_range_fn),
+     * giving the handle to close, or NULL with err. */
+    bool (*spmv_compile)(const char *path, char *err, size_t n_err);
+    void *(*spmv_link)(const void *bytes, size_t size, void *rows[PE_DTYPE__COUNT], char *err, size_t n_err);
 } pe_target;
 
-extern const pe_target pe_cpu_target;  /* libgccjit, the CPU executor */
-extern const pe_target pe_cuda_target; /* NVRTC, the CUDA executor */
+/* Each backend defines its target (exec/cpu/cpu_target.c,
+ * exec/cuda/cuda_target.c); exec/backends.c lists them. */
 
 #endif

@@ -20,7 +20,7 @@
 #include "../trace/trace.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
-#include "../../exec/cpu/cpu.h"
+#include "../../exec/backends.h"
 #include "../../exec/intrinsics/intrinsics.h"
 #include "../../irformat/fnv.h"
 #include "../../profiler/collect.h"
@@ -44,20 +44,22 @@ void pe_provision_start(const char *cache_dir, int trace_entries, uint64_t ir_fi
 {
     pe_trace_configure(trace_entries);
     const char *why = NULL;
-    if ((prov.of[PE_TARGET_CPU].off = !pe_cpu_target.usable(&why)))
+    const pe_backend *host = &pe_host_backend;
+    if ((prov.of[host->target->index].off = !host->target->usable(&why)))
         pe_log_message(PE_LOG_WARN, "%s: the CPU JIT is off, the interpreter computes", why);
     /* kernels compiled with a developer's extra option are other kernels */
-    char tag[32];
+    char tag[64], isa[32];
+    host->executor->arch(host->executor, 0, isa, sizeof isa);
     const char *extra = getenv("PE_JIT_OPTION");
     uint32_t h = (uint32_t)pe_fnv_string(PE_FNV_OFFSET, extra ? extra : "");
     int perturbed = pe_codegen_perturbed_op(); /* a test's wrong kernels (codegen.c): a tag of their own */
     if (perturbed >= 0) h = (uint32_t)pe_fnv_string(h, pe_op_table[perturbed].name);
-    snprintf(tag, sizeof tag, (extra && *extra) || perturbed >= 0 ? "%s+%08x" : "%s", pe_cpu_isa(), h);
+    snprintf(tag, sizeof tag, (extra && *extra) || perturbed >= 0 ? "%s+%08x" : "%s", isa, h);
     pe_diskcache_open(cache_dir, tag);
     /* FFTW's wisdom beside the kernels (exec/intrinsics/fft.c) */
     static const pe_intrinsic_files cache_files = {pe_diskcache_read, pe_diskcache_write, pe_diskcache_remove};
     pe_intrinsics_use_files(pe_diskcache_enabled() ? &cache_files : NULL);
-    if (!prov.of[PE_TARGET_CPU].off) pe_provision_spmv_start(tag); /* spmv's loops, generated at its first call */
+    if (!prov.of[host->target->index].off) pe_provision_spmv_start(tag); /* spmv's loops, generated at its first call */
     pe_trace_persist_load(ir_fingerprint); /* what earlier runs of this program remembered */
 }
 

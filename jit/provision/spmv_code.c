@@ -1,9 +1,10 @@
 /* spmv_code.c — the code of pe_spmv on the CPU: the row loops the CPU code
- * generator makes (exec/cpu/cpu_spmv.c), provisioned like kernels but
+ * generator makes (exec/cpu/cpu_spmv.c, through its target's spmv_compile
+ * and spmv_link), provisioned like kernels but
  * once per run for every dtype together.  At the first call that needs
  * them: the disk cache's copy (one name per generator build and ISA tag),
  * else one compilation in the compiler's child process (as kernels are),
- * filed on disk; linked from memory (pe_cpu_dlopen_bytes: what runs is what
+ * filed on disk; linked from memory (the target links the bytes: what runs is what
  * was read); lent to exec/intrinsics/sparse.c through
  * pe_intrinsics_use_spmv_code, since that stage cannot call up.  The first
  * call pays the compilation (70 ms measured, one gcc run) once; a later run
@@ -22,11 +23,10 @@
 
 #include "provision.h"
 #include "../cache/diskcache.h"
-#include "../../exec/cpu/compile_process.h"
-#include "../../exec/cpu/cpu_gccjit.h"
-#include "../../exec/cpu/cpu_spmv.h"
+#include "../kir/codegen.h"
+#include "../../exec/backends.h"
 #include "../../exec/base/error.h"
-#include "../../exec/cpu/cpu.h"
+#include "../../exec/intrinsics/intrinsics.h"
 #include "../../irformat/safefile.h"
 
 #define MAX_CODE_BYTES ((size_t)64 << 20)
@@ -39,11 +39,6 @@ static struct {
     char disk_name[96];
 } code = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static bool compile_in_child(void *so_path, char *err, size_t n_err)
-{
-    return pe_gccjit_spmv_compile(pe_cpu_isa(), so_path, err, n_err);
-}
-
 /* The loops compiled now: the shared object's bytes (malloc'ed), or NULL with err. */
 static void *compiled(size_t *size, char *err, size_t n_err)
 {
@@ -53,7 +48,7 @@ static void *compiled(size_t *size, char *err, size_t n_err)
         return NULL;
     }
     void *bytes = NULL;
-    if (pe_compile_in_child(compile_in_child, path, err, n_err)) {
+    if (pe_host_backend.target->spmv_compile(path, err, n_err)) {
         struct stat st;
         int fd = pe_file_open_regular(AT_FDCWD, path, &st, err, n_err);
         if (fd >= 0) {
@@ -68,17 +63,10 @@ static void *compiled(size_t *size, char *err, size_t n_err)
 /* Every dtype's loop from the shared object's bytes; false with err. */
 static bool link_loops(const void *bytes, size_t size, char *err, size_t n_err)
 {
-    void *unit = pe_cpu_dlopen_bytes(bytes, size, err, n_err);
+    void *rows[PE_DTYPE__COUNT];
+    void *unit = pe_host_backend.target->spmv_link(bytes, size, rows, err, n_err);
     if (!unit) return false;
-    for (int t = 0; t < PE_DTYPE__COUNT; t++) {
-        if (!pe_gccjit_spmv_dtype((pe_dtype)t)) continue;
-        if (!(code.rows[t] = (pe_range_fn)dlsym(unit, pe_gccjit_spmv_name((pe_dtype)t)))) {
-            snprintf(err, n_err, "lacks %s", pe_gccjit_spmv_name((pe_dtype)t));
-            for (int u = 0; u < PE_DTYPE__COUNT; u++) code.rows[u] = NULL;
-            dlclose(unit);
-            return false;
-        }
-    }
+    for (int t = 0; t < PE_DTYPE__COUNT; t++) code.rows[t] = (pe_range_fn)rows[t];
     code.unit = unit;
     return true;
 }
@@ -123,7 +111,8 @@ static pe_range_fn rows_of(pe_dtype t, uint8_t *got)
 
 void pe_provision_spmv_start(const char *disk_tag)
 {
-    snprintf(code.disk_name, sizeof code.disk_name, "spmv-rows-%s-%08x.so", disk_tag, pe_gccjit_build_stamp());
+    if (!pe_host_backend.target->spmv_compile) return; /* the interpreter computes spmv */
+    snprintf(code.disk_name, sizeof code.disk_name, "spmv-rows-%s-%08x.so", disk_tag, pe_codegen_build_stamp());
     pe_intrinsics_use_spmv_code(rows_of);
 }
 

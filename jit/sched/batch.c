@@ -15,8 +15,7 @@
 #include "placement.h"
 #include "../provision/provision.h"
 #include "../../exec/base/error.h"
-#include "../../exec/cuda/cuda.h"
-#include "../../exec/cuda/cuda_driver.h"
+#include "../../exec/backends.h"
 #include "../../exec/interp/interp.h"
 #include "../../exec/interp/reference.h"
 static size_t interpret(const pe_batch *b) { return pe_interp_executor.run(&pe_interp_executor, b, NULL, NULL, 0); }
@@ -60,8 +59,9 @@ static size_t run_at(const pe_target *t, int place, const pe_batch *b, pe_progra
 
 static size_t on_cpu(const pe_batch *b)
 {
-    if (!pe_target_on(&pe_cpu_target)) return interpret(b);
-    size_t computed = run_at(&pe_cpu_target, 0, b, NULL, false);
+    const pe_target *cpu = pe_host_backend.target;
+    if (!pe_target_on(cpu)) return interpret(b);
+    size_t computed = run_at(cpu, 0, b, NULL, false);
     return computed == PE_RUN_DECLINED ? interpret(b) : computed;
 }
 
@@ -71,12 +71,13 @@ static int cheapest_place(const pe_batch *b, const pe_program_seq *seq)
 {
     pe_batch_needs needs;
     if (!pe_place_needs(seq, &needs)) return 0; /* out of memory: the CPU */
-    pe_place_speed cpu = pe_place_cpu_speed(pe_rt.threads), gpu[PE_MAX_PLACES];
+    pe_executor *host = pe_host_backend.executor, *gpus = pe_device_backend.executor;
+    pe_place_speed cpu = host->speed(host, PE_PLACE_HOST), gpu[PE_MAX_PLACES];
     const pe_place_speed *speeds[PE_PLACES] = {&cpu};
     int places[PE_MAX_PLACES];
-    int n = pe_cuda_executor.places(&pe_cuda_executor, places, PE_MAX_PLACES);
+    int n = gpus->places(gpus, places, PE_MAX_PLACES);
     for (int i = 0; i < n; i++) {
-        gpu[i] = pe_place_gpu_speed(pe_cuda_device_at(places[i] - 1));
+        gpu[i] = gpus->speed(gpus, places[i]);
         speeds[places[i]] = &gpu[i];
     }
     double seconds;
@@ -96,7 +97,7 @@ static int cheapest_place(const pe_batch *b, const pe_program_seq *seq)
  * was asked for. */
 static bool needs_the_cpu(const pe_program_seq *seq)
 {
-    pe_executor *gpus = &pe_cuda_executor;
+    pe_executor *gpus = pe_device_backend.executor;
     bool cpu = false; /* every call asked: each missing library warns at its first call */
     for (size_t i = 0; i < seq->n; i++)
         if (seq->progs[i].kind == PE_PROG_INTRINSIC && (!gpus->calls || !gpus->calls(gpus, &seq->progs[i]))) cpu = true;
@@ -110,18 +111,19 @@ static bool needs_the_cpu(const pe_program_seq *seq)
  * it gets its own). */
 static size_t with_gpus(const pe_batch *b)
 {
-    pe_executor *gpus = &pe_cuda_executor;
+    pe_executor *gpus = pe_device_backend.executor;
+    const pe_target *gpu = pe_device_backend.target;
     if (b->device == 0 || (b->device > 0 && !gpus->usable(gpus, b->device))) return on_cpu(b);
     pe_program_seq seq;
     bool hit;
-    if (!pe_provision_sequence(b, &pe_cuda_target, &seq, &hit)) return on_cpu(b);
+    if (!pe_provision_sequence(b, gpu, &seq, &hit)) return on_cpu(b);
     int place = needs_the_cpu(&seq) ? 0 : b->device > 0 ? b->device : cheapest_place(b, &seq);
     if (place == 0 || !gpus->usable(gpus, place)) {
-        if (!hit) pe_provision_remember(b, &pe_cuda_target, &seq);
+        if (!hit) pe_provision_remember(b, gpu, &seq);
         pe_program_seq_free(&seq);
         return on_cpu(b);
     }
-    size_t computed = run_at(&pe_cuda_target, place, b, &seq, hit);
+    size_t computed = run_at(gpu, place, b, &seq, hit);
     return computed == PE_RUN_DECLINED ? on_cpu(b) : computed;
 }
 

@@ -9,6 +9,10 @@
  * a result is charged for its copies when a later batch or a read needs it
  * elsewhere, not when it is made.
  *
+ * Each place's figures (memory bandwidth, arithmetic rate, batch cost) come
+ * from its executor (pe_executor.speed: exec/cpu/cpu.c, exec/cuda/cuda.c);
+ * the link's and the drain's are here.
+ *
  * The constants are estimates from measurements, not promises: what the
  * model must get right is the order of magnitude that separates the cases
  * (a light map over host data stays on a many-core CPU; arithmetic-heavy
@@ -25,50 +29,11 @@
 #define LINK_BYTES_PER_S 8e9
 #define COPY_S 10e-6
 
-/* A CPU thread streams ~12 GB/s (the C triad: 32 GB/s on two cores here)
- * and does ~1.5e10 cost units a second in f32 (Black-Scholes, ~180 units an
- * option, 10M in 52 ms on two threads), half that in f64 (half the SIMD
- * lanes); a socket's memory stops scaling near 100 GB/s.  Waking the pool
- * for a batch ~5 us. */
-#define CPU_THREAD_BYTES_PER_S 12e9
-#define CPU_BYTES_PER_S_MAX 100e9
-#define CPU_THREAD_WORK_PER_S 1.5e10
-#define CPU_BATCH_S 5e-6
-
-/* A GPU batch: launches, stream joins and its event, ~20 us.  Kernels
- * reach ~80% of the memory's peak (an H100's device-to-device copy:
- * 2.5-2.7 of 3.35 TB/s); one cost unit per FP32 lane per clock. */
-#define GPU_BATCH_S 20e-6
 /* A copy from a GPU waits for the batches in flight there: one batch's
- * worth at least (which keeps small batches on the GPU holding their data
- * rather than bouncing them to the host and back). */
-#define GPU_DRAIN_S GPU_BATCH_S
-#define GPU_BANDWIDTH_REACHED 0.8
-
-pe_place_speed pe_place_cpu_speed(int threads)
-{
-    double t = threads > 0 ? threads : 1, bytes = t * CPU_THREAD_BYTES_PER_S;
-    return (pe_place_speed){.bytes_per_s = bytes < CPU_BYTES_PER_S_MAX ? bytes : CPU_BYTES_PER_S_MAX,
-                            .work_per_s = t * CPU_THREAD_WORK_PER_S,
-                            .f64_ratio = 2,
-                            .batch_s = CPU_BATCH_S};
-}
-
-pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d)
-{
-    /* a figure the driver did not give (the clock attributes are
-     * deprecated): HBM on a data-centre part, GDDR on the others */
-    bool data_centre = d->f64_ratio > 0 && d->f64_ratio <= 4;
-    double memory_hz = d->memory_clock_khz > 0 ? d->memory_clock_khz * 1e3 : data_centre ? 1.5e9 : 9.5e9;
-    double bus_bytes = d->memory_bus_bits > 0 ? d->memory_bus_bits / 8.0 : data_centre ? 512 : 48;
-    double clock_hz = d->clock_khz > 0 ? d->clock_khz * 1e3 : 1.5e9;
-    int cc = d->cc_major * 10 + d->cc_minor;
-    double lanes = cc == 60 || (cc >= 70 && cc <= 80) ? 64 : 128; /* FP32 units per SM (P100, V100, T4, A100: 64) */
-    return (pe_place_speed){.bytes_per_s = 2 * memory_hz * bus_bytes * GPU_BANDWIDTH_REACHED, /* double data rate */
-                            .work_per_s = (d->sms > 0 ? d->sms : 1) * lanes * clock_hz,
-                            .f64_ratio = d->f64_ratio > 0 ? d->f64_ratio : 32,
-                            .batch_s = GPU_BATCH_S};
-}
+ * worth at least (a GPU batch ~20 us: launches, stream joins, its event),
+ * which keeps small batches on the GPU holding their data rather than
+ * bouncing them to the host and back. */
+#define GPU_DRAIN_S 20e-6
 
 /* Whether a place holds a value's current contents. */
 static bool holds(const pe_port *q, int place)

@@ -3,23 +3,16 @@
  * whichever is estimated to have the batch's results soonest, counting
  * the copies its inputs need to get there (residency), its work (array
  * sizes times the catalog's per-element cost) and its dtype (f64 at each
- * device's own rate).  The CUDA executor asks it per batch. */
+ * device's own rate).  The batch driver asks it per batch. */
 #ifndef PE_EXEC_PLACEMENT_H
 #define PE_EXEC_PLACEMENT_H
 #include "../proggen/proggen.h"
 #include "../../exec/base/runtime.h"
-#include "../../exec/cuda/cuda_driver.h"
+#include "../../exec/base/executor.h"
 
-/* Places: the host (and its CPU), then GPU k - 1 by CUDA ordinal. */
-enum { PE_PLACE_HOST = 0, PE_PLACES = 1 + PE_CUDA_MAX_DEVICES };
-
-/* What the model knows of a processing element. */
-typedef struct {
-    double bytes_per_s; /* memory bandwidth its kernels reach */
-    double work_per_s;  /* f32 work per second, in catalog cost units (adds) per element */
-    double f64_ratio;   /* f64 work costs this many times f32 work */
-    double batch_s;     /* fixed cost of a batch: launches and events, or waking the threads */
-} pe_place_speed;
+/* Places: the host (and its CPU), then the devices (exec/base/executor.h);
+ * each executor gives its places' speeds (pe_executor.speed). */
+enum { PE_PLACE_HOST = 0, PE_PLACES = PE_MAX_PLACES };
 
 /* What a batch asks for, wherever it runs. */
 typedef struct {
@@ -29,9 +22,6 @@ typedef struct {
     int copies[PE_PLACES];     /* how many inputs those are */
     uint32_t drained[PE_PLACES]; /* the GPUs (bit per ordinal) those come from: each must finish its work first */
 } pe_batch_needs;
-
-pe_place_speed pe_place_cpu_speed(int threads);
-pe_place_speed pe_place_gpu_speed(const pe_cuda_device *d);
 
 /* A batch's needs, from its program sequence (which does not depend on
  * the device) and its inputs' residency now (run time: inputs from

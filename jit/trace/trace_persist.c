@@ -28,7 +28,7 @@
 
 #include "trace.h"
 #include "../cache/diskcache.h"
-#include "../../exec/cpu/cpu_gccjit.h"
+#include "../kir/codegen.h"
 #include "../../exec/base/error.h"
 #include "../../irformat/fnv.h"
 #include "../../irformat/msgblob.h"
@@ -47,7 +47,7 @@ static bool file_name(uint64_t ir_fingerprint, char *out, size_t n)
     if (len <= 0) return false;
     exe[len] = 0;
     uint64_t h = pe_blob_checksum(exe, (size_t)len);
-    h = pe_fnv_mix(h, pe_gccjit_build_stamp());
+    h = pe_fnv_mix(h, pe_codegen_build_stamp());
     h = pe_fnv_string(h, PE_RUNTIME_HASH); /* the runtime that made the sequences (CMakeLists.txt) */
     h = pe_fnv_mix(h, ir_fingerprint);
     snprintf(out, n, "traces-%016llx.petc", (unsigned long long)h);

@@ -1,4 +1,5 @@
-/* threadpool.h — the CPU executor's persistent worker threads. */
+/* threadpool.h — the host's persistent worker threads: the CPU executor's
+ * kernels, the intrinsics' loops and large copies of array data run on them. */
 #ifndef PE_EXEC_THREADPOOL_H
 #define PE_EXEC_THREADPOOL_H
 

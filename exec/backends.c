@@ -1,0 +1,43 @@
+/* backends.c — the registry (backends.h): the CPU as the host's backend,
+ * CUDA as the devices'.  A new device backend is a folder beside exec/cuda
+ * and its row here. */
+#include "backends.h"
+#include "cpu/cpu.h"
+#include "cpu/device.h"
+#include "cuda/cuda.h"
+
+static int one_host(void) { return 1; }
+
+/* pe_detect_cpu reads /proc and /sys: once. */
+static void host_info(int device, pe_device_info *out)
+{
+    static pe_device_info info;
+    static bool known;
+    (void)device;
+    if (!known) pe_detect_cpu(&info), known = true;
+    *out = info;
+}
+
+static bool host_serves(int device) { return device == 0; }
+
+const pe_backend pe_host_backend = {
+    .name = "CPU",
+    .target = &pe_cpu_target,
+    .executor = &pe_cpu_executor,
+    .device_count = one_host,
+    .device_info = host_info,
+    .start = pe_cpu_executor_start,
+    .stop = pe_cpu_executor_stop,
+    .serves = host_serves,
+};
+
+const pe_backend pe_device_backend = {
+    .name = "CUDA",
+    .target = &pe_cuda_target,
+    .executor = &pe_cuda_executor,
+    .device_count = pe_cuda_device_count,
+    .device_info = pe_cuda_device_info,
+    .start = pe_cuda_executor_start,
+    .stop = pe_cuda_executor_stop,
+    .serves = pe_cuda_executor_serves,
+};
