@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,20 +200,26 @@ uint8_t *pe_blob_read_file(const char *path, size_t max_bytes, size_t *len, char
 
 bool pe_blob_write_file(const char *path, const void *data, size_t len, char *err, size_t err_len)
 {
-    if (!pe_file_replaceable(path, err, err_len)) return false;
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= sizeof tmp)
-        return FAIL("%s: path too long", path);
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return FAIL("%s: %s", tmp, strerror(errno));
+    char name[NAME_MAX + 1], tmp[NAME_MAX + 32];
+    int dfd = pe_file_write_target(path, name, sizeof name, err, err_len); /* a symlink resolved: its target's */
+    if (dfd < 0) return false;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", name, (int)getpid());
+    unlinkat(dfd, tmp, 0);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        close(dfd);
+        return FAIL("%s: %s", path, strerror(e));
+    }
     bool ok = write(fd, data, len) == (ssize_t)len;
     ok = (close(fd) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok || renameat(dfd, tmp, dfd, name) != 0) {
         int e = errno;
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
+        close(dfd);
         return FAIL("%s: %s", path, ok ? strerror(e) : "write error");
     }
+    close(dfd);
     return true;
 }
 

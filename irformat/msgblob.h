@@ -49,7 +49,10 @@ void pe_blob_close(pe_blob *b);
 
 /* Reads a whole file into memory (at most max_bytes); NULL with err set. */
 uint8_t *pe_blob_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t err_len);
-/* Writes data to path through a temporary file and rename; false with err set. */
+/* Writes data to path through a temporary file and rename in its directory
+ * (a symlink written through to its target after safefile.h's owner
+ * checks, never replaced; anything but a regular file refused); false with
+ * err set. */
 bool pe_blob_write_file(const char *path, const void *data, size_t len, char *err, size_t err_len);
 
 /* ------------------------------------------------------ typed accessors

@@ -102,6 +102,8 @@ uint8_t *pe_profile_encode(const pe_profile *p, size_t *len);
 /* Parses and validates a blob; false with a message in err (nothing to free). */
 bool pe_profile_decode(pe_profile *p, const void *data, size_t len, char *err, size_t err_len);
 bool pe_profile_load(pe_profile *p, const char *path, char *err, size_t err_len);
+/* Writes the database to path (pe_blob_write_file: through a symlink only
+ * after its owner checks, never over anything but a regular file). */
 bool pe_profile_save(const pe_profile *p, const char *path, char *err, size_t err_len);
 void pe_profile_free(pe_profile *p);
 

@@ -4,7 +4,12 @@
  * content is authenticated by a per-user MAC (a re-sealed shared object or
  * trace file is refused with a warning and rebuilt), a FIFO in a cached
  * file's or a profile's place does not hang, PE_PROFILE never replaces a
- * device node or a symlink, and an overlong PE_CACHE_DIR is refused.  Each
+ * device node or a symlink (issue 36: it writes through a link of the
+ * user's to a target of the user's in a directory closed to others, and
+ * refuses any other link), a PE_CACHE_DIR that is a symlink to a directory
+ * of the user's closed to others is used and pinned at pe_init (one to a
+ * directory others can write is refused), and an overlong PE_CACHE_DIR is
+ * refused.  Each
  * program runs in a forked child (stderr to a file, alarm() against a hang);
  * values are checked against a C loop. */
 #define _GNU_SOURCE
@@ -35,6 +40,8 @@ static bool start(const char *cache_dir, const char *profile)
     return pe_init(&cfg) == PE_OK;
 }
 
+static char stats_path[200]; /* where compute() writes its counts ("" none) */
+
 /* The work: a fused kernel, read back and checked against a C loop, then
  * pe_shutdown.  0 values right, 2 a wrong value. */
 static int compute(void)
@@ -49,8 +56,26 @@ static int compute(void)
         if (fabs(y[i] - want) > 1e-6 * fabs(want) + 1e-7) rc = 2;
     }
     pe_release(a), pe_release(r);
+    pe_stats st;
+    pe_get_stats(&st);
+    if (stats_path[0]) { /* for the parent: what this run compiled, what it found on disk */
+        FILE *f = fopen(stats_path, "w");
+        if (f) fprintf(f, "%llu %llu\n", (unsigned long long)st.kernels_compiled, (unsigned long long)st.disk_cache_hits),
+                  fclose(f);
+    }
     pe_shutdown();
     return rc;
+}
+
+/* Kernels the last program compiled and loaded from the disk cache. */
+static void last_stats(const char *dir, unsigned long long *compiled, unsigned long long *hits)
+{
+    char path[200];
+    snprintf(path, sizeof path, "%s/stats.txt", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%llu %llu", compiled, hits), 2);
+    fclose(f);
 }
 
 /* 0 values right, 2 a wrong value, 4 no runtime. */
@@ -63,6 +88,7 @@ static const char *run_program(const char *dir, const char *cache_dir, const cha
     static char text[16384];
     char log[4200];
     snprintf(log, sizeof log, "%s/stderr.txt", dir);
+    snprintf(stats_path, sizeof stats_path, "%s/stats.txt", dir);
     fflush(stderr);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -264,6 +290,8 @@ static void tampered_trace_is_refused(void **state)
 
 /* -------------------------------------------------------------- FIFOs */
 
+static void replace_by_nothing(const char *dir, const char *name, void *ctx) { (void)dir, (void)name, (void)ctx; }
+
 static void replace_by_fifo(const char *dir, const char *name, void *ctx)
 {
     (void)ctx;
@@ -311,32 +339,132 @@ static void fifo_as_a_profile_does_not_hang(void **state)
 
 /* ---------------------------------------------------------- PE_PROFILE */
 
-static void profile_never_replaces_a_device_or_a_symlink(void **state)
+/* Whether path holds a profile database PE wrote. */
+static bool is_profile(const char *path)
+{
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_load(&p, path, err, sizeof err)) return false;
+    pe_profile_free(&p);
+    return true;
+}
+
+/* Whether path still holds the 4 bytes "keep". */
+static bool kept(const char *path)
+{
+    size_t len;
+    unsigned char *b = slurp(path, &len);
+    bool same = len == 4 && memcmp(b, "keep", 4) == 0;
+    free(b);
+    return same;
+}
+
+static void assert_link(const char *link, const char *err)
+{
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    if (!S_ISLNK(st.st_mode)) fail_msg("PE_PROFILE replaced the symlink %s; stderr:\n%s", link, err);
+}
+
+/* README, PE_PROFILE: a symlink of the user's, in a directory others cannot
+ * change, to a file of the user's (or none yet) in a directory closed to
+ * others is written through; the link stays. */
+static void profile_written_through_a_symlink(void **state)
 {
     (void)state;
-    char dir[64], cache[128], node[128], target[128], link[128];
+    char dir[64], cache[128], mine[128], target[160], link[128], fresh[160], link2[128], chain[128];
     make_temp(dir, sizeof dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
-    snprintf(node, sizeof node, "%s/null", dir);
-    snprintf(target, sizeof target, "%s/target", dir);
-    snprintf(link, sizeof link, "%s/link.pedb", dir);
+    snprintf(mine, sizeof mine, "%s/profiles", dir); /* ~/profiles: ours, 0700 */
+    snprintf(target, sizeof target, "%s/run.pep", mine);
+    snprintf(fresh, sizeof fresh, "%s/new.pep", mine);
+    snprintf(link, sizeof link, "%s/link.pep", dir);
+    snprintf(link2, sizeof link2, "%s/dangling.pep", dir);
+    snprintf(chain, sizeof chain, "%s/chain.pep", dir);
+    assert_int_equal(mkdir(mine, 0700), 0);
     spit(target, "keep", 4);
     assert_int_equal(symlink(target, link), 0);
     const char *err = run_program(dir, cache, link);
-    struct stat st;
-    assert_int_equal(lstat(link, &st), 0);
-    if (!S_ISLNK(st.st_mode)) fail_msg("PE_PROFILE replaced the symlink; stderr:\n%s", err);
-    size_t len;
-    unsigned char *kept = slurp(target, &len);
-    assert_true(len == 4 && memcmp(kept, "keep", 4) == 0);
-    free(kept);
-    if (!strstr(err, "a symlink: not replaced")) fail_msg("no message about the symlink; stderr:\n%s", err);
+    assert_link(link, err);
+    if (!is_profile(target) || !strstr(err, "profile written to"))
+        fail_msg("the profile did not go through the symlink to its target; stderr:\n%s", err);
+    /* a link to a file not there yet (relative), and a link to that link */
+    assert_int_equal(symlink("profiles/new.pep", link2), 0);
+    assert_int_equal(symlink("dangling.pep", chain), 0);
+    err = run_program(dir, cache, chain);
+    assert_link(chain, err);
+    assert_link(link2, err);
+    if (!is_profile(fresh)) fail_msg("no profile created at the dangling link's target; stderr:\n%s", err);
+    tu_remove_dir(dir);
+}
+
+/* Runs with PE_PROFILE=link and checks that nothing was written: the link
+ * is still one, its target still "keep", and the message says `why`. */
+static void assert_refused(const char *dir, const char *cache, const char *link, const char *target, const char *why)
+{
+    const char *err = run_program(dir, cache, link);
+    assert_link(link, err);
+    if (!kept(target)) fail_msg("PE_PROFILE wrote through %s to %s; stderr:\n%s", link, target, err);
+    if (!strstr(err, "pe: profile not written") || !strstr(err, why))
+        fail_msg("no message \"%s\" about %s; stderr:\n%s", why, link, err);
+}
+
+static void profile_never_replaces_a_device_or_a_foreign_symlink(void **state)
+{
+    (void)state;
+    char dir[64], cache[128], node[128], wide[128], target[160], link[128], open_dir[128], link2[160], mine[128],
+        target2[160];
+    make_temp(dir, sizeof dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(node, sizeof node, "%s/null", dir);
+    /* the target's directory is writable by group or by others */
+    snprintf(wide, sizeof wide, "%s/wide", dir);
+    snprintf(target, sizeof target, "%s/run.pep", wide);
+    snprintf(link, sizeof link, "%s/link.pep", dir);
+    assert_int_equal(mkdir(wide, 0700), 0);
+    spit(target, "keep", 4);
+    assert_int_equal(symlink(target, link), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(chmod(wide, i ? 0707 : 0770), 0);
+        assert_refused(dir, cache, link, target, "not written through");
+    }
+    /* the link in a directory others can write (not sticky): another user's
+     * link there would name a file of ours */
+    snprintf(mine, sizeof mine, "%s/mine", dir);
+    snprintf(target2, sizeof target2, "%s/run.pep", mine);
+    snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+    snprintf(link2, sizeof link2, "%s/link.pep", open_dir);
+    assert_int_equal(mkdir(mine, 0700), 0);
+    spit(target2, "keep", 4);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    assert_int_equal(symlink(target2, link2), 0);
+    assert_refused(dir, cache, link2, target2, "a symlink in a directory others can change");
+    /* another user's link, even in a sticky directory (/tmp) */
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(open_dir, 01777), 0);
+        assert_int_equal(lchown(link2, 65534, 65534), 0);
+        assert_refused(dir, cache, link2, target2, "a symlink that is not this user's");
+        /* a target that is another user's file */
+        assert_int_equal(lchown(link2, 0, 0), 0);
+        assert_int_equal(chown(target2, 65534, 65534), 0);
+        assert_refused(dir, cache, link2, target2, "a file that is not this user's");
+    }
     /* a device node of our own (as /dev/null is), where we may make one */
     if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) == 0) {
-        err = run_program(dir, cache, node);
+        const char *err = run_program(dir, cache, node);
+        struct stat st;
         assert_int_equal(lstat(node, &st), 0);
         if (!S_ISCHR(st.st_mode)) fail_msg("PE_PROFILE replaced a device node; stderr:\n%s", err);
         if (!strstr(err, "a device: not replaced")) fail_msg("no message about the device; stderr:\n%s", err);
+        /* nor through a link of ours */
+        char dlink[160];
+        snprintf(dlink, sizeof dlink, "%s/dev.pep", dir);
+        assert_int_equal(symlink(node, dlink), 0);
+        err = run_program(dir, cache, dlink);
+        assert_int_equal(lstat(node, &st), 0);
+        if (!S_ISCHR(st.st_mode)) fail_msg("PE_PROFILE replaced a device node through a link; stderr:\n%s", err);
+        if (!strstr(err, "a device: not replaced")) fail_msg("no message about the linked device; stderr:\n%s", err);
     }
     tu_remove_dir(dir);
 }
@@ -354,6 +482,124 @@ static void overlong_cache_dir_is_refused(void **state)
     const char *err = run_program(dir, cache, NULL);
     if (!strstr(err, "too long")) fail_msg("no warning about the overlong PE_CACHE_DIR; stderr:\n%s", err);
     assert_int_not_equal(access(first, F_OK), 0); /* nothing made under a truncated path */
+    tu_remove_dir(dir);
+}
+
+/* ------------------------------------------ PE_CACHE_DIR as a symlink */
+
+/* ~/.cache on another disk: PE_CACHE_DIR a symlink to a directory of ours,
+ * closed to others.  The first run compiles and files its kernels there, the
+ * second loads them from disk. */
+static void symlinked_cache_dir_is_used(void **state)
+{
+    (void)state;
+    char dir[64], real[128], link[128];
+    make_temp(dir, sizeof dir);
+    snprintf(real, sizeof real, "%s/disk2-cache", dir);
+    snprintf(link, sizeof link, "%s/cache", dir);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink("disk2-cache", link), 0); /* relative, as ln -s makes them */
+    const char *err = run_program(dir, link, NULL);
+    if (strstr(err, "not kept on disk")) fail_msg("the symlinked cache was refused; stderr:\n%s", err);
+    unsigned long long compiled, hits;
+    last_stats(dir, &compiled, &hits);
+    assert_true(compiled > 0);
+    assert_true(each_file(real, ".so", replace_by_nothing, NULL) > 0);
+    assert_true(each_file(real, ".petc", replace_by_nothing, NULL) > 0);
+    err = run_program(dir, link, NULL);
+    last_stats(dir, &compiled, &hits);
+    if (compiled != 0 || hits == 0)
+        fail_msg("the second run compiled %llu kernels, loaded %llu from disk; stderr:\n%s", compiled, hits, err);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    tu_remove_dir(dir);
+}
+
+/* PE_CACHE_DIR is a symlink; once pe_init is done it is pointed at another
+ * directory of ours.  Everything the run files (kernels compiled after the
+ * swap, the trace file at shutdown) goes to the directory resolved at
+ * pe_init, nothing to the new one. */
+static void symlinked_cache_dir_swapped_at_run_time(void **state)
+{
+    (void)state;
+    char dir[64], first[128], second[128], link[128], tmp[128], log[128];
+    make_temp(dir, sizeof dir);
+    snprintf(first, sizeof first, "%s/first", dir);
+    snprintf(second, sizeof second, "%s/second", dir);
+    snprintf(link, sizeof link, "%s/cache", dir);
+    snprintf(tmp, sizeof tmp, "%s/cache.new", dir);
+    snprintf(log, sizeof log, "%s/stderr.txt", dir);
+    assert_int_equal(mkdir(first, 0700), 0);
+    assert_int_equal(mkdir(second, 0700), 0);
+    assert_int_equal(symlink(first, link), 0);
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0), assert_int_equal(pipe(go), 0);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(60);
+        char c = 0;
+        if (!freopen(log, "w", stderr)) _exit(5);
+        if (!start(link, NULL)) _exit(4);
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(5);
+        _exit(compute()); /* compiles, files the kernels, saves the trace file */
+    }
+    char c = 0;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(symlink(second, tmp), 0);
+    assert_int_equal(rename(tmp, link), 0); /* the link now names `second` */
+    assert_int_equal(write(go[1], &c, 1), 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    size_t len = 0;
+    unsigned char *text = slurp(log, &len);
+    text[len] = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("the program ended with %d; stderr:\n%s", status, text);
+    if (each_file(second, "", replace_by_nothing, NULL) != 0)
+        fail_msg("files went to the directory the link named after pe_init; stderr:\n%s", text);
+    char key[160];
+    snprintf(key, sizeof key, "%s/.key", second);
+    assert_int_not_equal(access(key, F_OK), 0);
+    if (each_file(first, ".so", replace_by_nothing, NULL) == 0 || each_file(first, ".petc", replace_by_nothing, NULL) == 0)
+        fail_msg("the kernels and the trace file are not in the directory resolved at pe_init; stderr:\n%s", text);
+    free(text);
+    close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
+    tu_remove_dir(dir);
+}
+
+/* A symlink to a directory others may write (group or others), or to
+ * another user's, is refused with the warning: no disk cache, nothing made
+ * there. */
+static void symlink_to_an_open_cache_dir_is_refused(void **state)
+{
+    (void)state;
+    char dir[64], wide[128], link[128], key[160];
+    make_temp(dir, sizeof dir);
+    snprintf(wide, sizeof wide, "%s/wide", dir);
+    snprintf(link, sizeof link, "%s/cache", dir);
+    snprintf(key, sizeof key, "%s/.key", wide);
+    assert_int_equal(mkdir(wide, 0700), 0);
+    assert_int_equal(symlink(wide, link), 0);
+    const mode_t modes[] = {0770, 0707, 0777};
+    for (int i = 0; i < 4; i++) {
+        if (i == 3) { /* another user's, closed to others */
+            if (geteuid() != 0) break;
+            assert_int_equal(chmod(wide, 0700), 0);
+            assert_int_equal(chown(wide, 65534, 65534), 0);
+        } else {
+            assert_int_equal(chmod(wide, modes[i]), 0);
+        }
+        const char *err = run_program(dir, link, NULL);
+        if (!strstr(err, "through a symlink") || !strstr(err, "not kept on disk"))
+            fail_msg("no warning about the symlinked cache (case %d); stderr:\n%s", i, err);
+        unsigned long long compiled, hits;
+        last_stats(dir, &compiled, &hits);
+        assert_true(hits == 0);
+        assert_int_equal(each_file(wide, "", replace_by_nothing, NULL), 0);
+        assert_int_not_equal(access(key, F_OK), 0);
+    }
     tu_remove_dir(dir);
 }
 
@@ -446,8 +692,12 @@ int main(void)
         cmocka_unit_test(tampered_trace_is_refused),
         cmocka_unit_test(fifo_in_a_cached_file_does_not_hang),
         cmocka_unit_test(fifo_as_a_profile_does_not_hang),
-        cmocka_unit_test(profile_never_replaces_a_device_or_a_symlink),
+        cmocka_unit_test(profile_written_through_a_symlink),
+        cmocka_unit_test(profile_never_replaces_a_device_or_a_foreign_symlink),
         cmocka_unit_test(overlong_cache_dir_is_refused),
+        cmocka_unit_test(symlinked_cache_dir_is_used),
+        cmocka_unit_test(symlinked_cache_dir_swapped_at_run_time),
+        cmocka_unit_test(symlink_to_an_open_cache_dir_is_refused),
         cmocka_unit_test(swapped_cache_dir_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,8 +82,12 @@ struct pe_executor {
 };
 
 /* True if nothing can observe the port any more: no application reference,
- * no pending consumer, no map view; only its own COMPUTE entry holds it. */
-static inline bool pe_port_is_dead(const pe_port *p) { return p->refs_app == 0 && p->refs_int <= 1 && p->maps == 0; }
+ * no pending consumer, no map view, no read waiting for it (a hold); only
+ * its own COMPUTE entry holds it. */
+static inline bool pe_port_is_dead(const pe_port *p)
+{
+    return p->refs_app == 0 && p->refs_int <= 1 && p->maps == 0 && p->holds == 0;
+}
 
 /* deferred.c: after a kernel ran, each member that is not invalid becomes
  * a value (READY, its inputs let go) or, when it was not stored and the

@@ -5,7 +5,9 @@
  * later use can say where.
  * Ports are counted twice: application references (handles) and runtime
  * references (pending consumers, queue entries); a port dies when both are
- * zero and no pe_map view is outstanding.  Free slots are reused in FIFO
+ * zero, no pe_map view is outstanding and no call that waits with the
+ * runtime lock let go holds it (pe_port_hold: a read racing a release in
+ * another thread).  Free slots are reused in FIFO
  * order, and only once PE_FREE_SLOT_RESERVE of them wait, so that a release
  * site stays around for diagnostics long after the release: with immediate
  * reuse, a program that releases an array and makes a new one would hand the
@@ -95,6 +97,17 @@ void pe_port_unref(uint32_t idx)
 }
 
 
+void pe_port_hold(uint32_t idx) { pe_port_at(idx)->holds++; }
+
+void pe_port_let_go(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    assert(p->holds > 0);
+    p->holds--;
+    pe_port_maybe_free(idx);
+}
+
+
 void pe_port_drop_inputs(pe_port *p)
 {
     pe_port_expression_done(p);
@@ -164,7 +177,8 @@ void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype 
 void pe_port_maybe_free(uint32_t idx)
 {
     pe_port *p = pe_port_at(idx);
-    if (p->state != PE_PORT_FREE && p->refs_app == 0 && p->refs_int == 0 && p->maps == 0) free_port(idx);
+    if (p->state != PE_PORT_FREE && p->refs_app == 0 && p->refs_int == 0 && p->maps == 0 && p->holds == 0)
+        free_port(idx);
 }
 
 void pe_ports_forget_since(uint32_t first)
@@ -194,7 +208,7 @@ void pe_ports_free_all(void)
         if (p->gen >= session_generation) session_generation = p->gen + 1;
         if (p->state == PE_PORT_FREE) continue;
         p->n_in = 0; /* inputs die in this same sweep */
-        p->refs_app = p->refs_int = p->maps = 0;
+        p->refs_app = p->refs_int = p->maps = p->holds = 0;
         free_port(i);
     }
     for (uint32_t i = 0; i < pe_rt.n_pages; i++) free(pe_rt.pages[i]);

@@ -53,6 +53,8 @@ typedef struct pe_port {
     int32_t refs_app;    /* application references (handles) */
     int32_t refs_int;    /* runtime references: pending consumers, queue entries */
     int32_t maps;        /* outstanding pe_map views */
+    int32_t holds;       /* calls working on it with the runtime lock let go meanwhile (a read waiting for
+                            its batch, then copying): it is not freed under them (pe_port_hold) */
     void *buf;           /* host buffer, numel * element size bytes, or NULL */
     void *dev_buf;       /* a copy in GPU memory (CUDA executor), or NULL */
     uint8_t dev_gpu;     /* dev_buf's GPU: its ordinal among the CUDA devices */
@@ -249,6 +251,16 @@ pe_port *pe_port_peek(pe_array a, uint32_t *idx_out);
 uint32_t pe_port_new(void);
 void pe_port_ref(uint32_t idx);   /* +1 runtime reference */
 void pe_port_unref(uint32_t idx); /* -1 runtime reference; frees the port at zero */
+/* A call that looked a handle up and then waits with the runtime lock let
+ * go (a read waiting for its batch, an operand's producer still running)
+ * holds the port meanwhile: another thread may release the handle, and a
+ * port freed under the waiter would have no buffer (its slot possibly
+ * another value's) when the waiter takes the lock back (issue 36: reads
+ * copied zeros).  Not a runtime reference: those count consumers, which
+ * the scheduler reads (pe_demand, a read lending its buffer).  Let go
+ * frees the port when nothing else holds it. */
+void pe_port_hold(uint32_t idx);
+void pe_port_let_go(uint32_t idx);
 /* A computed port's host buffer: the caller's own, lent by a pe_read (the
  * result is computed straight into it), or a new one; false when out of
  * memory.  Drop gives back all but a lent one. */

@@ -94,18 +94,22 @@ static double largest_magnitude(const pe_port *stand)
  * operand's own value stands in, being its own reference). */
 static double carried(const pe_port *in) { return in->ref_floor; }
 
+/* The size of an operand's values, or of the error its reference carries if that is larger. */
+static double reach(const pe_port *in) { return fmax(largest_magnitude(in), carried(in)); }
+
 /* The part of M_p that p's operands give (above), from their references. */
 static double operand_magnitude(const pe_port *p, pe_port *const *in)
 {
     switch ((pe_op)p->op) {
     case PE_OP_add: case PE_OP_sub:
-        return fmax(fmax(largest_magnitude(in[0]), largest_magnitude(in[1])), fmax(carried(in[0]), carried(in[1])));
+        return fmax(reach(in[0]), reach(in[1]));
     case PE_OP_fft: case PE_OP_ifft: { /* each result sums n terms of the operand's size (ifft: over n) */
-        double n = (double)in[0]->numel, terms = fmax(largest_magnitude(in[0]), carried(in[0])) * sqrt(n) * fmax(1, log2(n));
+        double n = (double)in[0]->numel, terms = reach(in[0]) * sqrt(n) * fmax(1, log2(n));
         return p->op == PE_OP_ifft ? terms / n : terms;
     }
     /* the absolute error of an operand that cancelled (a sum, a transform)
-     * goes through the maps that move or scale it, and no further */
+     * goes on through the maps that move or scale it, not those that can
+     * magnify it (exp, log, div) */
     case PE_OP_real: case PE_OP_imag: case PE_OP_conj: case PE_OP_neg: case PE_OP_abs:
     case PE_OP_tanh: case PE_OP_atan: /* slope at most one */
         return carried(in[0]);
@@ -118,21 +122,21 @@ static double operand_magnitude(const pe_port *p, pe_port *const *in)
     case PE_OP_max_reduce: case PE_OP_min_reduce: case PE_OP_min: case PE_OP_max:
         return p->n_in > 1 ? fmax(carried(in[0]), carried(in[1])) : carried(in[0]);
     case PE_OP_sin: case PE_OP_cos: /* |f'| <= 1: an operand off by scale * |x| moves the result that much */
-        return fmax(largest_magnitude(in[0]), carried(in[0]));
+        return reach(in[0]);
     case PE_OP_mean:
-        return fmax(largest_magnitude(in[0]), carried(in[0]));
+        return reach(in[0]);
     case PE_OP_sum: {
         int axis = (int)p->param[0];
         double n = (double)(axis >= 0 ? in[0]->shape[axis] : in[0]->numel);
-        return fmax(largest_magnitude(in[0]), carried(in[0])) * sqrt(n);
+        return reach(in[0]) * sqrt(n);
     }
     case PE_OP_dot: {
         double n = (double)(in[0]->numel > in[1]->numel ? in[0]->numel : in[1]->numel);
-        return fmax(largest_magnitude(in[0]), carried(in[0])) * fmax(largest_magnitude(in[1]), carried(in[1])) * sqrt(n);
+        return reach(in[0]) * reach(in[1]) * sqrt(n);
     }
     case PE_OP_matmul: { /* each result a dot of k terms */
         double k = (double)in[0]->shape[in[0]->rank - 1];
-        return fmax(largest_magnitude(in[0]), carried(in[0])) * fmax(largest_magnitude(in[1]), carried(in[1])) * sqrt(k);
+        return reach(in[0]) * reach(in[1]) * sqrt(k);
     }
     default: { /* a view moves values: their errors go with them */
         double m = 0;

@@ -8,51 +8,53 @@
  * cgemv/zgemv take alpha and beta by address; their elements are C99's
  * float complex / double complex, PE's layout).  The program generator
  * fuses no epilogue into a complex product (a complex constant has no
- * single value to bind), so alpha and beta there are 1 and 0. */
-#include <cblas.h>
+ * single value to bind), so alpha and beta there are 1 and 0.  OpenBLAS is
+ * loaded at the first product (libs.c); without it the call fails at the
+ * user's line, naming the package. */
 #include <complex.h>
 #include <limits.h>
 #include <string.h>
 
 #include "intrinsics.h"
+#include "libs.h"
 
-typedef void (*gemm_fn)(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a,
+typedef void (*gemm_fn)(const pe_blas_api *L, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a,
                         int lda, const void *b, int ldb, const void *beta, void *c, int ldc);
-typedef void (*gemv_fn)(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda,
+typedef void (*gemv_fn)(const pe_blas_api *L, CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda,
                         const void *x, const void *beta, void *y);
 
-static void sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, int lda,
+static void sgemm(const pe_blas_api *L, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, int lda,
                   const void *b, int ldb, const void *beta, void *c, int ldc)
 {
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, *(const float *)alpha, a, lda, b, ldb, *(const float *)beta, c, ldc);
+    L->cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, *(const float *)alpha, a, lda, b, ldb, *(const float *)beta, c, ldc);
 }
-static void dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, int lda,
+static void dgemm(const pe_blas_api *L, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, int lda,
                   const void *b, int ldb, const void *beta, void *c, int ldc)
 {
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, *(const double *)alpha, a, lda, b, ldb, *(const double *)beta, c, ldc);
+    L->cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, *(const double *)alpha, a, lda, b, ldb, *(const double *)beta, c, ldc);
 }
-static void sgemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda, const void *x,
+static void sgemv(const pe_blas_api *L, CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda, const void *x,
                   const void *beta, void *y)
 {
-    cblas_sgemv(CblasRowMajor, ta, rows, cols, *(const float *)alpha, a, lda, x, 1, *(const float *)beta, y, 1);
+    L->cblas_sgemv(CblasRowMajor, ta, rows, cols, *(const float *)alpha, a, lda, x, 1, *(const float *)beta, y, 1);
 }
-static void dgemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda, const void *x,
+static void dgemv(const pe_blas_api *L, CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda, const void *x,
                   const void *beta, void *y)
 {
-    cblas_dgemv(CblasRowMajor, ta, rows, cols, *(const double *)alpha, a, lda, x, 1, *(const double *)beta, y, 1);
+    L->cblas_dgemv(CblasRowMajor, ta, rows, cols, *(const double *)alpha, a, lda, x, 1, *(const double *)beta, y, 1);
 }
 
 /* The complex rows: cblas takes alpha and beta by address. */
 #define COMPLEX_KIND(p)                                                                                            \
-    static void p##gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, \
+    static void p##gemm(const pe_blas_api *L, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const void *alpha, const void *a, \
                         int lda, const void *b, int ldb, const void *beta, void *c, int ldc)                       \
     {                                                                                                              \
-        cblas_##p##gemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                      \
+        L->cblas_##p##gemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                      \
     }                                                                                                              \
-    static void p##gemv(CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda,          \
+    static void p##gemv(const pe_blas_api *L, CBLAS_TRANSPOSE ta, int rows, int cols, const void *alpha, const void *a, int lda,          \
                         const void *x, const void *beta, void *y)                                                  \
     {                                                                                                              \
-        cblas_##p##gemv(CblasRowMajor, ta, rows, cols, alpha, a, lda, x, 1, beta, y, 1);                           \
+        L->cblas_##p##gemv(CblasRowMajor, ta, rows, cols, alpha, a, lda, x, 1, beta, y, 1);                           \
     }
 COMPLEX_KIND(c)
 COMPLEX_KIND(z)
@@ -166,6 +168,11 @@ bool pe_blas_matmul(pe_intrinsic_args *a)
     scalar alpha = scalar_of(t, s.alpha), beta = scalar_of(t, s.beta);
     int64_t m = s.m, k = s.k, n = s.n;
     size_t bytes = pe_dtype_size(t) * (size_t)(m * n);
+    const pe_blas_api *L = pe_blas(a->why, sizeof a->why);
+    if (!L) {
+        a->code = PE_E_DEVICE;
+        return false;
+    }
     if (!out || m == 0 || n == 0) return true;
     if (c) memcpy(out, c->buf, bytes);
     else memset(out, 0, bytes); /* beta = 0: cblas never reads it, but k = 0 leaves it as it is */
@@ -176,12 +183,12 @@ bool pe_blas_matmul(pe_intrinsic_args *a)
     bool ta = a->flags & PE_INTR_TRANS_A, tb = a->flags & PE_INTR_TRANS_B;
     int lda = (int)x->shape[1];
     if (y->rank == 1)
-        kinds[kind].gemv(ta ? CblasTrans : CblasNoTrans, (int)x->shape[0], (int)x->shape[1], &alpha, x->buf, lda, y->buf,
+        kinds[kind].gemv(L, ta ? CblasTrans : CblasNoTrans, (int)x->shape[0], (int)x->shape[1], &alpha, x->buf, lda, y->buf,
                          &beta, out);
     else
-        kinds[kind].gemm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, &alpha,
+        kinds[kind].gemm(L, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, &alpha,
                          x->buf, lda, y->buf, (int)y->shape[1], &beta, out, (int)n);
     return true;
 }
 
-void pe_intrinsics_set_threads(int threads) { openblas_set_num_threads(threads > 0 ? threads : 1); }
+void pe_intrinsics_set_threads(int threads) { pe_blas_set_threads(threads); }

@@ -30,7 +30,6 @@
  * correlation convolves with the kernel reversed (and conjugated, as
  * scipy's, a complex kernel). */
 #include <complex.h>
-#include <fftw3.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,55 +37,21 @@
 
 #include "intrinsics.h"
 #include "../base/error.h"
+#include "libs.h"
 
 /* ------------------------------------------------------------ precisions */
 
+/* Each precision's dtypes, wisdom file and library (libs.c: loaded at its
+ * first transform; without it the call fails at the user's line, naming
+ * the package). */
 typedef struct {
     pe_dtype real, cplx;
     const char *name; /* of the wisdom file */
-    void *(*plan_c2c)(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, void *in, void *out, int sign,
-                      unsigned flags);
-    void *(*plan_r2c)(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, void *in, void *out, unsigned flags);
-    void *(*plan_c2r)(int rank, const fftw_iodim64 *dims, const fftw_iodim64 *batch, void *in, void *out, unsigned flags);
-    void (*exec_c2c)(void *plan, void *in, void *out);
-    void (*exec_r2c)(void *plan, void *in, void *out);
-    void (*exec_c2r)(void *plan, void *in, void *out);
-    int (*init_threads)(void);
-    void (*plan_with_threads)(int n);
-    char *(*export_wisdom)(void);
-    int (*import_wisdom)(const char *text);
-    int (*alignment_of)(void *p);
 } precision;
 
-/* fftw_iodim64 and fftwf_iodim64 are the same struct ({n, is, os} in ptrdiff_t). */
-#define PRECISION(P)                                                                                                   \
-    static void *P##_c2c(int rank, const fftw_iodim64 *d, const fftw_iodim64 *b, void *in, void *out, int sign,        \
-                         unsigned flags)                                                                               \
-    {                                                                                                                  \
-        return P##_plan_guru64_dft(rank, (const P##_iodim64 *)d, 1, (const P##_iodim64 *)b, in, out, sign, flags);     \
-    }                                                                                                                  \
-    static void *P##_r2c(int rank, const fftw_iodim64 *d, const fftw_iodim64 *b, void *in, void *out, unsigned flags)  \
-    {                                                                                                                  \
-        return P##_plan_guru64_dft_r2c(rank, (const P##_iodim64 *)d, 1, (const P##_iodim64 *)b, in, out, flags);       \
-    }                                                                                                                  \
-    static void *P##_c2r(int rank, const fftw_iodim64 *d, const fftw_iodim64 *b, void *in, void *out, unsigned flags)  \
-    {                                                                                                                  \
-        return P##_plan_guru64_dft_c2r(rank, (const P##_iodim64 *)d, 1, (const P##_iodim64 *)b, in, out, flags);       \
-    }                                                                                                                  \
-    static void P##_run_c2c(void *p, void *in, void *out) { P##_execute_dft(p, in, out); }                             \
-    static void P##_run_r2c(void *p, void *in, void *out) { P##_execute_dft_r2c(p, in, out); }                         \
-    static void P##_run_c2r(void *p, void *in, void *out) { P##_execute_dft_c2r(p, in, out); }                         \
-    static int P##_alignment(void *p) { return P##_alignment_of(p); }
-PRECISION(fftw)
-PRECISION(fftwf)
-
 static const precision precisions[2] = {
-    {PE_F32, PE_C64, "fftw-wisdom-f32", fftwf_c2c, fftwf_r2c, fftwf_c2r, fftwf_run_c2c, fftwf_run_r2c, fftwf_run_c2r,
-     fftwf_init_threads, fftwf_plan_with_nthreads, fftwf_export_wisdom_to_string, fftwf_import_wisdom_from_string,
-     fftwf_alignment},
-    {PE_F64, PE_C128, "fftw-wisdom-f64", fftw_c2c, fftw_r2c, fftw_c2r, fftw_run_c2c, fftw_run_r2c, fftw_run_c2r,
-     fftw_init_threads, fftw_plan_with_nthreads, fftw_export_wisdom_to_string, fftw_import_wisdom_from_string,
-     fftw_alignment},
+    [PE_FFTW_F32] = {PE_F32, PE_C64, "fftw-wisdom-f32"},
+    [PE_FFTW_F64] = {PE_F64, PE_C128, "fftw-wisdom-f64"},
 };
 
 static const precision *precision_of(pe_dtype t)
@@ -133,7 +98,7 @@ static unsigned rigor(void)
 }
 
 /* The wisdom file (text, NUL-terminated by us): imported once per directory. */
-static void load_wisdom(int prec)
+static void load_wisdom(const pe_fftw_api *F, int prec)
 {
     wisdom_loaded[prec] = true;
     if (!files.read) return;
@@ -146,7 +111,7 @@ static void load_wisdom(int prec)
         return;
     }
     text[size] = 0;
-    if (!precisions[prec].import_wisdom(text)) {
+    if (!F->import_wisdom_from_string(text)) {
         pe_log_message(PE_LOG_WARN, "FFTW wisdom file %s is not FFTW's wisdom: removed, the plans are measured again",
                        precisions[prec].name);
         if (files.remove) files.remove(precisions[prec].name);
@@ -154,10 +119,10 @@ static void load_wisdom(int prec)
     free(text);
 }
 
-static void save_wisdom(int prec)
+static void save_wisdom(const pe_fftw_api *F, int prec)
 {
     if (!files.write) return;
-    char *text = precisions[prec].export_wisdom();
+    char *text = F->export_wisdom_to_string();
     if (!text) return;
     if (!files.write(precisions[prec].name, text, strlen(text)))
         pe_log_message(PE_LOG_DEBUG, "FFTW wisdom %s could not be written", precisions[prec].name);
@@ -196,7 +161,7 @@ static bool same_key(const plan_key *a, const plan_key *b)
 }
 
 /* The plan for key, made (on scratch input) if new; NULL when FFTW has none. */
-static void *plan_for(const plan_key *key, void *out)
+static void *plan_for(const pe_fftw_api *F, const plan_key *key, void *out)
 {
     pthread_mutex_lock(&planner);
     for (size_t i = 0; i < n_plans; i++)
@@ -206,33 +171,41 @@ static void *plan_for(const plan_key *key, void *out)
             return p;
         }
     const precision *pr = &precisions[key->prec];
-    if (!threads_ready[key->prec]) threads_ready[key->prec] = pr->init_threads() != 0;
-    if (threads_ready[key->prec]) pr->plan_with_threads(key->threads);
-    if (!wisdom_loaded[key->prec]) load_wisdom(key->prec);
+    if (!threads_ready[key->prec]) threads_ready[key->prec] = F->init_threads() != 0;
+    if (threads_ready[key->prec]) F->plan_with_nthreads(key->threads);
+    if (!wisdom_loaded[key->prec]) load_wisdom(F, key->prec);
     bool complex_in = key->kind != PLAN_R2C;
     size_t scratch_bytes = elements_in(key, true) * pe_dtype_size(complex_in ? pr->cplx : pr->real);
-    void *scratch = fftw_malloc(scratch_bytes ? scratch_bytes : 1);
+    void *scratch = F->malloc(scratch_bytes ? scratch_bytes : 1);
     void *plan = NULL;
     unsigned flags = rigor() | (key->unaligned ? FFTW_UNALIGNED : 0) | (key->kind == PLAN_C2R ? FFTW_DESTROY_INPUT : 0);
     fftw_iodim64 dims[2], batch;
     guru_dims(key, dims, &batch);
     if (scratch) {
         switch (key->kind) {
-        case PLAN_C2C_FORWARD: plan = pr->plan_c2c(key->rank, dims, &batch, scratch, out, FFTW_FORWARD, flags); break;
-        case PLAN_C2C_BACKWARD: plan = pr->plan_c2c(key->rank, dims, &batch, scratch, out, FFTW_BACKWARD, flags); break;
-        case PLAN_R2C: plan = pr->plan_r2c(key->rank, dims, &batch, scratch, out, flags); break;
-        case PLAN_C2R: plan = pr->plan_c2r(key->rank, dims, &batch, scratch, out, flags); break;
+        case PLAN_C2C_FORWARD: plan = F->plan_guru64_dft(key->rank, dims, 1, &batch, scratch, out, FFTW_FORWARD, flags); break;
+        case PLAN_C2C_BACKWARD: plan = F->plan_guru64_dft(key->rank, dims, 1, &batch, scratch, out, FFTW_BACKWARD, flags); break;
+        case PLAN_R2C: plan = F->plan_guru64_dft_r2c(key->rank, dims, 1, &batch, scratch, out, flags); break;
+        case PLAN_C2R: plan = F->plan_guru64_dft_c2r(key->rank, dims, 1, &batch, scratch, out, flags); break;
         }
-        fftw_free(scratch);
+        F->free(scratch);
     }
     cached_plan *grown = plan ? realloc(plans, sizeof *plans * (n_plans + 1)) : NULL;
     if (grown) {
         plans = grown;
         plans[n_plans++] = (cached_plan){*key, plan};
-        save_wisdom(key->prec);
+        save_wisdom(F, key->prec);
     }
     pthread_mutex_unlock(&planner);
     return grown ? plan : NULL; /* a plan that could not be kept is leaked rather than destroyed under a caller */
+}
+
+/* The precision's FFTW, loaded; or NULL with the call's error (the library and its package). */
+static const pe_fftw_api *fftw_of(const precision *pr, pe_intrinsic_args *a)
+{
+    const pe_fftw_api *F = pe_fftw((int)(pr - precisions), a->why, sizeof a->why);
+    if (!F) a->code = PE_E_DEVICE;
+    return F;
 }
 
 static bool no_plan(pe_intrinsic_args *a, const char *what)
@@ -268,18 +241,20 @@ bool pe_fft_run(pe_intrinsic_args *a)
 {
     const pe_port *r = a->members[0], *x = a->in[0];
     void *out = a->out[0];
-    if (!out || r->numel == 0) return true;
     const precision *pr = precision_of((pe_dtype)x->dtype);
+    const pe_fftw_api *F = fftw_of(pr, a);
+    if (!F) return false;
+    if (!out || r->numel == 0) return true;
     bool inverse = r->op == PE_OP_ifft, real = !pe_dtype_is_complex((pe_dtype)x->dtype);
     plan_key key = {.prec = (int)(pr - precisions), .rank = (int)r->param[0], .threads = pe_rt.threads};
     key.batch = batch_of(r, key.rank, key.n);
     key.kind = real ? PLAN_R2C : inverse ? PLAN_C2C_BACKWARD : PLAN_C2C_FORWARD;
     key.out_row = key.n[key.rank - 1];
-    key.unaligned = pr->alignment_of(x->buf) != 0 || pr->alignment_of(out) != 0;
-    void *plan = plan_for(&key, out);
+    key.unaligned = F->alignment_of(x->buf) != 0 || F->alignment_of(out) != 0;
+    void *plan = plan_for(F, &key, out);
     if (!plan) return no_plan(a, inverse ? "ifft" : "fft");
-    if (real) pr->exec_r2c(plan, x->buf, out);
-    else pr->exec_c2c(plan, x->buf, out);
+    if (real) F->execute_dft_r2c(plan, x->buf, out);
+    else F->execute_dft(plan, x->buf, out);
     int64_t rows = key.rank == 2 ? key.n[0] : 1, cols = key.n[key.rank - 1], line = rows * cols;
     double scale = inverse ? 1.0 / (double)line : 1.0;
     bool f32 = pr->real == PE_F32;
@@ -334,8 +309,10 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
 {
     const pe_port *r = a->members[0], *x = a->in[0], *k = a->in[1];
     void *out = a->out[0];
-    if (!out || r->numel == 0) return true;
     const precision *pr = precision_of((pe_dtype)r->dtype);
+    const pe_fftw_api *F = fftw_of(pr, a);
+    if (!F) return false;
+    if (!out || r->numel == 0) return true;
     bool f32 = pr->real == PE_F32, correlate = r->param[1] != 0, cplx = pe_dtype_is_complex((pe_dtype)r->dtype);
     int rank = (int)r->param[0];
     int64_t n[2] = {1, 1}, kn[2] = {1, 1}, len[2] = {1, 1}, off[2] = {0, 0};
@@ -346,18 +323,18 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
     int64_t half = cplx ? len[1] : len[1] / 2 + 1, padded = len[0] * len[1], spectrum = len[0] * half;
     size_t esz = pe_dtype_size((pe_dtype)r->dtype), csz = pe_dtype_size(pr->cplx);
     /* the spectra of a's rows (batch of them) and of the kernel; a's padded rows, then the product's inverse */
-    void *xs = fftw_malloc(csz * (size_t)(batch * spectrum)), *ks = fftw_malloc(csz * (size_t)spectrum);
-    void *xp = fftw_malloc(esz * (size_t)(batch * padded)), *kp = fftw_malloc(esz * (size_t)padded);
+    void *xs = F->malloc(csz * (size_t)(batch * spectrum)), *ks = F->malloc(csz * (size_t)spectrum);
+    void *xp = F->malloc(esz * (size_t)(batch * padded)), *kp = F->malloc(esz * (size_t)padded);
     bool ok = xs && ks && xp && kp;
     plan_key fwd = {.kind = cplx ? PLAN_C2C_FORWARD : PLAN_R2C, .prec = (int)(pr - precisions), .rank = rank,
                     .threads = pe_rt.threads, .n = {len[2 - rank], len[1]}, .batch = batch, .out_row = half};
     plan_key kern = fwd, back = fwd;
     kern.batch = 1;
     back.kind = cplx ? PLAN_C2C_BACKWARD : PLAN_C2R;
-    void *p_fwd = ok ? plan_for(&fwd, xs) : NULL, *p_kern = ok ? plan_for(&kern, ks) : NULL;
-    void *p_back = ok ? plan_for(&back, xp) : NULL; /* planned before the buffers are filled: planning writes them */
+    void *p_fwd = ok ? plan_for(F, &fwd, xs) : NULL, *p_kern = ok ? plan_for(F, &kern, ks) : NULL;
+    void *p_back = ok ? plan_for(F, &back, xp) : NULL; /* planned before the buffers are filled: planning writes them */
     if (!ok || !p_fwd || !p_kern || !p_back) {
-        fftw_free(xs), fftw_free(ks), fftw_free(xp), fftw_free(kp);
+        F->free(xs), F->free(ks), F->free(xp), F->free(kp);
         if (ok) return no_plan(a, "a convolution");
         snprintf(a->why, sizeof a->why, "out of memory for a convolution's spectra");
         a->code = PE_E_NOMEM;
@@ -390,11 +367,11 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
             }
         }
     if (cplx) {
-        pr->exec_c2c(p_kern, kp, ks);
-        pr->exec_c2c(p_fwd, xp, xs);
+        F->execute_dft(p_kern, kp, ks);
+        F->execute_dft(p_fwd, xp, xs);
     } else {
-        pr->exec_r2c(p_kern, kp, ks);
-        pr->exec_r2c(p_fwd, xp, xs);
+        F->execute_dft_r2c(p_kern, kp, ks);
+        F->execute_dft_r2c(p_fwd, xp, xs);
     }
     double scale = 1.0 / (double)padded;
     for (int64_t b = 0; b < batch; b++)
@@ -402,13 +379,13 @@ bool pe_conv_fft_run(pe_intrinsic_args *a)
             if (f32) ((float complex *)xs)[b * spectrum + i] *= ((float complex *)ks)[i] * (float)scale;
             else ((double complex *)xs)[b * spectrum + i] *= ((double complex *)ks)[i] * scale;
         }
-    if (cplx) pr->exec_c2c(p_back, xs, xp);
-    else pr->exec_c2r(p_back, xs, xp);
+    if (cplx) F->execute_dft(p_back, xs, xp);
+    else F->execute_dft_c2r(p_back, xs, xp);
     for (int64_t b = 0; b < batch; b++) /* "same": rows off[0].., columns off[1].. of the full convolution */
         for (int64_t i = 0; i < n[0]; i++) {
             const char *from = (const char *)xp + esz * (size_t)(b * padded + (i + off[0]) * len[1] + off[1]);
             memcpy((char *)out + esz * (size_t)((b * n[0] + i) * n[1]), from, esz * (size_t)n[1]);
         }
-    fftw_free(xs), fftw_free(ks), fftw_free(xp), fftw_free(kp);
+    F->free(xs), F->free(ks), F->free(xp), F->free(kp);
     return true;
 }

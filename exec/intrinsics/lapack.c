@@ -13,29 +13,37 @@
  *   lu_permutation   P from the pivots.
  * One row of `kinds` per dtype: PE_C64 / PE_C128 are a row each
  * (LAPACKE_cgetrf/zgetrf, cgetrs, cgecon, clange, cblas_ctrmm); a complex
- * matrix's lu_cond is real (its parts' dtype), its permutation complex. */
-#include <cblas.h>
-#include <lapacke.h>
+ * matrix's lu_cond is real (its parts' dtype), its permutation complex.
+ * LAPACKE (and OpenBLAS, whose LAPACK it calls) is loaded at the first
+ * factorisation, solve or condition number (libs.c); without it the call
+ * fails at the user's line, naming the package. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "intrinsics.h"
+#include "libs.h"
+
+/* The loaded libraries a call goes through. */
+typedef struct {
+    const pe_lapacke_api *lapacke;
+    const pe_blas_api *blas;
+} libs;
 
 /* T: the element; R: its real part (lange's and gecon's norms); ONE: what
  * trmm takes for alpha = 1 (a value for the real rows, an address for the
  * complex ones). */
 #define KIND(p, T, R, ONE)                                                                                \
-    static lapack_int p##getrf(lapack_int n, void *a, lapack_int *ipiv)                                   \
+    static lapack_int p##getrf(const libs *L, lapack_int n, void *a, lapack_int *ipiv)                                   \
     {                                                                                                     \
-        return LAPACKE_##p##getrf(LAPACK_ROW_MAJOR, n, n, (T *)a, n, ipiv);                               \
+        return L->lapacke->LAPACKE_##p##getrf(LAPACK_ROW_MAJOR, n, n, (T *)a, n, ipiv);                               \
     }                                                                                                     \
-    static lapack_int p##getrs(lapack_int n, lapack_int nrhs, const void *lu, const lapack_int *ipiv, void *b) \
+    static lapack_int p##getrs(const libs *L, lapack_int n, lapack_int nrhs, const void *lu, const lapack_int *ipiv, void *b) \
     {                                                                                                     \
-        return LAPACKE_##p##getrs(LAPACK_ROW_MAJOR, 'N', n, nrhs, (const T *)lu, n, ipiv, (T *)b, nrhs);  \
+        return L->lapacke->LAPACKE_##p##getrs(LAPACK_ROW_MAJOR, 'N', n, nrhs, (const T *)lu, n, ipiv, (T *)b, nrhs);  \
     }                                                                                                     \
-    static double p##cond(lapack_int n, const void *lu, void *work)                                       \
+    static double p##cond(const libs *L, lapack_int n, const void *lu, void *work)                                       \
     {                                                                                                     \
         T *w = work; /* L U: U's triangle, then L (unit lower) from the left */                          \
         const T *f = lu;                                                                                  \
@@ -43,9 +51,9 @@
         (void)one;                                                                                        \
         for (lapack_int i = 0; i < n; i++)                                                                \
             for (lapack_int j = 0; j < n; j++) w[i * n + j] = j >= i ? f[i * n + j] : 0;                  \
-        cblas_##p##trmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n, n, ONE, f, n, w, n); \
-        R anorm = LAPACKE_##p##lange(LAPACK_ROW_MAJOR, '1', n, n, w, n), rcond = 0;                       \
-        if (LAPACKE_##p##gecon(LAPACK_ROW_MAJOR, '1', n, f, n, anorm, &rcond) != 0) return NAN;           \
+        L->blas->cblas_##p##trmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n, n, ONE, f, n, w, n); \
+        R anorm = L->lapacke->LAPACKE_##p##lange(LAPACK_ROW_MAJOR, '1', n, n, w, n), rcond = 0;                       \
+        if (L->lapacke->LAPACKE_##p##gecon(LAPACK_ROW_MAJOR, '1', n, f, n, anorm, &rcond) != 0) return NAN;           \
         return rcond > 0 ? 1 / (double)rcond : INFINITY;                                                  \
     }
 KIND(s, float, float, 1)
@@ -55,9 +63,9 @@ KIND(z, lapack_complex_double, double, &one)
 
 static const struct {
     pe_dtype dtype;
-    lapack_int (*getrf)(lapack_int n, void *a, lapack_int *ipiv);
-    lapack_int (*getrs)(lapack_int n, lapack_int nrhs, const void *lu, const lapack_int *ipiv, void *b);
-    double (*cond)(lapack_int n, const void *lu, void *work);
+    lapack_int (*getrf)(const libs *L, lapack_int n, void *a, lapack_int *ipiv);
+    lapack_int (*getrs)(const libs *L, lapack_int n, lapack_int nrhs, const void *lu, const lapack_int *ipiv, void *b);
+    double (*cond)(const libs *L, lapack_int n, const void *lu, void *work);
 } kinds[] = {
     {PE_F32, sgetrf, sgetrs, scond},
     {PE_F64, dgetrf, dgetrs, dcond},
@@ -70,6 +78,15 @@ static int kind_of(pe_dtype t)
     for (int i = 0; i < (int)(sizeof kinds / sizeof kinds[0]); i++)
         if (kinds[i].dtype == t) return i;
     return -1;
+}
+
+/* The libraries loaded, or false with the call's error (the library and its package). */
+static bool loaded(pe_intrinsic_args *a, libs *L)
+{
+    L->lapacke = pe_lapacke(a->why, sizeof a->why);
+    L->blas = L->lapacke ? pe_blas(a->why, sizeof a->why) : NULL;
+    if (!L->blas) a->code = PE_E_DEVICE;
+    return L->blas != NULL;
 }
 
 static bool square(const pe_port *p, int64_t n) { return p->rank == 2 && p->shape[0] == n && p->shape[1] == n; }
@@ -136,6 +153,8 @@ bool pe_lapack_lu(pe_intrinsic_args *a)
     size_t bytes = pe_port_bytes(x);
     void *lu = NULL, *scratch = NULL;
     int32_t *pivots = NULL;
+    libs L;
+    if (!loaded(a, &L)) return false;
     for (int m = 0; m < a->n_members; m++) {
         if (a->members[m]->op == PE_OP_lu) lu = a->out[m];
         else pivots = a->out[m];
@@ -147,7 +166,7 @@ bool pe_lapack_lu(pe_intrinsic_args *a)
     lapack_int info = 0;
     if (ok && n > 0) {
         memcpy(lu, x->buf, bytes);
-        info = kinds[kind_of((pe_dtype)x->dtype)].getrf((lapack_int)n, lu, ipiv);
+        info = kinds[kind_of((pe_dtype)x->dtype)].getrf(&L, (lapack_int)n, lu, ipiv);
     }
     if (ok && info != 0) {
         ok = false;
@@ -165,12 +184,14 @@ bool pe_lapack_lu_solve(pe_intrinsic_args *a)
 {
     const pe_port *lu = a->in[0], *b = a->in[2];
     int64_t n = lu->shape[0], nrhs = b->rank == 1 ? 1 : b->shape[1];
+    libs L;
+    if (!loaded(a, &L)) return false;
     if (!a->out[0]) return true;
     memcpy(a->out[0], b->buf, pe_port_bytes(b));
     if (n == 0 || nrhs == 0) return true;
     lapack_int *ipiv = lapack_pivots(a->in[1], a);
     if (!ipiv) return false;
-    lapack_int info = kinds[kind_of((pe_dtype)lu->dtype)].getrs((lapack_int)n, (lapack_int)nrhs, lu->buf, ipiv, a->out[0]);
+    lapack_int info = kinds[kind_of((pe_dtype)lu->dtype)].getrs(&L, (lapack_int)n, (lapack_int)nrhs, lu->buf, ipiv, a->out[0]);
     free(ipiv);
     if (info != 0) snprintf(a->why, sizeof a->why, "getrs refused argument %d", (int)-info), a->code = PE_E_ARG;
     return info == 0;
@@ -180,13 +201,15 @@ bool pe_lapack_lu_cond(pe_intrinsic_args *a)
 {
     const pe_port *lu = a->in[0];
     int64_t n = lu->shape[0];
+    libs L;
+    if (!loaded(a, &L)) return false;
     if (!a->out[0]) return true;
     void *work = malloc(pe_port_bytes(lu) ? pe_port_bytes(lu) : 1);
     if (!work) {
         snprintf(a->why, sizeof a->why, "out of memory"), a->code = PE_E_NOMEM;
         return false;
     }
-    double cond = n == 0 ? 0 : kinds[kind_of((pe_dtype)lu->dtype)].cond((lapack_int)n, lu->buf, work);
+    double cond = n == 0 ? 0 : kinds[kind_of((pe_dtype)lu->dtype)].cond(&L, (lapack_int)n, lu->buf, work);
     free(work);
     if (a->members[0]->dtype == PE_F32) *(float *)a->out[0] = (float)cond;
     else *(double *)a->out[0] = cond;

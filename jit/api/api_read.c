@@ -1,7 +1,13 @@
 /* api_read.c — where the application waits for values: pe_read, pe_map,
  * pe_unmap, and the hints and synchronisation calls that start work early
  * (pe_hint_read, pe_flush, pe_sync, pe_block_begin/end); also the shape
- * queries, which never wait. */
+ * queries, which never wait.
+ * A read waits with the runtime lock let go, and another thread may release
+ * the handle meanwhile (the application may share one): every read holds
+ * its port from the lookup to the end of its copy (pe_port_hold), so it
+ * gets the value it asked for, or an error where the release came first;
+ * never a freed port's missing buffer or a reused slot's other value
+ * (issue 36). */
 #include <string.h>
 
 #include "../record/irload.h"
@@ -58,12 +64,12 @@ static bool wait_until_computed(const pe_site *s, pe_port *p, uint32_t idx, cons
     return true;
 }
 
-static pe_port *wait_for(const pe_site *s, pe_array a, const char *api, bool host)
+/* Port p (idx), held by the caller, stored and computed; false after
+ * raising an error. */
+static bool wait_for(const pe_site *s, pe_port *p, uint32_t idx, const char *api, bool host)
 {
-    uint32_t idx;
-    pe_port *p = pe_port_lookup(s, a, api, &idx);
     /* stored, even where its batch consumes it too */
-    return p && pe_demand(s, idx, true, api) && wait_until_computed(s, p, idx, api, host, NULL) ? p : NULL;
+    return pe_demand(s, idx, true, api) && wait_until_computed(s, p, idx, api, host, NULL);
 }
 
 static pe_status status_of_failure(void)
@@ -99,11 +105,11 @@ static bool lend_dst(pe_port *p, void *dst, size_t dst_bytes, bool last_use)
     return true;
 }
 
-static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, bool last_use, const char *api)
+/* Port p (idx), held by the caller, into dst. */
+static int read_held(const pe_site *s, pe_port *p, uint32_t idx, void *dst, size_t dst_bytes, bool last_use,
+                     const char *api)
 {
-    uint32_t idx;
-    pe_port *p = pe_port_lookup(s, a, api, &idx);
-    if (!p || !pe_demand(s, idx, true, api)) return status_of_failure(); /* a deferred value: queued again */
+    if (!pe_demand(s, idx, true, api)) return status_of_failure(); /* a deferred value: queued again */
     bool lent = lend_dst(p, dst, dst_bytes, last_use);
     uint32_t fills = p->lent_fills;
     bool computed = wait_until_computed(s, p, idx, api, false, lent ? &fills : NULL);
@@ -130,6 +136,16 @@ static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, 
     return __builtin_expect(pe_rt.check == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, dst);
 }
 
+static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, bool last_use, const char *api)
+{
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, api, &idx)) return status_of_failure();
+    pe_port_hold(idx); /* the wait lets go of the lock: another thread may release a meanwhile */
+    int rc = read_held(s, pe_port_at(idx), idx, dst, dst_bytes, last_use, api);
+    pe_port_let_go(idx);
+    return rc;
+}
+
 int pe_read_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes)
 {
     PE_API_GUARD;
@@ -150,15 +166,17 @@ int pe_read_release_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes
     uint32_t idx;
     if (!pe_port_lookup(s, a, "pe_read_release", &idx)) return status_of_failure();
     int rc = read_into(s, a, dst, dst_bytes, true, "pe_read_release");
-    pe_port_release_app(idx, s); /* in every case: the handle is done with */
+    /* in every case the handle is done with; looked up again, since another
+     * thread may have released it while the read waited (releasing twice) */
+    if (!pe_port_lookup(s, a, "pe_read_release", &idx)) return status_of_failure();
+    pe_port_release_app(idx, s);
     return rc;
 }
 
 /* Reads a 1-element array of any dtype into a float or a double. */
-static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const char *api)
+static int read_one_held(const pe_site *s, pe_port *p, uint32_t idx, void *dst, bool as_f32, const char *api)
 {
-    pe_port *p = wait_for(s, a, api, true);
-    if (!p) return status_of_failure();
+    if (!wait_for(s, p, idx, api, true)) return status_of_failure();
     if (!dst) return pe_raise(s, PE_E_ARG, api, "the destination is NULL");
     if (p->numel != 1)
         return pe_raise(s, PE_E_ARG, api, "the array has %lld elements, not 1", (long long)p->numel);
@@ -181,6 +199,16 @@ static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const 
         pe_prof_value_read(p);
     }
     return __builtin_expect(pe_rt.check == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, p->buf);
+}
+
+static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const char *api)
+{
+    uint32_t idx;
+    if (!pe_port_lookup(s, a, api, &idx)) return status_of_failure();
+    pe_port_hold(idx); /* as read_into */
+    int rc = read_one_held(s, pe_port_at(idx), idx, dst, as_f32, api);
+    pe_port_let_go(idx);
+    return rc;
 }
 
 int pe_read_f32_at(const pe_site *s, pe_array a, float *v)
@@ -208,13 +236,18 @@ const void *pe_map_at(const pe_site *s, pe_array a)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (pe_macro_refuse_host(s, "pe_map")) return NULL;
-    pe_port *p = wait_for(s, a, "pe_map", true);
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, "pe_map", &idx);
     if (!p) return NULL;
-    if (!p->buf && !pe_interp_materialise(p)) {
+    pe_port_hold(idx); /* as read_into; once mapped, the view holds it */
+    bool computed = wait_for(s, p, idx, "pe_map", true);
+    if (computed && !p->buf && !pe_interp_materialise(p)) {
         pe_raise(s, PE_E_NOMEM, "pe_map", "out of memory for a host copy");
-        return NULL;
+        computed = false;
     }
-    p->maps++;
+    if (computed) p->maps++;
+    pe_port_let_go(idx);
+    if (!computed) return NULL;
     if (__builtin_expect(pe_rt.check != PE_CHECK_OFF, 0)) pe_check_copyout(s, "pe_map", p, p->buf); /* the view stays */
     if (pe_prof_on) { /* a view, not a copy: a read of no time */
         uint64_t now = pe_prof_now();
@@ -303,9 +336,12 @@ void pe_hint_read_at(const pe_site *s, pe_array a)
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     pe_port *p = pe_port_lookup(s, a, "pe_hint_read", &idx);
+    if (!p) return;
+    pe_port_hold(idx); /* pe_demand may wait for a batch in flight */
     /* stored when its batch runs (a deferred value: computed again) */
-    if (!p || !pe_demand(s, idx, true, "pe_hint_read") || p->state != PE_PORT_PENDING) return;
-    pe_queue_flush();
+    bool flush = pe_demand(s, idx, true, "pe_hint_read") && p->state == PE_PORT_PENDING;
+    pe_port_let_go(idx);
+    if (flush) pe_queue_flush();
 }
 
 void pe_block_begin_at(const pe_site *s)

@@ -8,11 +8,14 @@
  * touches it for LRU eviction; the CPU executor then links the verified bytes
  * (never the file again), and code that does not link is discarded too.
  *
- * The directory is created 0700, opened once (O_DIRECTORY|O_NOFOLLOW) and
- * refused if it is not ours or another user could write to it; every file is
- * then reached through that fd (openat, linkat, renameat, unlinkat), so a
- * path swapped after pe_init (a symlink to another user's cache) changes
- * nothing.  The MAC key is 32 random bytes in .key (0600) inside the
+ * The directory is created 0700 and opened once (O_DIRECTORY): a symlink in
+ * the path, the last component included (~/.cache on another disk), is
+ * resolved then, and what is checked is the directory it reached (fstat on
+ * the fd: ours, not writable by group or others; else refused with a
+ * warning).  Every file is then reached through that fd (openat, linkat,
+ * renameat, unlinkat, fstatat), so a path or a link swapped after pe_init (to
+ * another user's cache, or another directory of ours) changes nothing; names
+ * inside the directory are never followed (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW).  The MAC key is 32 random bytes in .key (0600) inside the
  * directory: only this user can read it, so only this user's PE can seal a
  * file that a load accepts.  Files are opened without following symlinks or
  * blocking (a FIFO in a file's place), and must be regular files we own. */
@@ -50,7 +53,7 @@ typedef struct {
 static struct {
     bool enabled;
     int dirfd;        /* the verified directory, kept open from open to close */
-    char dir[PATH_MAX]; /* its path, for messages only */
+    char dir[PATH_MAX]; /* its path as given (a symlink's target when resolved), for messages only */
     char isa[32];
     uint8_t key[32];
     long long cap;
@@ -135,15 +138,24 @@ bool pe_diskcache_open(const char *dir, const char *isa)
                        cache.dir, strerror(errno));
         return false;
     }
-    struct stat st;
-    cache.dirfd = open(cache.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* resolved here, once: a symlink (the last component's too) is followed
+     * now, and the directory it reached is the one checked and kept */
+    struct stat st, lst;
+    bool link = lstat(cache.dir, &lst) == 0 && S_ISLNK(lst.st_mode);
+    cache.dirfd = open(cache.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (cache.dirfd < 0 || fstat(cache.dirfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
         pe_log_message(PE_LOG_WARN,
-                       "the kernel cache %s is not a directory owned by this user and closed to others (mode 0700; "
-                       "a symlink is not followed): compiled kernels are not kept on disk",
-                       cache.dir);
+                       "the kernel cache %s%s is not a directory owned by this user and closed to others (mode "
+                       "0700): compiled kernels are not kept on disk",
+                       cache.dir, link ? " (through a symlink)" : "");
         pe_diskcache_close();
         return false;
+    }
+    if (link) { /* messages name the directory in use, not the link that may change */
+        char proc[64], real[PATH_MAX];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", cache.dirfd);
+        ssize_t r = readlink(proc, real, sizeof real - 1);
+        if (r > 0 && (size_t)r + 128 < sizeof cache.dir) real[r] = 0, snprintf(cache.dir, sizeof cache.dir, "%s", real);
     }
     char err[256];
     if (!load_key(err, sizeof err)) {

@@ -9,9 +9,11 @@
 #include "../kir/kir.h"
 
 /* Opens (creating it 0700) the cache directory: `dir` if given, else
- * $XDG_CACHE_HOME/pe, else ~/.cache/pe, and keeps it open.  False, with a
- * warning, when it is unusable (a path too long, not creatable, a symlink,
- * not ours, writable by others, no key): no disk cache then. */
+ * $XDG_CACHE_HOME/pe, else ~/.cache/pe, and keeps it open: a symlink is
+ * resolved once, here, and the directory reached is the one used until
+ * close.  False, with a warning, when it is unusable (a path too long, not
+ * creatable, not ours, writable by group or others, no key): no disk cache
+ * then. */
 bool pe_diskcache_open(const char *dir, const char *isa);
 void pe_diskcache_close(void);
 bool pe_diskcache_enabled(void);

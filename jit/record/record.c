@@ -66,17 +66,33 @@ bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n,
         return false;
     }
     pe_rt.stats.ops_recorded++;
-    for (int i = 0; i < n; i++) {
+    /* pe_demand may wait for an operand's batch with the runtime lock let
+     * go, and another thread may release any of the operands meanwhile:
+     * each is held until all are resolved, then its handle checked again
+     * (issue 36: a port freed under a waiter). */
+    int held = 0;
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
         in[i] = pe_port_lookup(s, ins[i], api, &in_idx[i]);
         if (!in[i]) {
             *result = pe_invalid_result(s, op, PE_E_HANDLE);
-            return false;
+            ok = false;
+            break;
         }
+        pe_port_hold(in_idx[i]);
+        held++;
         if (!pe_demand(s, in_idx[i], false, api)) { /* a deferred value: computed again (demand.c) */
             *result = pe_invalid_result(s, op, PE_E_NOMEM);
-            return false;
+            ok = false;
         }
     }
+    for (int i = 0; i < held && ok; i++)
+        if (in[i]->refs_app == 0 && !pe_port_lookup(s, ins[i], api, &in_idx[i])) { /* released meanwhile */
+            *result = pe_invalid_result(s, op, PE_E_HANDLE);
+            ok = false;
+        }
+    for (int i = 0; i < held; i++) pe_port_let_go(in_idx[i]);
+    if (!ok) return false;
     /* An invalid operand makes the result invalid, without a new error: the
      * first failure is the one worth reporting, at the read. */
     for (int i = 0; i < n; i++) {
