@@ -406,8 +406,10 @@ PE__DECL2(root) PE__DECL1(rcp)
 #define pe_rsqrt(a) PE__OP1(rsqrt, a)
 #define pe_cbrt(a) PE__OP1(cbrt, a)
 /* pe_root(x, n): x^(1/n) with 1/n taken exactly (not rounded to the dtype),
- * within 1 ulp (f64; f32 is computed in double and rounded once); run by the
- * interpreter on every executor (neither code generator emits it).  Values
+ * within 0.501 ulp (f64: 0.001 before the one rounding, so a root that is a
+ * double comes out exact, root(64, -3) = 0.25; f32 is computed in double and
+ * rounded once); run by the interpreter on every executor (neither code
+ * generator emits it).  Values
  * (docs/accuracy.md, "root"): C99 pow(x, 1/n) at the exact exponent, so
  * n = ±inf gives 1 for every x (NaN too), n = ±0 gives pow(x, ±inf) (|x| > 1:
  * +inf / +0; |x| < 1: +0 / +inf; |x| = 1: 1; x = ±0: +0 / +inf; ±inf: +inf /
