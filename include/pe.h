@@ -405,7 +405,24 @@ PE__DECL2(root) PE__DECL1(rcp)
 #define pe_sqrt(a) PE__OP1(sqrt, a)
 #define pe_rsqrt(a) PE__OP1(rsqrt, a)
 #define pe_cbrt(a) PE__OP1(cbrt, a)
-#define pe_root(x, n) PE__OP2(root, x, n)         /* x^(1/n); real odd roots of negative x */
+/* pe_root(x, n): x^(1/n) with 1/n taken exactly (not rounded to the dtype),
+ * within 0.501 ulp (f64: 0.001 before the one rounding, so a root that is a
+ * double comes out exact, root(64, -3) = 0.25; f32 is computed in double and
+ * rounded once); run by the interpreter on every executor (neither code
+ * generator emits it).  Values
+ * (docs/accuracy.md, "root"): C99 pow(x, 1/n) at the exact exponent, so
+ * n = ±inf gives 1 for every x (NaN too), n = ±0 gives pow(x, ±inf) (|x| > 1:
+ * +inf / +0; |x| < 1: +0 / +inf; |x| = 1: 1; x = ±0: +0 / +inf; ±inf: +inf /
+ * +0), x = 1 gives 1 for every n (NaN too), x = ±0 gives +0 for n > 0 and
+ * +inf for n < 0, x = +inf gives +inf / +0; except that
+ *   - an odd integer n takes the real root of a negative x: -root(-x, n)
+ *     (root(-8, 3) = -2; of -0: -0 for n > 0, -inf for n < 0, as IEEE rootn;
+ *     of -inf: -inf / -0);
+ *   - a negative x (-inf too) with any other n is NaN, unless 1/n is an
+ *     integer (n = ±2^-k, k >= 1: an even power, root(-3, 0.5) = 9) or n is
+ *     ±0 or ±inf (above): root(-8, 2), root(-inf, 2), root(-8, 1/3.0) are NaN.
+ * A NaN operand gives NaN but for root(1, NaN) = root(NaN, ±inf) = 1. */
+#define pe_root(x, n) PE__OP2(root, x, n)
 #define pe_rcp(a) PE__OP1(rcp, a)
 
 /* trigonometric */

@@ -20,10 +20,16 @@
  * The test fails when an op exceeds its bound below (floors: f32 2 ulp,
  * f64 4 ulp).  `test_mpfr --table FILE` writes the measured maxima as a
  * Markdown table (docs/accuracy.md is made so: `cmake --build build
- * --target accuracy-table`). */
+ * --target accuracy-table`); PE_MPFR_OP=name measures that op alone (more
+ * inputs in the time: PE_MPFR_OP=root PE_MPFR_INPUTS=10000000).
+ *
+ * root also has its values written out (test_root_values): pe.h's table of
+ * special values, issue 36's cases and root(1, n) = 1 for n at every float
+ * exponent, compared bit for bit. */
 #define _GNU_SOURCE
 #include "cuda_host_run.h"
 
+#include <float.h>
 #include <mpfr.h>
 #include <pthread.h>
 
@@ -47,7 +53,9 @@ typedef enum {
     DOM_ACOSH,  /* [1, 1e30], half of them within 1e-3 of 1 */
     DOM_SMALL,  /* |x| < 40 (erf, erfc, cdf_norm, tanh, ...) */
     DOM_POW,    /* x positive log-uniform 1e-5 .. 1e5, y in [-40, 40]; some x < 0 with integer y */
-    DOM_ROOT,   /* x both signs, wide; n in {2, 3, 4, 5, 7, -2, -3, 10} */
+    DOM_ROOT,   /* x both signs, every binade from the least subnormal to the largest finite;
+                 * n (root_exponent) integers ±1..±64, odd ones up to 2^53, ±2^-k, every
+                 * binade, fractional, and n putting x^(1/n) anywhere in range */
     DOM_LOGB,   /* x positive wide, base in [0.1, 100] */
 } domain;
 
@@ -114,9 +122,41 @@ static void exact_logb(mpfr_t y, mpfr_t *x) /* log(x) / log(base) */
     mpfr_div(y, y, b, MPFR_RNDN);
     mpfr_clear(b);
 }
-static void exact_root(mpfr_t y, mpfr_t *x) /* the real n-th root, n an integer here */
+/* root(x, n) = x^(1/n) with 1/n exact (docs/accuracy.md's table), from its
+ * definition and not from refmath.c's steps: an odd integer n (any sign of
+ * x) by mpfr_rootn_ui, reciprocated for n < 0; a negative x (and -inf) with
+ * any other n only where 1/n is an integer (MPFR says whether 1/n is exact),
+ * else NaN; everything else |x|^(1/n) by mpfr_pow, 1/n to PREC + 64 bits
+ * (its rounding moves the result by |log(x) / n| 2^-(PREC+64)), whose special
+ * values (exponent ±inf for n = ±0, ±0 for n = ±inf, pow(1, NaN) = 1) are
+ * the table's. */
+static void exact_root(mpfr_t y, mpfr_t *x)
 {
-    mpfr_rootn_si(y, x[0], mpfr_get_si(x[1], MPFR_RNDN), MPFR_RNDN);
+    mpfr_ptr a = x[0], n = x[1];
+    mpfr_t t, h;
+    mpfr_init2(t, PREC + 64), mpfr_init2(h, 64);
+    bool odd = false;
+    if (mpfr_integer_p(n) && mpfr_cmpabs_ui(n, 1) >= 0) {
+        mpfr_div_2ui(h, n, 1, MPFR_RNDN); /* exact */
+        odd = !mpfr_integer_p(h);
+    }
+    if (odd && !mpfr_nan_p(a)) {
+        mpfr_abs(h, n, MPFR_RNDN);
+        mpfr_rootn_ui(t, a, mpfr_get_ui(h, MPFR_RNDN), MPFR_RNDN); /* the real root, -0's is -0 */
+        if (mpfr_sgn(n) < 0) mpfr_ui_div(y, 1, t, MPFR_RNDN);
+        else mpfr_set(y, t, MPFR_RNDN);
+    } else {
+        int inexact = mpfr_ui_div(t, 1, n, MPFR_RNDN); /* 1/±0 = ±inf, 1/±inf = ±0 */
+        if (mpfr_sgn(a) < 0 && !mpfr_inf_p(t) && !mpfr_zero_p(t) && (inexact || !mpfr_integer_p(t))) {
+            mpfr_set_nan(y); /* a negative x to a power that is not an integer (nor ±inf, ±0) */
+        } else if (mpfr_sgn(a) < 0 && !mpfr_inf_p(t) && !mpfr_zero_p(t)) {
+            mpfr_pow(y, a, t, MPFR_RNDN); /* 1/n an even integer exactly: n = ±2^-k */
+        } else {
+            if (mpfr_zero_p(a)) mpfr_abs(a, a, MPFR_RNDN); /* -0 to a power that is not odd: +0's */
+            mpfr_pow(y, a, t, MPFR_RNDN);
+        }
+    }
+    mpfr_clear(t), mpfr_clear(h);
 }
 
 #define OP1(n, dom, b32, b64) {#n, 1, (void *)pe_##n##_at, PE_OP_##n, exact_##n, dom, b32, b64}
@@ -125,7 +165,7 @@ static const op_case cases[] = {
     {"fma", 3, (void *)pe_fma_at, PE_OP_fma, exact_fma, DOM_WIDE, 0.5, 0.5},
     OP2(add, DOM_WIDE, 0.5, 0.5),      OP2(sub, DOM_WIDE, 0.5, 0.5),      OP2(mul, DOM_WIDE, 0.5, 0.5),
     OP2(div, DOM_WIDE, 0.5, 0.5),      OP1(sqrt, DOM_POS, 0.5, 0.5),      OP1(rcp, DOM_WIDE, 0.5, 0.5),
-    OP1(rsqrt, DOM_POS, 1, 1.5),       OP1(cbrt, DOM_WIDE, 1, 1),       OP2(root, DOM_ROOT, 1, 1.5),
+    OP1(rsqrt, DOM_POS, 1, 1.5),       OP1(cbrt, DOM_WIDE, 1, 1),       OP2(root, DOM_ROOT, 1, 1),
     OP2(pow, DOM_POW, 1, 1),           OP1(exp, DOM_EXP, 1.5, 1),         OP1(exp2, DOM_EXP, 1, 1),
     OP1(exp10, DOM_EXP, 1, 2),         OP1(expm1, DOM_EXP, 1, 1),         OP1(log, DOM_POS, 1, 1),
     OP1(log2, DOM_POS, 1, 1),          OP1(log10, DOM_POS, 2, 1.5),       OP1(log1p, DOM_WIDE, 1, 1),
@@ -156,6 +196,15 @@ static double uniform(uint64_t *s, double lo, double hi) { return lo + (hi - lo)
 static double log_uniform(uint64_t *s, double lo, double hi) { return exp(uniform(s, log(lo), log(hi))); }
 static double either_sign(uint64_t *s, double x) { return next_u64(s) & 1 ? -x : x; }
 
+/* A magnitude in a binade drawn uniformly from the dtype's, subnormal ones
+ * (2^-1074 .. 2^-1023, 2^-149 .. 2^-127) to the largest. */
+static double any_binade(uint64_t *s, bool f64)
+{
+    int lo = f64 ? -1074 : -149, hi = f64 ? 1023 : 127;
+    double v = ldexp(uniform(s, 1, 2), lo + (int)(next_u64(s) % (uint64_t)(hi - lo + 1)));
+    return fmin(f64 ? v : (double)(float)v, f64 ? DBL_MAX : FLT_MAX); /* m rounded to 2 at the top: not inf */
+}
+
 /* Operand j of a random input in domain d; wide magnitudes reach 1e300 in f64. */
 static double random_operand(uint64_t *s, domain d, int j, bool f64)
 {
@@ -173,14 +222,43 @@ static double random_operand(uint64_t *s, domain d, int j, bool f64)
     case DOM_POW:
         if (j == 1) return near ? (double)(int)uniform(s, -40, 40) : uniform(s, -40, 40);
         return either_sign(s, log_uniform(s, 1e-5, 1e5));
-    case DOM_ROOT: {
-        static const double n[] = {2, 3, 4, 5, 7, -2, -3, 10};
-        return j == 1 ? n[next_u64(s) % 8] : either_sign(s, log_uniform(s, tiny, wide));
-    }
+    case DOM_ROOT: return either_sign(s, any_binade(s, f64)); /* n: root_exponent */
     case DOM_LOGB: return j == 1 ? uniform(s, 0.1, 100) : log_uniform(s, tiny, wide);
     }
     return 0;
 }
+
+/* root's n for a random x: the integers ±1..±64 (the usual roots), odd
+ * integers up to the largest the dtype holds, ±2^-k (1/n an even integer:
+ * real for negative x), magnitudes in every binade of the dtype (subnormal
+ * n, where 1/n overflows, to the largest, where x^(1/n) is 1), fractional
+ * ones, and n = log|x| / u for u uniform over the result's exponent range,
+ * so that x^(1/n) lands anywhere in range and |log(x) / n| is large, where
+ * the rounding of 1/n costs pow(x, 1/n) most (up to 745 ulps in f64). */
+static double root_exponent(uint64_t *s, double x, bool f64)
+{
+    double odd_max = f64 ? 0x1p53 - 1 : 0x1p24 - 1, u;
+    switch (next_u64(s) % 8) {
+    case 0: case 1: return either_sign(s, (double)(1 + next_u64(s) % 64));
+    case 2: return either_sign(s, fmin(odd_max, 2 * floor(log_uniform(s, 1, odd_max) / 2) + 1));
+    case 3: return either_sign(s, ldexp(1, -(int)(next_u64(s) % (f64 ? 1075 : 150))));
+    case 4: return either_sign(s, any_binade(s, f64));
+    case 5: return either_sign(s, uniform(s, 0, 40));
+    default:
+        u = f64 ? uniform(s, -744, 709) : uniform(s, -103, 88);
+        return x == 0 || u == 0 ? 3 : log(fabs(x)) / u;
+    }
+}
+
+/* root's grid: each x with each n (the issue 36 cases among them). */
+static const double root_x64[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074, 0x1p-1022,
+                                  -0x1p-1022, 0x1.fffffffffffffp1023, -0x1.fffffffffffffp1023, 2.0, -8.0, 0.5, -0.5,
+                                  0x1.0000000000001p0, 0x1.fffffffffffffp-1, 0x1.7e43c8800759cp+996, 1e-300, -27.0};
+static const double root_n64[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5,
+                                  0.25, -0.25, 1.5, -1.5, 0x1.fffffffffffffp1023, -0x1.fffffffffffffp1023, 0x1p-1074,
+                                  -0x1p-1074, 0x1p-1022, -0x1p-1022, 0x1p53 - 1, -(0x1p53 - 1), 0x1p52 + 1, 0x1p60,
+                                  1e300, -1e300, 1e-300, 1e-8, 3e38, 1e-30, 0x1p24 - 1, -(0x1p24 - 1), 0x1p-126};
+enum { ROOT_GRID = sizeof root_x64 / sizeof *root_x64 * (sizeof root_n64 / sizeof *root_n64) };
 
 /* The edge set: every operand takes each of these (the others a 1.5). */
 static const double edges64[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-1022, -0x1p-1022, 0x1.fffffffffffffp1023,
@@ -202,7 +280,8 @@ static inputs make_inputs(const op_case *c, pe_dtype t, int64_t n_random)
     bool f64 = t == PE_F64;
     const double *edge = f64 ? edges64 : edges32;
     int n_edge = f64 ? (int)(sizeof edges64 / sizeof *edges64) : (int)(sizeof edges32 / sizeof *edges32);
-    inputs in = {.n = n_random + (int64_t)c->arity * n_edge};
+    int64_t n_grid = c->dom == DOM_ROOT ? ROOT_GRID : 0;
+    inputs in = {.n = n_random + (int64_t)c->arity * n_edge + n_grid};
     /* the op's name picks its inputs: a row added to the catalog must not
      * change every later op's (its enum value did) */
     uint64_t seed = 0x5eed0000u + (uint64_t)f64;
@@ -211,10 +290,12 @@ static inputs make_inputs(const op_case *c, pe_dtype t, int64_t n_random)
     for (int64_t i = 0; i < in.n; i++)
         for (int j = 0; j < c->arity; j++) {
             double v;
-            if (i < n_random) v = random_operand(&seed, c->dom, j, f64);
+            int64_t g = i - n_random - (int64_t)c->arity * n_edge, n_n = sizeof root_n64 / sizeof *root_n64;
+            if (i < n_random && c->dom == DOM_ROOT && j == 1) v = root_exponent(&seed, in.x[0][i], f64);
+            else if (i < n_random) v = random_operand(&seed, c->dom, j, f64);
+            else if (g >= 0) v = j == 0 ? root_x64[g / n_n] : root_n64[g % n_n];
             else if ((i - n_random) / n_edge == j) v = edge[(i - n_random) % n_edge];
             else v = c->dom == DOM_ROOT && j == 1 ? 3.0 : 1.5;
-            if (c->dom == DOM_ROOT && j == 1 && (i - n_random) / n_edge == j) v = 3.0; /* n stays an integer */
             in.x[j][i] = f64 ? v : (double)(float)v;
         }
     return in;
@@ -234,8 +315,15 @@ typedef struct {
     int64_t from, to;
     double *rounded; /* the correctly rounded value in the dtype */
     double *ulp_err_base; /* the exact value, as a double pair: hi */
-    double *lo;           /* ... and the remainder exact - hi */
+    double *lo;           /* ... and the remainder exact - hi, in ulps of the dtype at hi */
 } exact_job;
+
+/* The dtype's ulp in v's binade (the least subnormal's below the normal range). */
+static double ulp_at(double v, bool f64)
+{
+    int p = f64 ? 53 : 24, emin = f64 ? -1022 : -126, e = v == 0 || !isfinite(v) ? emin : ilogb(v);
+    return ldexp(1.0, (e > emin ? e : emin) - (p - 1));
+}
 
 static void *exact_values(void *arg)
 {
@@ -248,6 +336,9 @@ static void *exact_values(void *arg)
         j->c->exact(y, x);
         double hi = mpfr_get_d(y, MPFR_RNDN);
         mpfr_sub_d(r, y, hi, MPFR_RNDN);
+        /* in ulps: in f64 below 2^-969 the remainder itself is below 2^-1022,
+         * where a double holds it only to the least subnormal (half an ulp) */
+        mpfr_div_d(r, r, ulp_at(hi, j->f64), MPFR_RNDN);
         j->ulp_err_base[i] = hi;
         j->lo[i] = mpfr_get_d(r, MPFR_RNDN);
         /* mpfr_get_d and mpfr_get_flt round into the subnormals and overflow as the format does */
@@ -307,8 +398,8 @@ static double *run_cuda_host(void *lib, const kir_kernel *k, pe_dtype t, const i
 
 /* ------------------------------------------------------ the measurement */
 
-/* got's distance from the exact value hi + lo, in ulps of dtype t at it;
- * INFINITY for a wrong special value. */
+/* got's distance from the exact value hi + lo ulp, in ulps of dtype t at
+ * it; INFINITY for a wrong special value. */
 static double error_ulps(double got, double rounded, double hi, double lo, pe_dtype t)
 {
     int p = t == PE_F32 ? 24 : 53, emin = t == PE_F32 ? -126 : -1022;
@@ -317,9 +408,7 @@ static double error_ulps(double got, double rounded, double hi, double lo, pe_dt
      * a wrong special value */
     if (rounded == 0 && got != 0 && isfinite(got)) return fabs(got) / ldexp(1.0, emin - (p - 1));
     if (!isfinite(rounded) || (hi == 0 && lo == 0) || !isfinite(got)) return tu_same_value(got, rounded) ? 0 : INFINITY;
-    int e = ilogb(hi);
-    double ulp = ldexp(1.0, (e > emin ? e : emin) - (p - 1));
-    return fabs((got - hi) - lo) / ulp;
+    return fabs((got - hi) / ulp_at(hi, t == PE_F64) - lo); /* got - hi exact where the two are close */
 }
 
 typedef struct {
@@ -394,6 +483,31 @@ static void write_table(FILE *f, int64_t n_random)
         }
         fprintf(f, " |\n");
     }
+    /* root's values: what exact_root computes and refmath.c's real_root implements */
+    fprintf(f, "\n## root\n\n"
+               "`pe_root(x, n)` is x^(1/n) with 1/n exact (not rounded to a double: pow(x, 1/n) is up to 745 ulps\n"
+               "off where |log(x) / n| nears 745). It is C99's pow at the exact exponent (1/±0 = ±inf,\n"
+               "1/±inf = ±0) but for negative x, which has a real root for an odd integer n (-root(-x, n)) and\n"
+               "otherwise only where 1/n is an integer. The oracle (`exact_root`): odd n by `mpfr_rootn_ui`,\n"
+               "the rest `mpfr_pow` with 1/n to 224 bits. Random x over every binade (subnormal to the largest),\n"
+               "n: integers ±1..±64, odd integers up to 2^53 - 1 (2^24 - 1 in f32), ±2^-k, every binade, fractional,\n"
+               "and n = log|x| / u with u over the result's exponent range; a grid of special x and n besides.\n"
+               "Over 10^7 random inputs (`PE_MPFR_OP=root PE_MPFR_INPUTS=10000000 build/tests/test_mpfr`) the\n"
+               "largest error is 0.5008 ulp in f64 and 0.5 in f32: x^r (r = 1/n rounded) and the factor\n"
+               "1 + (1/n - r) log x are multiplied in long double and rounded once (`exec/interp/refmath.c`).\n"
+               "`test_root_values` checks every cell bit for bit (signed zeros too) at x = ±0, 1, -1, ±64, 1/64,\n"
+               "±inf, NaN and n = ±0, ±inf, NaN, ±3, ±2, ±0.5. Rows: x; columns: n.\n\n"
+               "| x \\ n | > 0 odd integer | < 0 odd integer | ±2^-k (k >= 1) | other > 0 | other < 0 | +0 | -0 | ±inf | NaN |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n"
+               "| > 0, finite | x^(1/n) | x^(1/n) | x^(1/n) | x^(1/n) | x^(1/n) | pow(x, +inf) | pow(x, -inf) | 1 | NaN (x = 1: 1) |\n"
+               "| +0 | +0 | +inf | +0 / +inf | +0 | +inf | +0 | +inf | 1 | NaN |\n"
+               "| -0 | -0 | -inf | +0 / +inf | +0 | +inf | +0 | +inf | 1 | NaN |\n"
+               "| < 0, finite | -\\|x\\|^(1/n) | -\\|x\\|^(1/n) | \\|x\\|^(1/n) | NaN | NaN | pow(x, +inf) | pow(x, -inf) | 1 | NaN |\n"
+               "| +inf | +inf | +0 | +inf / +0 | +inf | +0 | +inf | +0 | 1 | NaN |\n"
+               "| -inf | -inf | -0 | +inf / +0 | NaN | NaN | +inf | +0 | 1 | NaN |\n"
+               "| NaN | NaN | NaN | NaN | NaN | NaN | NaN | NaN | 1 | NaN |\n\n"
+               "pow(x, +inf) is +inf for \\|x\\| > 1, +0 for \\|x\\| < 1, 1 for x = ±1; pow(x, -inf) the reverse.\n"
+               "±2^-k: the first value for n > 0, the second for n < 0.\n");
     /* the reductions' bounds: what tests/test_reduce_mpfr.c checks */
     fprintf(f, "\n## Reductions\n\n"
                "`tests/test_reduce_mpfr.c` checks sum, mean, var, stddev, norm1, norm2 and dot, full and along\n"
@@ -423,6 +537,7 @@ static void test_primitives_against_mpfr(void **state)
     (void)state;
     const char *env = getenv("PE_MPFR_INPUTS");
     int64_t n_random = env ? atoll(env) : 100000;
+    const char *only = getenv("PE_MPFR_OP"); /* one op, over many inputs: no table file */
     /* the CUDA generator's kernels, one per op and dtype, in one source */
     kernel_list l = {0};
     int index[N_CASES][2];
@@ -439,10 +554,15 @@ static void test_primitives_against_mpfr(void **state)
     int failed = 0;
     for (int ci = 0; ci < N_CASES; ci++)
         for (int d = 0; d < 2; d++) {
+            if (only && strcmp(cases[ci].name, only) != 0) continue;
             measure(ci, d ? PE_F64 : PE_F32, n_random, lib, index[ci][d] < 0 ? NULL : &l.k[index[ci][d]]);
             double bound = d ? cases[ci].bound_f64 : cases[ci].bound_f32;
             for (int ex = 0; ex < N_EX; ex++) {
                 double w = results.worst[ci][d][ex];
+                if (only && results.ran[ci][d][ex])
+                    fprintf(stderr, "%s %s %s: %.4g ulp at (%.17g, %.17g, %.17g)\n", ex_names[ex], d ? "f64" : "f32",
+                            cases[ci].name, w, results.worst_at[ci][d][ex][0], results.worst_at[ci][d][ex][1],
+                            results.worst_at[ci][d][ex][2]);
                 if (results.ran[ci][d][ex] && (w > bound || isnan(w))) {
                     const double *at = results.worst_at[ci][d][ex];
                     fprintf(stderr, "%s %s %s: %g ulp > %g, at (%.17g, %.17g, %.17g)\n", ex_names[ex], d ? "f64" : "f32",
@@ -452,7 +572,7 @@ static void test_primitives_against_mpfr(void **state)
             }
         }
     write_table(stdout, n_random);
-    if (table_path) {
+    if (table_path && !only) {
         FILE *f = fopen(table_path, "w");
         assert_non_null(f);
         write_table(f, n_random);
@@ -463,9 +583,119 @@ static void test_primitives_against_mpfr(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* ------------------------------------------- root's values, written out */
+
+/* pe_root's documented values (pe.h, docs/accuracy.md's table), spelled out
+ * here rather than taken from exact_root: an oracle that read the table the
+ * same wrong way as refmath.c would agree with it.  Rows x, columns n. */
+static const double root_table_x[] = {0.0, -0.0, 1.0, -1.0, 64.0, -64.0, 1 / 64.0, INFINITY, -INFINITY, NAN};
+static const double root_table_n[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 3, -3, 2, -2, 0.5, -0.5};
+#define I INFINITY
+static const double root_table[10][11] = {
+    /*           +0    -0   +inf -inf  NaN    3      -3      2      -2     0.5    -0.5 */
+    /* +0   */ {0.0,  I,    1,   1,    NAN,  0.0,   I,      0.0,   I,     0.0,   I},
+    /* -0   */ {0.0,  I,    1,   1,    NAN,  -0.0,  -I,     0.0,   I,     0.0,   I},
+    /* 1    */ {1,    1,    1,   1,    1,    1,     1,      1,     1,     1,     1},
+    /* -1   */ {1,    1,    1,   1,    NAN,  -1,    -1,     NAN,   NAN,   1,     1},
+    /* 64   */ {I,    0.0,  1,   1,    NAN,  4,     0.25,   8,     0.125, 4096,  0x1p-12},
+    /* -64  */ {I,    0.0,  1,   1,    NAN,  -4,    -0.25,  NAN,   NAN,   4096,  0x1p-12},
+    /* 1/64 */ {0.0,  I,    1,   1,    NAN,  0.25,  4,      0.125, 8,     0x1p-12, 4096},
+    /* +inf */ {I,    0.0,  1,   1,    NAN,  I,     0.0,    I,     0.0,   I,     0.0},
+    /* -inf */ {I,    0.0,  1,   1,    NAN,  -I,    -0.0,   NAN,   NAN,   I,     0.0},
+    /* NaN  */ {NAN,  NAN,  1,   1,    NAN,  NAN,   NAN,    NAN,   NAN,   NAN,   NAN},
+};
+#undef I
+
+/* Issue 36's cases and their kin, named, with what the code before gave. */
+static const struct {
+    double x, n, want;
+    bool f64_only; /* x or n not a float */
+    const char *was;
+} root_regressions[] = {
+    {0x1.7e43c8800759cp+996, -DBL_MAX, 1.0, true, "issue 36, was 0.99999999443731535 (2.5e7 ulp)"},
+    /* n the largest float: the Newton step from y = 1 made 1 + (x - 1) / n
+     * (x chosen so that it made 8.66e216, the issue's value) */
+    {0x1.91f0932c29848p+848, FLT_MAX, 1.0, true, "issue 36, was 8.66e216"},
+    {0x1.fffffep127, FLT_MAX, 1.0, false, "issue 36, was 2"},
+    /* a rounded 1/n that is an odd integer: pow(-0, -3) = -inf where the
+     * root of -0 (n not an odd integer) is +0's, +inf */
+    {-0.0, -1 / 3.0, INFINITY, true, "issue 36, was -inf"},
+    {-0.0, -0.2, INFINITY, true, "issue 36, was -inf"},
+    {-0.0, 1 / 3.0, 0.0, true, "issue 36, was -0"},
+    {-8.0, 1 / 3.0, NAN, true, "issue 36, was -512"},
+    {-8.0, -1 / 3.0, NAN, true, "issue 36, was -0.001953125"},
+};
+enum { N_ROOT_REGRESSIONS = sizeof root_regressions / sizeof root_regressions[0] };
+
+/* root(1, n) = 1 for every n (NaN too): both signs of n at every float
+ * exponent (the subnormal floats 2^-149 .. 2^-127 among them, where 1/n
+ * overflows in float but not in double) with 32 mantissas each, and the
+ * special values. */
+static int64_t root_of_one_cases(double *n, int64_t cap)
+{
+    int64_t k = 0;
+    uint64_t seed = 0x1ull;
+    for (int e = -149; e <= 127; e++)
+        for (int m = 0; m < 32; m++)
+            for (int sign = 0; sign < 2 && k < cap; sign++) {
+                double v = fmin((double)(float)ldexp(m ? uniform(&seed, 1, 2) : 1.0, e), FLT_MAX);
+                n[k++] = sign ? -v : v;
+            }
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN};
+    for (int i = 0; i < 5 && k < cap; i++) n[k++] = special[i];
+    return k;
+}
+
+static void test_root_values(void **state)
+{
+    (void)state;
+    const op_case *root = NULL;
+    for (int ci = 0; ci < N_CASES; ci++)
+        if (strcmp(cases[ci].name, "root") == 0) root = &cases[ci];
+    assert_non_null(root);
+    enum { N_TABLE = 10 * 11, N_ONE = 277 * 32 * 2 + 5 };
+    double *x = malloc((N_TABLE + N_ROOT_REGRESSIONS + N_ONE) * sizeof *x);
+    double *n = malloc((N_TABLE + N_ROOT_REGRESSIONS + N_ONE) * sizeof *n);
+    double *want = malloc((N_TABLE + N_ROOT_REGRESSIONS + N_ONE) * sizeof *want);
+    const char **what = malloc((N_TABLE + N_ROOT_REGRESSIONS + N_ONE) * sizeof *what);
+    int failed = 0;
+    for (int ex = 0; ex < 2; ex++)
+        for (int d = 0; d < 2; d++) {
+            bool f64 = d;
+            int64_t k = 0;
+            for (int i = 0; i < 10; i++)
+                for (int j = 0; j < 11; j++, k++)
+                    x[k] = root_table_x[i], n[k] = root_table_n[j], want[k] = root_table[i][j], what[k] = "table";
+            for (int i = 0; i < N_ROOT_REGRESSIONS; i++)
+                if (f64 || !root_regressions[i].f64_only) {
+                    x[k] = root_regressions[i].x, n[k] = root_regressions[i].n, want[k] = root_regressions[i].want;
+                    what[k++] = root_regressions[i].was;
+                }
+            int64_t ones = root_of_one_cases(n + k, N_ONE);
+            for (int64_t i = k; i < k + ones; i++) x[i] = 1.0, want[i] = 1.0, what[i] = "root of 1";
+            k += ones;
+            for (int64_t i = 0; i < k; i++) /* every value above is a float, but for f64_only's */
+                if (!f64) assert_true(tu_same_value((double)(float)x[i], x[i]) && tu_same_value((double)(float)n[i], n[i]));
+            inputs in = {.n = k, .x = {x, n}};
+            pe_config cfg = {.device = 1, .executor = ex ? "interp" : "jit", .log_level = 1};
+            assert_int_equal(pe_init(&cfg), PE_OK);
+            double *got = run_pe(root, f64 ? PE_F64 : PE_F32, &in);
+            pe_shutdown();
+            for (int64_t i = 0; i < k; i++)
+                if (!tu_same_value(got[i], want[i])) {
+                    fprintf(stderr, "%s %s root(%a, %a) = %a, want %a (%s)\n", ex ? "interpreter" : "CPU JIT",
+                            f64 ? "f64" : "f32", x[i], n[i], got[i], want[i], what[i]);
+                    failed++;
+                }
+            free(got);
+        }
+    free(x), free(n), free(want), free(what);
+    assert_int_equal(failed, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--table") == 0) table_path = argv[2];
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_primitives_against_mpfr)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_root_values), cmocka_unit_test(test_primitives_against_mpfr)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,11 +190,17 @@ static double or_(double a, double b) { return a != 0 || b != 0; }
 static double xor_(double a, double b) { return (a != 0) != (b != 0); }
 static double nand_(double a, double b) { return !(a != 0 && b != 0); }
 static double nor_(double a, double b) { return !(a != 0 || b != 0); }
-/* the real root: an odd root of -0 is -0 (of -0 and -3: -inf), as IEEE's rootn */
+/* the real root (pe.h): an odd root of -0 is -0 (of -0 and -3: -inf), as
+ * IEEE's rootn; any other root of a negative x (-0 as +0) is pow's at 1/b
+ * only where 1/b is an integer exactly (b 1e-40: 1/b rounds to an even
+ * integer, the exact one is not), or b is ±0 or ±inf */
 static double root_(double a, double b)
 {
     if (signbit(a) && b == trunc(b) && fmod(fabs(b), 2) == 1) return -pow(-a, 1 / b);
-    return pow(a, 1 / b);
+    double r = 1 / b;
+    bool integer = isfinite(r) && r == trunc(r) && fma(b, r, -1) == 0; /* b r = 1, no rounding */
+    if (a < 0 && b != 0 && !isinf(b) && !integer) return NAN;
+    return pow(fabs(a), r);
 }
 
 static const struct {

@@ -26,28 +26,43 @@ typedef double (*ref_fn)(double a, double b, double c);
 static double nan_propagating_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : a < b ? a : (b < a ? b : (signbit(a) ? a : b)); }
 static double nan_propagating_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : a > b ? a : (b > a ? b : (signbit(a) ? b : a)); }
 
-/* x^(1/n), with the real odd root of a negative x (root(-8, 3) = -2).
- * pow(x, 1/n) alone is off by the rounding of 1/n times |log x| (66 ulp at
- * root(1e300, 3)); one Newton step on y^n = x takes that away: x / y^n - 1
- * is small and exact to the rounding of the quotient and of pow. */
+/* root(x, n) = x^(1/n), 1/n taken exactly (the table in docs/accuracy.md):
+ * pow's special values at the exponent 1/n (1/±0 = ±inf, 1/±inf = ±0), the
+ * real root -|x|^(1/n) of a negative x (and of -0) for an odd integer n, and
+ * a negative x raised only where 1/n is an integer (n = ±2^-k) — elsewhere,
+ * and for -inf with an even n, NaN.
+ *
+ * pow(x, r) with r = 1/n rounded is off by the factor x^(1/n - r) =
+ * exp(e log x), e = (1 - r n) / n (1 - r n is exact by fma): |e| <= 2^-53 /
+ * |n|, so up to 745 ulps where |log(x) / n| nears 745 (585 measured).  Where
+ * the result is finite and nonzero |e log x| < 1e-13, so the factor is
+ * 1 + e log x.  x^r and the product are formed in long double (x86-64's
+ * 64-bit significand) and rounded once: within 0.501 ulp, and neither
+ * overflows nor lands in the subnormals where x^(1/n) does not.  In double,
+ * pow's own error (up to 0.54 ulp) and the rounding of the product added up
+ * past 1 ulp (1.003 measured; root(64, -3) came out 0.25 - 2^-55).  powl
+ * costs some twenty pows: pe_root over 10^6 doubles takes 0.55 s, 0.06 s in
+ * double — the reference's price for 0.5 ulp.
+ * (The Newton step on y^n = x used before diverged for large |n|: y^n is
+ * nowhere near x even for a correctly rounded y, e.g. y = 1 gives y^n = 1 —
+ * root(1e300, -DBL_MAX) came out 0.9999999944 and negative values, issue 36.) */
+static bool is_odd_integer(double n) { return fabs(n) < 0x1p53 && n == trunc(n) && fmod(fabs(n), 2.0) == 1.0; }
 static double real_root(double x, double n)
 {
-    bool odd_negative = signbit(x) && n == trunc(n) && fmod(fabs(n), 2.0) == 1.0; /* -0 too: cbrt(-0) = -0 */
-    double ax = odd_negative ? -x : x;
-    /* a subnormal x scaled into the normal range by 2^s, s a multiple of n:
-     * root(x 2^s) = root(x) 2^(s/n), and the step below sees normal numbers */
-    int unscale = 0;
-    if (ax > 0 && ax < DBL_MIN && n == trunc(n) && fabs(n) <= 64) {
-        int m = (int)fabs(n), s = m * ((1074 + m - 1) / m);
-        ax = ldexp(ax, s), unscale = -(int)(s / n);
-    }
-    double y = pow(ax, 1.0 / n);
-    if (isfinite(y) && y != 0 && isfinite(ax) && ax > 0 && isfinite(n) && n != 0) {
-        double p = pow(y, n);
-        if (isfinite(p) && fabs(p) >= DBL_MIN) y += y * ((ax / p - 1.0) / n);
-    }
-    y = ldexp(y, unscale);
-    return odd_negative ? -y : y;
+    if (signbit(x) && is_odd_integer(n)) return -real_root(-x, n); /* -0 too: cbrt(-0) = -0, root(-0, -3) = -inf */
+    int k; /* a negative x otherwise only where 1/n is an integer: n = ±2^-k, an even power */
+    if (x < 0 && n != 0 && !isinf(n) && (isnan(n) || frexp(n, &k) != copysign(0.5, n) || k > 0)) return NAN;
+    /* -0 (a rounded 1/n may be an odd integer: not pow(-0, 3) = -0), a
+     * negative x to an even power, or n = ±0, ±inf (pow(x, ±inf or ±0) = |x|'s) */
+    x = fabs(x);
+    double r = 1.0 / n;
+    /* pow's special cases, 1/n = ±inf (|n| < 2^-1024: the result is 0, 1 or
+     * inf), and |n| >= 2^1000, where |log(x) / n| < 2^-990: it is 1 */
+    if (!(x > 0 && isfinite(x) && isfinite(r) && fabs(n) < 0x1p1000)) return pow(x, r);
+    double c = -fma(r, n, -1.0) / n * log(x); /* log of the factor x^(1/n - r) */
+    /* beyond |c| = 2^-30, |log(x) / n| > 2^22: the result is 0 or inf, and
+     * 1 + c is no longer the factor (it may be negative) */
+    return fabs(c) < 0x1p-30 ? (double)(powl(x, r) * (1.0L + c)) : pow(x, r);
 }
 
 /* cbrt with one Newton step on y^3 = x whose residual is formed exactly
