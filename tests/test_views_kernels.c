@@ -435,8 +435,8 @@ static void build_plus_transpose(outputs *o, int t, int unused)
 
 /* --- tiled walks: kernels that read a view across cache lines along the
  * last axis (a transpose, a permute with the buffer's contiguous axis
- * second-to-last) walk the last two axes in tiles (cpu_gccjit.c's
- * emit_tiles); sizes that are no multiple of the tile, on both axes and per
+ * second-to-last) walk the last two axes in tiles (gccjit_loops.c's
+ * pe_gj_emit_tiles); sizes that are no multiple of the tile, on both axes and per
  * plane of rank 3 and 4 */
 
 static void build_tiles(outputs *o, int t, int unused)

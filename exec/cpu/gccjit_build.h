@@ -1,6 +1,6 @@
 /* gccjit_build.h — libgccjit building blocks shared by the code generator
- * (cpu_gccjit.c) and the primitive library (cpu_prims.c): a local holding a
- * value, and a branch-free select. */
+ * (cpu_gccjit.c and its pieces) and the primitive library (cpu_prims.c): a
+ * local holding a value, and a branch-free select. */
 #ifndef PE_CPU_GCCJIT_BUILD_H
 #define PE_CPU_GCCJIT_BUILD_H
 

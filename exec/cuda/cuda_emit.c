@@ -244,7 +244,7 @@ static void coordinate(emitter *e, int axis, char *out, size_t n)
     snprintf(out, n, "(int)((i / %lldLL) %% %lldLL)", inner, (long long)e->k->shape[axis]);
 }
 
-/* The test-only fault, as the CPU generator's (cpu_gccjit.c's perturbed):
+/* The test-only fault, as the CPU generator's (gccjit_ops.c's perturbed):
  * value v wrong by a part in 128 (floats) or by one (i32, bool). */
 static void perturb(emitter *e, int v, pe_dtype t)
 {

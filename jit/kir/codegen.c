@@ -91,7 +91,7 @@ bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype
 }
 
 /* PE_TEST_PERTURB_OP: the op whose results the CPU generator makes wrong
- * (tests only: cpu_gccjit.c's perturbed), or -1. */
+ * (tests only: gccjit_ops.c's perturbed), or -1. */
 int pe_codegen_perturbed_op(void)
 {
     const char *name = getenv("PE_TEST_PERTURB_OP");

@@ -1,0 +1,765 @@
+/* gccjit_loops.c — the CPU generator's loop shapes (gccjit_emit.h), the one
+ * a kernel takes chosen by emit_kernel (cpu_gccjit.c): flat, row by row, in
+ * tiles of the last two axes, axis reductions along an outer axis in blocks
+ * of results and along the last axis in passes over each row, and the
+ * multi-pass reductions (var, stddev, f64 norm2) along an axis or over a
+ * chunk.  Each shape sets where the element is and emits the body
+ * (gccjit_ops.c) per element or lane; the order in which a reduction meets
+ * its elements is fixed here, so a result is the same for any launch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gccjit_emit.h"
+
+/* --------------------------------------------------------- rows and tiles */
+
+/* The coordinates of the axes before the last one from `row`, the row's
+ * number over those axes (skipping `skip`, a reduced axis, or -1). */
+static void row_coordinates(emitter *e, gcc_jit_rvalue *row, int skip)
+{
+    gcc_jit_rvalue *r = row;
+    for (int d = e->k->rank - 2; d >= 0; d--) {
+        if (d == skip) continue;
+        e->coord[d] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MODULO, r, lng(e, e->k->shape[d])), e->t_long);
+        r = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, r, lng(e, e->k->shape[d])), e->t_long);
+    }
+}
+
+/* The flat index of coordinates (coord[0..last), c_last = 0). */
+static gcc_jit_rvalue *row_start(emitter *e)
+{
+    gcc_jit_rvalue *flat = lng(e, 0);
+    int64_t inner = e->k->shape[e->k->rank - 1];
+    for (int d = e->k->rank - 2; d >= 0; d--) {
+        flat = lbin(e, GCC_JIT_BINARY_OP_PLUS, flat, lbin(e, GCC_JIT_BINARY_OP_MULT, e->coord[d], lng(e, inner)));
+        inner *= e->k->shape[d];
+    }
+    return to_local(e, flat, e->t_long);
+}
+
+/* The linear loop over flat elements [from, to) of the row whose element 0
+ * is flat `start` (its coordinates and views' row elements hoisted), from
+ * the current block on to `next`. */
+static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                          gcc_jit_block *next)
+{
+    gcc_jit_block *cond = block(e, "inner_cond"), *body = block(e, "inner_body");
+    gcc_jit_lvalue *j = long_local(e, "j", from);
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), to), body, next);
+    e->cur = body;
+    e->index = rv(j);
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
+    pe_gj_emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+}
+
+/* An element-wise kernel with a shape, row by row: per row the coordinates
+ * and each view's element at its start, then a loop along the last axis in
+ * which every index is linear (the vectoriser's case). */
+gcc_jit_block *pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    int64_t n_last = k->shape[k->rank - 1];
+    gcc_jit_lvalue *i = long_local(e, "i", begin);
+    gcc_jit_block *rows_cond = block(e, "rows_cond"), *row_head = block(e, "row_head"), *row_next = block(e, "row_next");
+    gcc_jit_block *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, rows_cond);
+    gcc_jit_block_end_with_conditional(rows_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end), row_head, done);
+    e->cur = row_head;
+    gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(i), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *row_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
+    row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
+    row_coordinates(e, row, -1);
+    pe_gj_row_bases(e);
+    emit_row_span(e, k, rv(i), row_end, start, row_next);
+    gcc_jit_block_add_assignment(row_next, NULL, i, row_end);
+    gcc_jit_block_end_with_jump(row_next, NULL, rows_cond);
+    return done;
+}
+
+/* Tiles of the tiled walk: TILE x TILE elements of the last two axes (32:
+ * bench_views' a + a^T measured 16 about alike and 64 a little slower). */
+#define TILE 32
+/* Bytes of a cache line: a view whose step along the last axis is at least
+ * this touches a new line per element. */
+#define CACHE_LINE 64
+
+/* Whether an element-wise kernel with a shape reads a view across cache
+ * lines along its last axis (a transpose; a permute moving the buffer's
+ * contiguous axis off the last) but along or near lines over the axis
+ * before it: walked row by row, each element of such a read loads a line
+ * of which it uses one element, and by the time the next row wants the
+ * line's neighbour a whole row of other lines went by (4096 of them,
+ * 256 KiB, for a 4096-wide f32 transpose: long gone from L1).  Walked in TILE x TILE
+ * tiles of the last two axes, the lines a tile's first row loads serve its
+ * next rows.  A view whose steps are large along both (a permute whose
+ * contiguous axis is further out) gains nothing from these tiles. */
+bool pe_gj_reads_across_lines(const kir_kernel *k)
+{
+    int last = k->rank - 1;
+    if (k->rank < 2 || k->shape[last] <= TILE || k->shape[last - 1] < 2) return false;
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (q->kind != KIR_IN_STRIDED) continue;
+        int64_t size = (int64_t)pe_dtype_size((pe_dtype)q->dtype);
+        int64_t along = q->stride[last] < 0 ? -q->stride[last] : q->stride[last];
+        int64_t before = q->stride[last - 1] < 0 ? -q->stride[last - 1] : q->stride[last - 1];
+        if (along * size >= CACHE_LINE && before * size < CACHE_LINE) return true;
+    }
+    return false;
+}
+
+static gcc_jit_rvalue *lmin(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, a, b), a, b);
+}
+
+static gcc_jit_rvalue *lmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, a, b), a, b);
+}
+
+/* An element-wise kernel that reads across lines (pe_gj_reads_across_lines), in
+ * TILE x TILE tiles of its last two axes.  The launch's [begin, end) is
+ * flat and need not start or end on a row: its rows are walked in blocks of
+ * up to TILE rows (aligned to TILE within their plane, the last two axes,
+ * and never crossing one), each block tile by tile along the last axis and
+ * each tile row by row, every row's columns clipped to [begin, end) — the
+ * partial rows at the launch's ends are the blocks' first and last rows
+ * with fewer columns, so every element is computed once, by one launch, as
+ * in the row walk (element-wise: the order changes no value).  Per block
+ * the coordinates of the outer axes and each view's element at their
+ * start; per row of a tile its coordinate and the views' row elements; the
+ * loop within a tile's row is linear, as the row walk's. */
+gcc_jit_block *pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    int last = k->rank - 1;
+    int64_t n_last = k->shape[last], n_rows = k->shape[last - 1];
+    gcc_jit_lvalue *q = long_local(e, "q", lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, n_last)));
+    gcc_jit_rvalue *q_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, lbin(e, GCC_JIT_BINARY_OP_PLUS, end, lng(e, n_last - 1)),
+                                             lng(e, n_last)), e->t_long);
+    gcc_jit_block *blocks_cond = block(e, "blocks_cond"), *block_head = block(e, "block_head"), *tiles_cond = block(e, "tiles_cond");
+    gcc_jit_block *row_cond = block(e, "tile_row_cond"), *row_head = block(e, "tile_row_head"), *row_next = block(e, "tile_row_next");
+    gcc_jit_block *tile_next = block(e, "tile_next");
+    gcc_jit_block *block_next = block(e, "block_next"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, blocks_cond);
+    gcc_jit_block_end_with_conditional(blocks_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(q), q_end), block_head, done);
+
+    e->cur = block_head; /* rows [q, q_block) of one plane, q_block at most the next multiple of TILE */
+    row_coordinates(e, rv(q), -1);
+    gcc_jit_rvalue *r0 = e->coord[last - 1];
+    gcc_jit_rvalue *to_tile = lbin(e, GCC_JIT_BINARY_OP_MINUS, lng(e, TILE), lbin(e, GCC_JIT_BINARY_OP_MODULO, r0, lng(e, TILE)));
+    gcc_jit_rvalue *to_plane = lbin(e, GCC_JIT_BINARY_OP_MINUS, lng(e, n_rows), r0);
+    gcc_jit_rvalue *q_block = to_local(e, lmin(e, q_end, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(q), lmin(e, to_tile, to_plane))), e->t_long);
+    gcc_jit_rvalue *outer[KIR_MAX_PARAMS];
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_IN_STRIDED) outer[p] = pe_gj_axes_base(e, &k->params[p], lng(e, k->params[p].offset), 0, last - 1);
+    gcc_jit_lvalue *c0 = long_local(e, "c0", lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, tiles_cond);
+    e->cur = tiles_cond;
+    gcc_jit_lvalue *row = long_local(e, "row", rv(q));
+    gcc_jit_rvalue *c1 = to_local(e, lmin(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(c0), lng(e, TILE)), lng(e, n_last)), e->t_long);
+    gcc_jit_block_end_with_conditional(e->cur, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(c0), lng(e, n_last)), row_cond, block_next);
+    gcc_jit_block_end_with_conditional(row_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(row), q_block), row_head, tile_next);
+
+    e->cur = row_head; /* this row's columns of the tile, clipped to the launch */
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(row), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *lo = lmax(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(c0)), begin);
+    gcc_jit_rvalue *hi = to_local(e, lmin(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, c1), end), e->t_long);
+    e->coord[last - 1] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, r0, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(row), rv(q))), e->t_long);
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_IN_STRIDED) e->base[p] = pe_gj_axes_base(e, &k->params[p], outer[p], last - 1, last);
+    emit_row_span(e, k, lo, hi, start, row_next);
+
+    gcc_jit_block_add_assignment_op(row_next, NULL, row, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(row_next, NULL, row_cond);
+    gcc_jit_block_add_assignment_op(tile_next, NULL, c0, GCC_JIT_BINARY_OP_PLUS, lng(e, TILE));
+    gcc_jit_block_end_with_jump(tile_next, NULL, tiles_cond);
+    gcc_jit_block_add_assignment(block_next, NULL, q, q_block);
+    gcc_jit_block_end_with_jump(block_next, NULL, blocks_cond);
+    return done;
+}
+
+/* ------------------------------------------------- along an outer axis */
+
+/* Results accumulated side by side by a reduction along an outer axis. */
+#define AXIS_BLOCK 64
+
+/* A reduction along an axis before the last: a block of up to AXIS_BLOCK
+ * consecutive results along the last axis accumulated side by side (the
+ * vectoriser's loop runs across the kept axis), the reduced axis walked in
+ * order for each (the same result for any launch). */
+gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = kir_reduction_of(k);
+    int a = k->reduce_axis, last = k->rank - 1;
+    int64_t len = k->shape[a], n_last = k->shape[last];
+    bool with_comp = compensated(reduce);
+    gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, e->t_double, AXIS_BLOCK);
+    gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, pe_gj_acc_type(e, reduce), AXIS_BLOCK),
+                                                     "acc_block");
+    gcc_jit_lvalue *comp = with_comp ? gcc_jit_function_new_local(e->fn, NULL, arr, "comp_block") : NULL;
+    gcc_jit_lvalue *at = is_arg_extreme(reduce)
+                             ? gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, e->t_long, AXIS_BLOCK), "at_block")
+                             : NULL;
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *init_cond = block(e, "init_cond");
+    gcc_jit_block *init_body = block(e, "init_body"), *k_cond = block(e, "k_cond"), *k_head = block(e, "k_head");
+    gcc_jit_block *j_cond = block(e, "j_cond"), *j_body = block(e, "j_body"), *k_next = block(e, "k_next");
+    gcc_jit_block *fin_cond = block(e, "fin_cond"), *fin_body = block(e, "fin_body"), *o_next = block(e, "o_next");
+    gcc_jit_block *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    gcc_jit_rvalue *orow = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(o), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *c0 = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), lbin(e, GCC_JIT_BINARY_OP_MULT, orow, lng(e, n_last))), e->t_long);
+    gcc_jit_rvalue *stop = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), c0), lng(e, n_last)), e->t_long);
+    stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, stop), end, stop);
+    gcc_jit_rvalue *block_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), lng(e, AXIS_BLOCK)), e->t_long);
+    stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, block_end, stop), block_end, stop);
+    gcc_jit_rvalue *nb = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, stop, rv(o)), e->t_long);
+    row_coordinates(e, orow, a);
+    gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, init_cond);
+    gcc_jit_block *k_init = block(e, "k_init");
+    gcc_jit_block_end_with_conditional(init_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, AXIS_BLOCK)), init_body, k_init);
+    gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), pe_gj_acc_identity(e, reduce));
+    if (at)
+        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
+    if (comp)
+        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
+    gcc_jit_block_add_assignment_op(init_body, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(init_body, NULL, init_cond);
+    gcc_jit_lvalue *kk = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "k_outer");
+    gcc_jit_block_add_assignment(k_init, NULL, kk, lng(e, 0));
+    gcc_jit_block_end_with_jump(k_init, NULL, k_cond);
+    gcc_jit_block_end_with_conditional(k_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), k_head, fin_cond);
+    e->cur = k_head;
+    e->coord[a] = rv(kk);
+    pe_gj_row_bases(e);
+    gcc_jit_rvalue *start = row_start(e);
+    gcc_jit_block_add_assignment(e->cur, NULL, j, lng(e, 0));
+    gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
+    gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), j_body, k_next);
+    e->cur = j_body;
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, c0, rv(j)), e->t_long);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
+    e->acc = gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j));
+    e->comp = comp ? gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)) : NULL;
+    e->at = at ? gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)) : NULL;
+    e->pos = rv(kk);
+    pe_gj_emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
+    gcc_jit_block_add_assignment_op(k_next, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(k_next, NULL, k_cond);
+    gcc_jit_block_add_assignment(fin_cond, NULL, j, lng(e, 0));
+    gcc_jit_block *fin_loop = block(e, "fin_loop");
+    gcc_jit_block_end_with_jump(fin_cond, NULL, fin_loop);
+    gcc_jit_block_end_with_conditional(fin_loop, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), fin_body, o_next);
+    e->cur = fin_body;
+    gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), pe_gj_acc_type(e, reduce));
+    gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), e->t_double)
+                         : at ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j))), e->t_long)
+                              : num(e, PE_F64, 0.0);
+    gcc_jit_block_add_assignment(e->cur, NULL,
+                                 gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), rv(j))),
+                                 pe_gj_finish_axis_result(e, reduce, hi, lo, len));
+    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, fin_loop);
+    gcc_jit_block_add_assignment(o_next, NULL, o, stop);
+    gcc_jit_block_end_with_jump(o_next, NULL, o_cond);
+    return done;
+}
+
+/* ------------------------------------------------------------ row passes */
+
+/* The pass over each row in which instruction v is computed (row passes):
+ * a reduction's result exists from the pass after the one accumulating it,
+ * so a value is computed in the pass after the last reduction it reads. */
+static int pass_of(const kir_kernel *k, int v, const int *phase)
+{
+    int first, n = kir_value_operands(&k->body[v], &first), p = 0; /* a reduction: the pass accumulating it */
+    for (int j = first; j < first + n; j++) p = phase[k->body[v].a[j]] > p ? phase[k->body[v].a[j]] : p;
+    return p;
+}
+
+/* Whether k's reductions run along the last axis each in one pass over the
+ * elements (pe_gj_emit_row_passes; var, stddev and f64 norm2 take several:
+ * pe_gj_emit_axis_passes). */
+bool pe_gj_row_kernel(const kir_kernel *k)
+{
+    if (!k->axis_reduction || k->reduce_axis != k->rank - 1) return false;
+    for (int v = 0; v < k->n_body; v++)
+        if (k->body[v].kind == KIR_REDUCE && pe_gj_passes_of(&k->body[v]) > 1) return false;
+    return true;
+}
+
+/* Reduction v accumulates into these lane locals in the body emitted next. */
+static void set_lane(emitter *e, int v, gcc_jit_lvalue *acc, gcc_jit_lvalue *comp, gcc_jit_lvalue *at)
+{
+    e->acc_of[v] = acc, e->comp_of[v] = comp, e->at_of[v] = at;
+}
+
+/* What pass p over a row emits (emits[v]): its stores and reductions and,
+ * back from them, what they read — but a result of an earlier pass (a
+ * local already) and a value an earlier pass kept (kept[v]: reload[v]
+ * instead).  Its reductions in body order. */
+static int pass_emits(const kir_kernel *k, const int *pass, int p, const bool *kept, bool *emits, bool *reload, int *reductions)
+{
+    int n_red = 0;
+    memset(emits, 0, sizeof emits[0] * KIR_MAX_BODY);
+    memset(reload, 0, sizeof reload[0] * KIR_MAX_BODY);
+    for (int v = k->n_body - 1; v >= 0; v--) {
+        const kir_inst *in = &k->body[v];
+        bool root = (in->kind == KIR_STORE || in->kind == KIR_REDUCE) && pass[v] == p;
+        if (!root && !emits[v]) continue;
+        if (!root && kept[v] && pass[v] < p) { /* loaded from the row's copy: its operands are not needed */
+            reload[v] = true;
+            continue;
+        }
+        emits[v] = true;
+        if (in->kind == KIR_REDUCE) reductions[n_red++] = v;
+        int first, n = kir_value_operands(in, &first);
+        for (int j = first; j < first + n; j++) emits[in->a[j]] = emits[in->a[j]] || k->body[in->a[j]].kind != KIR_REDUCE;
+    }
+    for (int r = 0; r < n_red / 2; r++) { /* in body order */
+        int t = reductions[r];
+        reductions[r] = reductions[n_red - 1 - r], reductions[n_red - 1 - r] = t;
+    }
+    return n_red;
+}
+
+/* Values no longer than a row's copy may hold (elements): a pass keeps a
+ * costly value a later pass reads in such a copy (ROW_COPY_MAX of f64 is
+ * 64 KB of the launching thread's stack) instead of the later pass
+ * computing it again. */
+#define ROW_COPY_MAX 8192
+#define ROW_COPY_COST 4 /* the catalog's cost (ops.def) from which a copy pays: a store and a load in cache */
+
+/* Value v's row-long local array (made once). */
+static void row_copy(emitter *e, const kir_kernel *k, int v, int64_t len)
+{
+    if (e->row_copy[v]) return;
+    gcc_jit_type *row = gcc_jit_context_new_array_type(e->ctx, NULL, type_of(e, (pe_dtype)k->body[v].dtype), (int)len);
+    char name[24];
+    snprintf(name, sizeof name, "row_copy%d", v);
+    e->row_copy[v] = gcc_jit_function_new_local(e->fn, NULL, row, name);
+}
+
+/* Whether what a pass emits computes a costly op (the catalog's cost; a
+ * value reloaded from its row copy costs a load). */
+static bool emits_costly_op(const kir_kernel *k, const bool *emits, const bool *reload)
+{
+    for (int v = 0; v < k->n_body; v++)
+        if (emits[v] && !reload[v] && k->body[v].kind == KIR_OP && pe_op_table[k->body[v].op].cost >= ROW_COPY_COST) return true;
+    return false;
+}
+
+/* The lanes of a row pass: ROW_LANES where each of its reductions adds
+ * doubles (sum, mean, norms: lanes the vectoriser packs whole into
+ * registers) and nothing costly is computed, else REDUCE_LANES (keyed
+ * extremes in 32 lanes made gcc interleave 16 iterations of the group with
+ * permutes, slower than 8). */
+static int row_lanes(emitter *e, const kir_kernel *k, const int *reductions, int n_red, const bool *emits, const bool *reload)
+{
+    int lanes = ROW_LANES;
+    if (emits_costly_op(k, emits, reload)) lanes = REDUCE_LANES;
+    for (int r = 0; r < n_red; r++) {
+        const kir_inst *red = &k->body[reductions[r]];
+        if (pe_gj_acc_type(e, red) != e->t_double || is_arg_extreme(red) || pe_reduction_of((pe_op)red->op)->acc == PE_ACC_PROD) lanes = REDUCE_LANES;
+    }
+    /* no more lanes than the row has elements: a row of 2 (k-means'
+     * distances over 2-d points) combined 32 lanes per result */
+    while (lanes > 1 && lanes > k->shape[k->rank - 1]) lanes /= 2;
+    return lanes;
+}
+
+/* One loop along the row at flat index `start` emitting what e->emits
+ * says (vectorisable: no lanes, no reduction). */
+static void emit_row_loop(emitter *e, const kir_kernel *k, gcc_jit_rvalue *start, int64_t len)
+{
+    gcc_jit_block *next = block(e, "pass_next");
+    emit_row_span(e, k, start, to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, len)), e->t_long), start, next);
+    e->cur = next;
+}
+
+/* A kernel of row passes (pe_gj_emit_row_passes): the pass computing each
+ * value, the values the pass computing them keeps for a later one, and
+ * what the pass being emitted emits (the emitter's emits, reload,
+ * spill_here point here). */
+typedef struct {
+    int64_t len; /* the row's elements */
+    int n_passes;
+    int pass[KIR_MAX_BODY];
+    bool kept[KIR_MAX_BODY], emits[KIR_MAX_BODY], reload[KIR_MAX_BODY], spill_here[KIR_MAX_BODY];
+    int reductions[KIR_MAX_BODY]; /* the pass's reductions, in body order */
+} row_plan;
+
+/* Each value's pass, the number of passes, and the values kept (each in a
+ * row copy made here). */
+static void plan_row_passes(emitter *e, const kir_kernel *k, row_plan *rp)
+{
+    int64_t len = rp->len;
+    int *pass = rp->pass, phase[KIR_MAX_BODY], n_passes = 1;
+    for (int v = 0; v < k->n_body; v++) {
+        pass[v] = pass_of(k, v, phase);
+        phase[v] = pass[v] + (k->body[v].kind == KIR_REDUCE); /* the pass its value exists from */
+        if (pass[v] + 1 > n_passes) n_passes = pass[v] + 1;
+    }
+    /* which values the pass computing them keeps for a later one: costly
+     * ones a later pass would compute again */
+    bool *kept = rp->kept, *emits = rp->emits, *reload = rp->reload;
+    bool computed_in_own_pass[KIR_MAX_BODY] = {0}, read_later[KIR_MAX_BODY] = {0};
+    int *reductions = rp->reductions, n_copies = 0;
+    for (int p = 0; p < n_passes && len <= ROW_COPY_MAX; p++) {
+        pass_emits(k, pass, p, kept, emits, reload, reductions);
+        for (int v = 0; v < k->n_body; v++) {
+            if (!emits[v]) continue;
+            if (pass[v] == p) computed_in_own_pass[v] = true;
+            else read_later[v] = true;
+        }
+    }
+    for (int v = 0; v < k->n_body; v++) {
+        const kir_inst *in = &k->body[v];
+        kept[v] = in->kind == KIR_OP && pe_op_table[in->op].cost >= ROW_COPY_COST && computed_in_own_pass[v] && read_later[v] &&
+                  n_copies < 4;
+        if (kept[v]) row_copy(e, k, v, len), n_copies++;
+    }
+    rp->n_passes = n_passes;
+}
+
+/* The reductions of a pass over the row at flat index `start` in lanes,
+ * each combined into the row's result: stored at o, and a local for the
+ * passes after. */
+static void emit_row_lanes(emitter *e, const kir_kernel *k, const row_plan *rp, int n_red, gcc_jit_rvalue *start, gcc_jit_lvalue *o)
+{
+    int64_t len = rp->len;
+    const int *reductions = rp->reductions;
+    gcc_jit_lvalue *acc[KIR_MAX_BODY][MAX_LANES], *comp[KIR_MAX_BODY][MAX_LANES], *at[KIR_MAX_BODY][MAX_LANES];
+    int lanes = row_lanes(e, k, reductions, n_red, rp->emits, rp->reload);
+    for (int r = 0; r < n_red; r++) {
+        const kir_inst *red = &k->body[reductions[r]];
+        pe_gj_lane_locals(e, red, lanes, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
+    }
+    gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
+    gcc_jit_block *lanes_cond = block(e, "lanes_cond"), *lanes_body = block(e, "lanes_body");
+    gcc_jit_block *rem_cond = block(e, "rem_cond"), *rem_body = block(e, "rem_body"), *finish = block(e, "finish");
+    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    gcc_jit_block_end_with_conditional(lanes_cond, NULL,
+                                       cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, lanes)), lng(e, len)),
+                                       lanes_body, rem_cond);
+    e->cur = lanes_body;
+    for (int l = 0; l < lanes; l++) {
+        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
+        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
+        e->pos = e->c_last;
+        for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][l], comp[r][l], at[r][l]);
+        pe_gj_emit_body(e, k);
+    }
+    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, lanes));
+    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    gcc_jit_block_end_with_conditional(rem_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), rem_body, finish);
+    e->cur = rem_body;
+    e->c_last = rv(kk);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
+    e->pos = rv(kk);
+    for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][0], comp[r][0], at[r][0]);
+    pe_gj_emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, rem_cond);
+    e->cur = finish;
+    for (int r = 0; r < n_red; r++) { /* the row's result: stored, and a local for the passes after */
+        const kir_inst *red = &k->body[reductions[r]];
+        gcc_jit_rvalue *hi, *lo;
+        pe_gj_combine_all_lanes(e, red, lanes, acc[r], comp[r], at[r], &hi, &lo);
+        gcc_jit_rvalue *result = to_local(e, pe_gj_finish_axis_result(e, red, hi, lo, len), type_of(e, (pe_dtype)red->dtype));
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], rv(o)), result);
+        e->val[reductions[r]] = result;
+    }
+}
+
+/* Pass p over the row at flat index `start` (its results at o). */
+static void emit_row_pass(emitter *e, const kir_kernel *k, row_plan *rp, int p, gcc_jit_rvalue *start, gcc_jit_lvalue *o)
+{
+    int64_t len = rp->len;
+    const bool *kept = rp->kept;
+    bool *emits = rp->emits, *reload = rp->reload, *spill_here = rp->spill_here;
+    const int *pass = rp->pass;
+    int *reductions = rp->reductions;
+    int n_red = pass_emits(k, pass, p, kept, emits, reload, reductions);
+    for (int v = 0; v < k->n_body; v++) spill_here[v] = kept[v] && pass[v] == p && emits[v];
+    e->emits = emits;
+    /* costly values under a reduction (exp of a softmax): one loop
+     * computes them into the row's copies (a loop the vectoriser takes,
+     * where eight lanes of inline exp are not), then the lanes reduce
+     * the copies */
+    bool split = n_red > 0 && len <= ROW_COPY_MAX && emits_costly_op(k, emits, reload);
+    if (split)
+        for (int r = 0; r < n_red; r++) {
+            const kir_inst *red = &k->body[reductions[r]];
+            emits[reductions[r]] = false;
+            for (int j = 1; j < red->n; j++) row_copy(e, k, red->a[j], len), spill_here[red->a[j]] = true;
+        }
+    if (n_red == 0 || split) { /* stores (and copies) only: one loop along the row */
+        emit_row_loop(e, k, start, len);
+        if (!split) return;
+        memset(emits, 0, sizeof rp->emits), memset(reload, 0, sizeof rp->reload), memset(spill_here, 0, sizeof rp->spill_here);
+        for (int r = 0; r < n_red; r++) {
+            const kir_inst *red = &k->body[reductions[r]];
+            emits[reductions[r]] = true;
+            for (int j = 1; j < red->n; j++) emits[red->a[j]] = reload[red->a[j]] = true;
+        }
+    }
+    emit_row_lanes(e, k, rp, n_red, start, o);
+}
+
+/* Reductions along the last axis, one result per launch index (a row):
+ * pass 0 accumulates the reductions of values the row's elements give,
+ * pass p those of values computed from the results of the passes before it
+ * (x - mean_axis(x, 1), softmax: the results broadcast back), each in
+ * row_lanes lanes (element k in lane k mod the lanes, combined in a
+ * fixed order: the same result for any launch); a pass also stores the
+ * members it computes.  Each pass loads the row again (from cache) and
+ * recomputes what it needs, so nothing between the reductions is stored. */
+gcc_jit_block *pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    memset(e->row_copy, 0, sizeof e->row_copy);
+    row_plan rp = {.len = k->shape[k->rank - 1]};
+    plan_row_passes(e, k, &rp);
+    e->reload = rp.reload;
+    e->spill_here = rp.spill_here;
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    row_coordinates(e, rv(o), -1);
+    pe_gj_row_bases(e);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, rp.len)), e->t_long);
+    for (int p = 0; p < rp.n_passes; p++) emit_row_pass(e, k, &rp, p, start, o);
+    e->emits = NULL;
+    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    return done;
+}
+
+/* ------------------------------------------------------------------- flat */
+
+/* A chunk's partial: n doubles at partials[kir_partial_width * (begin / chunk)]. */
+static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begin, gcc_jit_rvalue *const *parts, int n)
+{
+    int width = kir_partial_width((pe_op)reduce->op, (pe_dtype)reduce->ctype);
+    gcc_jit_rvalue *slot = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, KIR_REDUCE_CHUNK)), lng(e, width)), e->t_long);
+    for (int j = 0; j < n; j++)
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], bin_long(e, GCC_JIT_BINARY_OP_PLUS, slot, j)),
+                                     parts[j]);
+}
+
+/* A kernel without a shape, or ending in a full reduction: one flat loop
+ * over [begin, end) (views' indices from the flat index), a reduction's
+ * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
+gcc_jit_block *pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = kir_reduction_of(k);
+    gcc_jit_block *entry = e->cur;
+    gcc_jit_block *cond = block(e, "cond"), *body = block(e, "body"), *done = block(e, "done");
+    e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
+    gcc_jit_block_add_assignment(entry, NULL, e->i, begin);
+    gcc_jit_rvalue *i = rv(e->i);
+    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
+    bool with_comp = reduce && compensated(reduce);
+    if (reduce) {
+        /* REDUCE_LANES accumulators over consecutive elements: independent
+         * chains the vectoriser packs, combined in a fixed tree at the end */
+        pe_gj_lane_locals(e, reduce, REDUCE_LANES, with_comp, begin, acc, comp, at);
+        gcc_jit_block *lanes_cond = block(e, "lanes_cond");
+        gcc_jit_block *lanes_body = block(e, "lanes_body");
+        gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
+        gcc_jit_rvalue *last = bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES);
+        gcc_jit_block_end_with_conditional(lanes_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LE, last, end), lanes_body, cond);
+        e->cur = lanes_body;
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
+            e->acc = acc[l], e->comp = comp[l], e->at = at[l], e->pos = e->index;
+            pe_gj_emit_body(e, k);
+        }
+        gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
+        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
+    } else {
+        gcc_jit_block_end_with_jump(entry, NULL, cond);
+    }
+    /* the remaining elements one by one (into lane 0) */
+    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, i, end), body, done);
+    e->cur = body;
+    e->index = i;
+    e->acc = reduce ? acc[0] : NULL;
+    e->comp = reduce ? comp[0] : NULL;
+    e->at = reduce ? at[0] : NULL, e->pos = i;
+    pe_gj_emit_body(e, k);
+    gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
+    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
+        e->cur = done;
+        gcc_jit_rvalue *hi, *lo;
+        pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, acc, comp, at, &hi, &lo);
+        if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
+            hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
+        gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
+        store_partial(e, reduce, begin, parts, 2);
+        done = e->cur;
+    }
+    return done;
+}
+
+/* ------------------------------------------- multi-pass reductions */
+
+/* Where element kk of a multi-pass reduction's walk is: sets e->index, the
+ * coordinates (row mode) and e->pos. */
+typedef struct {
+    int axis;                /* the reduced axis, or -1: a chunk of a full reduction */
+    gcc_jit_rvalue *start;   /* the flat index of element 0 (the last axis reduced, or a chunk) */
+    gcc_jit_rvalue *c_last;  /* an outer axis reduced: the result's coordinate along the last axis */
+} walk;
+
+static void place(emitter *e, const walk *w, gcc_jit_rvalue *kk)
+{
+    e->pos = kk;
+    if (w->axis < 0 || w->axis == e->k->rank - 1) { /* contiguous: row bases hoisted by the caller */
+        e->c_last = kk;
+        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, w->start, kk), e->t_long);
+        return;
+    }
+    e->coord[w->axis] = kk;
+    e->c_last = w->c_last;
+    pe_gj_row_bases(e);
+    e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, row_start(e), w->c_last), e->t_long);
+}
+
+/* What the passes of var, stddev (the sum, the exponent of the largest
+ * deviation from the mean, the scaled squared deviations) and f64 norm2
+ * (the largest magnitude, the squares divided by it) found. */
+typedef struct {
+    gcc_jit_rvalue *sum_hi, *sum_lo, *exponent, *squares, *squares_hi, *squares_lo, *scale, *scaled;
+} pass_stats;
+
+static gcc_jit_rvalue *neumaier_total(emitter *e, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo)
+{
+    gcc_jit_rvalue *finite = cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", PE_F64, hi), num(e, PE_F64, __builtin_inf()));
+    return choose(e, finite, to_local(e, bin(e, GCC_JIT_BINARY_OP_PLUS, PE_F64, hi, lo), e->t_double), hi, e->t_double);
+}
+
+/* The passes of a multi-pass reduction over n elements (n_real: as a
+ * double), each walking them in order, one accumulator, Neumaier sums: the
+ * reference's algorithm (interp.c, reduce_one) step by step. */
+static pass_stats emit_passes(emitter *e, const kir_kernel *k, const kir_inst *reduce, const walk *w, gcc_jit_rvalue *n,
+                              gcc_jit_rvalue *n_real)
+{
+    pass_stats st = {0};
+    bool var = pe_gj_passes_of(reduce) == 3;
+    gcc_jit_type *I = e->t_of[PE_I32];
+    for (int pass = 0; pass < pe_gj_passes_of(reduce); pass++) {
+        gcc_jit_lvalue *acc = double_local(e, "acc", 0.0), *comp = double_local(e, "comp", 0.0);
+        gcc_jit_lvalue *kk = long_local(e, "kk", lng(e, 0));
+        gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *after = block(e, "pass_done");
+        gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+        gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), n), body, after);
+        e->cur = body;
+        place(e, w, rv(kk));
+        e->acc = acc, e->comp = comp, e->at = NULL, e->pass = pass;
+        pe_gj_emit_body(e, k);
+        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+        gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+        e->cur = after;
+        gcc_jit_rvalue *hi = to_local(e, rv(acc), e->t_double), *lo = to_local(e, rv(comp), e->t_double);
+        if (var && pass == 0) {
+            st.sum_hi = hi, st.sum_lo = lo;
+            e->mean = to_local(e, bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, neumaier_total(e, hi, lo), n_real), e->t_double);
+        } else if (var && pass == 1) { /* as the reference: 0 unless the largest deviation is finite and not 0 */
+            gcc_jit_rvalue *usable = and_(e, cmp(e, GCC_JIT_COMPARISON_GT, hi, num(e, PE_F64, 0.0)),
+                                          cmp(e, GCC_JIT_COMPARISON_LT, hi, num(e, PE_F64, __builtin_inf())));
+            gcc_jit_rvalue *lg = gcc_jit_context_new_call(e->ctx, NULL, gcc_jit_context_get_builtin_function(e->ctx, "__builtin_ilogb"), 1, &hi);
+            st.exponent = choose(e, usable, to_local(e, lg, I), gcc_jit_context_zero(e->ctx, I), I);
+            e->shift = to_local(e, gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, I, st.exponent), I);
+        } else if (!var && pass == 0) { /* norm2: squares divided by the scale where it is finite and not 0 */
+            st.scale = hi;
+            st.scaled = and_(e, cmp(e, GCC_JIT_COMPARISON_GT, hi, num(e, PE_F64, 0.0)),
+                             cmp(e, GCC_JIT_COMPARISON_LT, hi, num(e, PE_F64, __builtin_inf())));
+            e->divisor = choose(e, st.scaled, hi, num(e, PE_F64, 1.0), e->t_double);
+        } else {
+            st.squares_hi = hi, st.squares_lo = lo;
+            st.squares = to_local(e, neumaier_total(e, hi, lo), e->t_double);
+        }
+    }
+    return st;
+}
+
+static gcc_jit_rvalue *ldexp_(emitter *e, gcc_jit_rvalue *x, gcc_jit_rvalue *exponent)
+{
+    gcc_jit_rvalue *args[2] = {x, exponent};
+    return math(e, "ldexp", PE_F64, 2, args);
+}
+
+/* A multi-pass reduction along any axis: per result, its elements walked
+ * in order by each pass, re-evaluating the fused body (bitwise the
+ * reference's value for f64). */
+gcc_jit_block *pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = kir_reduction_of(k);
+    int a = k->reduce_axis, last = k->rank - 1;
+    int64_t len = k->shape[a], n_last = k->shape[last];
+    gcc_jit_lvalue *o = long_local(e, "o", begin);
+    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
+    e->cur = o_head;
+    walk w = {.axis = a};
+    if (a == last) {
+        row_coordinates(e, rv(o), -1);
+        pe_gj_row_bases(e);
+        w.start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, len)), e->t_long);
+    } else {
+        gcc_jit_rvalue *orow = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(o), lng(e, n_last)), e->t_long);
+        w.c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), lbin(e, GCC_JIT_BINARY_OP_MULT, orow, lng(e, n_last))), e->t_long);
+        row_coordinates(e, orow, a);
+    }
+    pass_stats st = emit_passes(e, k, reduce, &w, lng(e, len), num(e, PE_F64, (double)len));
+    gcc_jit_rvalue *v;
+    if (pe_gj_passes_of(reduce) == 3) {
+        gcc_jit_type *I = e->t_of[PE_I32];
+        gcc_jit_rvalue *scaled_var = to_local(e, bin(e, GCC_JIT_BINARY_OP_DIVIDE, PE_F64, st.squares, num(e, PE_F64, (double)len)), e->t_double);
+        v = reduce->op == PE_OP_var
+                ? ldexp_(e, scaled_var, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, I,
+                                                                      gcc_jit_context_new_rvalue_from_int(e->ctx, I, 2), st.exponent))
+                : ldexp_(e, math1(e, "sqrt", PE_F64, scaled_var), st.exponent);
+    } else {
+        v = choose(e, st.scaled, to_local(e, bin(e, GCC_JIT_BINARY_OP_MULT, PE_F64, st.scale, math1(e, "sqrt", PE_F64, st.squares)), e->t_double),
+                   st.scale, e->t_double);
+    }
+    gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], rv(o)),
+                                 gcc_jit_context_new_cast(e->ctx, NULL, to_local(e, v, e->t_double), type_of(e, (pe_dtype)reduce->dtype)));
+    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
+    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
+    return done;
+}
+
+/* A chunk of a multi-pass full reduction: its passes over [begin, end) and
+ * its statistics as the chunk's partial (kir.h; combined by Chan's formula
+ * or rescaled, partials.c). */
+gcc_jit_block *pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = kir_reduction_of(k);
+    walk w = {.axis = -1, .start = begin};
+    gcc_jit_rvalue *n = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, end, begin), e->t_long);
+    pass_stats st = emit_passes(e, k, reduce, &w, n, to_local(e, gcc_jit_context_new_cast(e->ctx, NULL, n, e->t_double), e->t_double));
+    if (pe_gj_passes_of(reduce) == 3) {
+        gcc_jit_rvalue *parts[4] = {st.sum_hi, st.sum_lo, gcc_jit_context_new_cast(e->ctx, NULL, st.exponent, e->t_double), st.squares};
+        store_partial(e, reduce, begin, parts, 4);
+    } else {
+        gcc_jit_rvalue *parts[4] = {st.scale, st.squares_hi, st.squares_lo, num(e, PE_F64, 0.0)};
+        store_partial(e, reduce, begin, parts, 4);
+    }
+    return e->cur;
+}
