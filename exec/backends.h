@@ -26,7 +26,8 @@ typedef struct {
     bool (*start)(int n);
     /* Stops it, with every device it started. */
     void (*stop)(void);
-    /* Whether the executor runs work on `device` now (the host: once started). */
+    /* Whether device `device` is started and not given up (pe_set_device
+     * starts one that is not); the host answers for its one device. */
     bool (*serves)(int device);
 } pe_backend;
 

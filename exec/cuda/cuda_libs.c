@@ -4,13 +4,13 @@
  * of them.  Loaded on first use and never unloaded (the libraries keep
  * threads and handlers); a missing one is one warning, the CPU computing
  * what it would. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_libs.h"
+#include "../base/dynlib.h"
 #include "../base/error.h"
 #include "../base/runtime.h"
 
@@ -25,11 +25,7 @@ int pe_cuda_lib_kind(pe_dtype t)
     }
 }
 
-/* A function's name and its slot in the API table. */
-typedef struct {
-    const char *symbol;
-    size_t offset;
-} entry;
+typedef pe_dynlib_slot entry; /* a function's name and its slot in the API table */
 
 typedef struct {
     const char *what;       /* "cuBLAS" */
@@ -112,25 +108,17 @@ static library libraries[] = {
 /* Loads it, or says why not in `why`. */
 static bool load(library *l, char *why, size_t n_why)
 {
-    const char *path = getenv(l->env);
-    void *lib = NULL;
-    if (path && *path) {
-        lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    } else {
-        for (int i = 0; !lib && l->sonames[i]; i++) lib = dlopen(path = l->sonames[i], RTLD_NOW | RTLD_LOCAL);
-    }
+    const char *chosen = getenv(l->env);
+    const char *given[] = {chosen, NULL}, *path, *e;
+    void *lib = pe_dynlib_open(chosen && *chosen ? given : l->sonames, false, &path, &e);
     if (!lib) {
-        const char *e = dlerror();
         snprintf(why, n_why, "%s", e ? e : "cannot load it");
         return false;
     }
-    for (size_t i = 0; i < l->n_entries; i++) {
-        void *fn = dlsym(lib, l->entries[i].symbol);
-        if (!fn) {
-            snprintf(why, n_why, "%s has no %s", path, l->entries[i].symbol);
-            return false; /* not closed: a library may not be unloadable once loaded */
-        }
-        memcpy((char *)l->api + l->entries[i].offset, &fn, sizeof fn);
+    const char *missing = pe_dynlib_bind(lib, l->entries, l->n_entries, l->api);
+    if (missing) {
+        snprintf(why, n_why, "%s has no %s", path, missing);
+        return false; /* not closed: a library may not be unloadable once loaded */
     }
     return true;
 }

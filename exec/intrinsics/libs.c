@@ -6,18 +6,15 @@
  * (the calls run without the runtime lock), never unloaded (OpenBLAS keeps
  * threads, FFTW plans).  A failure is kept as its reason, which names the
  * Debian package that installs the library. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libs.h"
+#include "../base/dynlib.h"
 
-typedef struct {
-    const char *symbol;
-    size_t offset;
-} entry;
+typedef pe_dynlib_slot entry;
 
 typedef struct {
     const char *what;    /* "OpenBLAS" */
@@ -94,23 +91,18 @@ static bool load(library *l)
     if (l->state) return l->state > 0;
     l->state = -1;
     const char *chosen = getenv(l->env);
-    const char *path = chosen && *chosen ? chosen : l->soname;
-    dlerror();
-    void *lib = dlopen(path, RTLD_NOW | (l->global ? RTLD_GLOBAL : RTLD_LOCAL));
+    const char *paths[] = {chosen && *chosen ? chosen : l->soname, NULL}, *path, *e;
+    void *lib = pe_dynlib_open(paths, l->global, &path, &e);
     if (!lib) {
-        const char *e = dlerror();
         snprintf(l->why, sizeof l->why, "%s is not available (%s); install Debian's %s", l->what,
                  e ? e : path, l->package);
         return false;
     }
-    for (size_t i = 0; i < l->n_entries; i++) {
-        void *fn = dlsym(lib, l->entries[i].symbol);
-        if (!fn) {
-            snprintf(l->why, sizeof l->why, "%s (%s) has no %s; install Debian's %s", l->what, path,
-                     l->entries[i].symbol, l->package);
-            return false; /* not closed: a library may not be unloadable once loaded */
-        }
-        memcpy((char *)l->api + l->entries[i].offset, &fn, sizeof fn);
+    const char *missing = pe_dynlib_bind(lib, l->entries, l->n_entries, l->api);
+    if (missing) {
+        snprintf(l->why, sizeof l->why, "%s (%s) has no %s; install Debian's %s", l->what, path, missing,
+                 l->package);
+        return false;
     }
     l->state = 1;
     if (l == &libraries[LIB_BLAS]) blas.openblas_set_num_threads(blas_threads);

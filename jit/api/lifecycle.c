@@ -29,7 +29,6 @@
 #include "../../exec/interp/interp.h"
 #include "../../exec/interp/reference.h"
 #include "../../profiler/collect.h"
-static pe_device_info cpu_info;
 
 /* A device needs its driver (the executor checks) and its target's
  * compiler (a GPU: NVRTC). */
@@ -153,6 +152,7 @@ int pe_init(const pe_config *cfg)
     if (pe_rt.initialised) return PE_OK;
     pe_rt.log_level = env_log_level(PE_LOG_WARN);
     if (cfg && cfg->log_level > 0 && cfg->log_level <= PE_LOG_DEBUG + 1) pe_rt.log_level = cfg->log_level - 1;
+    pe_device_info cpu_info;
     pe_host_backend.device_info(0, &cpu_info);
     pe_rt.threads = (int)env_int("PE_THREADS", cpu_info.cores, 1);
     if (cfg && cfg->threads > 0) pe_rt.threads = cfg->threads;
