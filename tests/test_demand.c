@@ -281,7 +281,7 @@ static void test_expressions_list_stays_bounded(void **state)
         pe_release(t), pe_release(s);
     }
     if (!tu_on_interpreter()) assert_true(tu_stats().values_deferred >= 5000);
-    assert_true(pe_rt.n_expressions <= 2048);
+    assert_true(pe_retention.n_expressions <= 2048);
     pe_release(px);
 }
 

@@ -558,12 +558,12 @@ static void test_invalid_input(void **state)
 static void assert_key_is_entries_key(void)
 {
     int guard = pe_api_lock();
-    const pe_trace_key *k = &pe_rt.trace_key;
+    const pe_trace_key *k = &pe_rec.trace_key;
     assert_false(k->broken);
     /* the externals forget their numbers in this batch, so that the reference numbers them again */
-    for (uint32_t i = 0; i < k->n_externals; i++) pe_port_at(k->externals[i])->key_epoch = ~pe_rt.batch_epoch;
+    for (uint32_t i = 0; i < k->n_externals; i++) pe_port_at(k->externals[i])->key_epoch = ~pe_rec.batch_epoch;
     pe_trace_key ref = {0};
-    for (size_t i = 0; i < pe_rt.queue_len; i++) pe_trace_append(&ref, &pe_rt.queue[i], i);
+    for (size_t i = 0; i < pe_rec.queue_len; i++) pe_trace_append(&ref, &pe_rec.queue[i], i);
     assert_false(ref.broken);
     assert_int_equal(ref.len, k->len);
     assert_memory_equal(ref.bytes, k->bytes, k->len);

@@ -143,7 +143,7 @@ static void test_needs_of_a_recorded_batch(void **state)
         pc->dev_buf = gpu_memory[0], pc->dev_gpu = 0;
         pd->dev_buf = gpu_memory[1], pd->dev_gpu = 1, pd->host_stale = true, pd->buf = NULL;
         pe_program_seq seq;
-        assert_true(pe_proggen(pe_rt.queue, pe_rt.queue_len, pe_rt.batch_epoch, &pe_cuda_fusion_rules, &seq));
+        assert_true(pe_proggen(pe_rec.queue, pe_rec.queue_len, pe_rec.batch_epoch, &pe_cuda_fusion_rules, &seq));
         pe_batch_needs n;
         assert_true(pe_place_needs(&seq, &n));
         pc->dev_buf = NULL, pd->dev_buf = NULL, pd->host_stale = false, pd->buf = d_host;

@@ -25,7 +25,7 @@
  *
  * What expressions hold costs memory: a stored value the application
  * released stays while an expression reads it.  Those bytes are counted
- * (pe_rt.retained_bytes); past PE_RETAIN_LIMIT the expressions holding them
+ * (pe_retention.bytes); past PE_RETAIN_LIMIT the expressions holding them
  * are computed and stored (jit/record/demand.c), and the values go. */
 #include "grow.h"
 #include "runtime.h"
@@ -41,16 +41,16 @@ void pe_port_update_retained(pe_port *p)
     bool retained = p->state == PE_PORT_READY && p->buf && p->refs_app == 0 && p->maps == 0 && p->expr_readers > 0;
     if (retained == p->retained) return;
     p->retained = retained;
-    pe_rt.retained_bytes += retained ? (int64_t)pe_port_bytes(p) : -(int64_t)pe_port_bytes(p);
+    pe_retention.bytes += retained ? (int64_t)pe_port_bytes(p) : -(int64_t)pe_port_bytes(p);
 }
 
 void pe_expressions_compact(void)
 {
     size_t kept = 0;
-    for (size_t i = 0; i < pe_rt.n_expressions; i++)
-        if (pe_port_at(pe_rt.expressions[i])->holds_as_expression) pe_rt.expressions[kept++] = pe_rt.expressions[i];
-    pe_rt.n_expressions = kept;
-    pe_rt.compact_expressions_at = kept * 2 > 1024 ? kept * 2 : 1024;
+    for (size_t i = 0; i < pe_retention.n_expressions; i++)
+        if (pe_port_at(pe_retention.expressions[i])->holds_as_expression) pe_retention.expressions[kept++] = pe_retention.expressions[i];
+    pe_retention.n_expressions = kept;
+    pe_retention.compact_at = kept * 2 > 1024 ? kept * 2 : 1024;
 }
 
 /* Port idx keeps its inputs as an expression: they count it as a reader,
@@ -65,9 +65,9 @@ void pe_port_become_expression(uint32_t idx)
         q->expr_readers++;
         pe_port_update_retained(q);
     }
-    if (pe_rt.n_expressions >= pe_rt.compact_expressions_at) pe_expressions_compact(); /* amortised O(1) */
-    if (PE_GROW(pe_rt.expressions, pe_rt.cap_expressions, pe_rt.n_expressions + 1))
-        pe_rt.expressions[pe_rt.n_expressions++] = idx;
+    if (pe_retention.n_expressions >= pe_retention.compact_at) pe_expressions_compact(); /* amortised O(1) */
+    if (PE_GROW(pe_retention.expressions, pe_retention.cap_expressions, pe_retention.n_expressions + 1))
+        pe_retention.expressions[pe_retention.n_expressions++] = idx;
 }
 
 void pe_port_expression_done(pe_port *p)

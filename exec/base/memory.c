@@ -80,14 +80,14 @@ void *pe_mem_alloc(size_t bytes)
         pthread_mutex_unlock(&pool.mu);
     }
     if (!p) p = aligned_alloc(ALIGNMENT, (class_bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
-    if (p) pe_rt.stats.live_bytes += (int64_t)bytes;
+    if (p) pe_counters.live_bytes += (int64_t)bytes;
     return p;
 }
 
 void pe_mem_free(void *p, size_t bytes)
 {
     if (!p) return;
-    pe_rt.stats.live_bytes -= (int64_t)bytes;
+    pe_counters.live_bytes -= (int64_t)bytes;
     size_t class_bytes;
     int c = class_of(bytes ? bytes : 1, &class_bytes);
     pthread_mutex_lock(&pool.mu);
@@ -124,5 +124,5 @@ void pe_mem_trim(void)
     pthread_mutex_unlock(&pool.mu);
 }
 
-void pe_mem_account(long long delta) { pe_rt.stats.live_bytes += delta; }
+void pe_mem_account(long long delta) { pe_counters.live_bytes += delta; }
 

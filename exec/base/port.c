@@ -71,7 +71,7 @@ uint32_t pe_port_new(void)
     p->released_by_ir = released_by_ir;
     p->state = PE_PORT_PENDING;
     p->next_free = NO_SLOT;
-    pe_rt.stats.live_arrays++;
+    pe_counters.live_arrays++;
     return idx;
 }
 
@@ -136,7 +136,7 @@ static void free_port(uint32_t idx)
     pe_port *p = pe_port_at(idx);
     if (p->prof_stored && !p->prof_read && unread_dies) unread_dies(p);
     pe_port_drop_inputs(p);
-    if (p->retained) pe_rt.retained_bytes -= (int64_t)pe_port_bytes(p);
+    if (p->retained) pe_retention.bytes -= (int64_t)pe_port_bytes(p);
     p->retained = false;
     if (p->buf) {
         if (p->free_fn) {
@@ -157,7 +157,7 @@ static void free_port(uint32_t idx)
     else pe_port_at(pe_rt.free_tail)->next_free = idx;
     pe_rt.free_tail = idx;
     pe_rt.n_free++;
-    pe_rt.stats.live_arrays--;
+    pe_counters.live_arrays--;
 }
 
 void pe_port_describe(pe_port *p, pe_op op, const uint32_t *in, int n, pe_dtype dtype, pe_dtype ctype, int rank,
@@ -187,7 +187,7 @@ void pe_ports_forget_since(uint32_t first)
         pe_port *p = pe_port_at(i);
         if (p->state == PE_PORT_FREE) continue;
         if (p->buf) pe_mem_free(p->buf, pe_port_bytes(p));
-        if (p->retained) pe_rt.retained_bytes -= (int64_t)pe_port_bytes(p);
+        if (p->retained) pe_retention.bytes -= (int64_t)pe_port_bytes(p);
         free(p->err_msg);
         free(p->ref);
         uint32_t gen = p->gen; /* the slot's next port gets a later generation: no handle of these ever matches */
@@ -195,7 +195,7 @@ void pe_ports_forget_since(uint32_t first)
         p->gen = gen;
         p->state = PE_PORT_FREE;
         p->next_free = NO_SLOT;
-        pe_rt.stats.live_arrays--;
+        pe_counters.live_arrays--;
     }
     pe_rt.n_slots = first;
 }

@@ -1,4 +1,5 @@
-/* runtime.c — the ground of the runtime: its global state (`pe_rt`) and
+/* runtime.c — the ground of the runtime: its global state (`pe_rt`, `pe_rec`,
+ * `pe_retention`, `pe_counters`: runtime.h says who owns each) and
  * the runtime lock every entry point holds.  Everything above uses it; it
  * calls nothing above it. */
 #include <pthread.h>
@@ -7,6 +8,9 @@
 #include "runtime.h"
 
 pe_runtime pe_rt = {.log_level = PE_LOG_WARN, .free_head = UINT32_MAX, .free_tail = UINT32_MAX};
+pe_recording pe_rec;
+pe_retention_state pe_retention;
+pe_stats pe_counters;
 
 /* The runtime lock: a plain mutex with a per-thread depth, so that entry
  * points calling entry points (and error handlers calling the API) nest, and

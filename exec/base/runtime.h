@@ -84,7 +84,7 @@ typedef struct pe_port {
     uint32_t lent_fills;     /* times a kernel computed it into a reader's buffer and gave that back */
     uint32_t expr_readers;   /* expressions (DEFERRED ports) holding it as an input */
     bool holds_as_expression; /* an expression: counted in its inputs' expr_readers until it is computed */
-    bool retained;           /* counted in pe_rt.retained_bytes: a stored value only expressions hold */
+    bool retained;           /* counted in pe_retention.bytes: a stored value only expressions hold */
     uint32_t visit;          /* demand.c's traversal stamp */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
     uint32_t key_same_as;    /* a uniform scalar's: the external number of the first one of equal dtype and
@@ -144,6 +144,13 @@ typedef struct {
 
 typedef struct pe_executor pe_executor;
 
+/* The runtime's state is split by owner: each struct below is written by
+ * the files its comment names and read by the others through this header
+ * (it sits in the ground because readers sit in several layers: the trace
+ * cache, below the recorder, reads the batch's epoch; every layer counts). */
+
+/* The runtime: its life, configuration, port table and executor
+ * (jit/api/lifecycle.c sets them up; exec/base/port.c owns the table). */
 typedef struct {
     bool initialised;
     /* pe_shutdown runs (calls that come in now fail with PE_E_INVALID), or
@@ -160,40 +167,41 @@ typedef struct {
     uint32_t n_slots;       /* slots handed out so far */
     uint32_t free_head, free_tail; /* FIFO free list (delays reuse, keeps release sites) */
     uint32_t n_free;               /* slots on the free list */
-    /* work queue */
+    /* execution */
+    pe_executor *executor;
+} pe_runtime;
+
+extern pe_runtime pe_rt;
+
+/* The recording: the work queue of the batch being recorded and its trace
+ * key (jit/record/queue.c owns them; jit/trace/trace.c extends the key). */
+typedef struct {
     pe_entry *queue;
     size_t queue_len, queue_cap;
     pe_trace_key trace_key;
     uint32_t batch_epoch;   /* the number of the batch being recorded */
-    int block_depth;
-    /* execution */
-    pe_executor *executor;
-    /* values on demand (exec/base/deferred.c): the bytes of stored values
-     * that only expressions hold, and the bound past which the expressions
-     * holding them are computed and stored (PE_RETAIN_LIMIT); the ports that
-     * became expressions (entries go stale: the list is compacted when read) */
-    int64_t retained_bytes, retain_limit;
-    uint32_t relieved_epoch; /* the batch whose recording last stored them (at most once a batch) */
-    bool retain_check_held;  /* a scope is ending: its expressions go too, the bound is checked after */
-    uint32_t *expressions;
-    size_t n_expressions, cap_expressions, compact_expressions_at;
-    /* PE_CHECK (exec/interp/reference.c): what is compared with the reference, the allowed
-     * relative error per dtype, and a difference a batch found that no application call has
-     * raised yet (its message names the op's line) */
-    int check;                        /* pe_check_mode */
-    double check_scale[PE_DTYPE__COUNT];
-    const pe_site *check_site;
-    char *check_message;
-    bool check_reported;              /* the run's first difference was raised: no more are looked for */
-    /* A replayed section's recorded operand (jit/macro/macro.c): the port
-     * to bind in its place, the same one but for a random draw's draw
-     * number, which advances on every replay (jit/api/api_rng.c sets it;
-     * NO_SLOT after an error was raised at s) */
-    uint32_t (*replay_operand)(const pe_site *s, uint32_t port);
-    pe_stats stats;
-} pe_runtime;
+    int block_depth;        /* pe_block nesting: no flush inside */
+} pe_recording;
 
-extern pe_runtime pe_rt;
+extern pe_recording pe_rec;
+
+/* Values on demand (exec/base/deferred.c owns them; jit/record/demand.c
+ * applies the bound): the bytes of stored values that only expressions
+ * hold, and the bound past which the expressions holding them are
+ * computed and stored (PE_RETAIN_LIMIT); the ports that became
+ * expressions (entries go stale: the list is compacted when read). */
+typedef struct {
+    int64_t bytes, limit;
+    uint32_t relieved_epoch; /* the batch whose recording last stored them (at most once a batch) */
+    bool check_held;         /* a scope is ending: its expressions go too, the bound is checked after */
+    uint32_t *expressions;
+    size_t n_expressions, cap_expressions, compact_at;
+} pe_retention_state;
+
+extern pe_retention_state pe_retention;
+
+/* The run's counters (pe_stats): every layer adds to them. */
+extern pe_stats pe_counters;
 
 #define PE_PAGE_BITS 10
 #define PE_PAGE_SIZE (1u << PE_PAGE_BITS)
@@ -316,12 +324,12 @@ bool pe_port_dead_in_batch(const pe_port *p);
  * the kernel only, it gets no store and stays an expression (DEFERRED).
  * `outside_uses`: its consumers in the batch that are not in its kernel. */
 bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses);
-/* Re-counts p in pe_rt.retained_bytes after its references, readers or
+/* Re-counts p in pe_retention.bytes after its references, readers or
  * state changed (deferred.c). */
 void pe_port_update_retained(pe_port *p);
 /* An expression lets go of its inputs (computed, or dying): their readers' counts. */
 void pe_port_expression_done(pe_port *p);
-/* Drops the entries of pe_rt.expressions that are no expression any more
+/* Drops the entries of pe_retention.expressions that are no expression any more
  * (computed, freed, or a reused slot's); the next compaction is due at
  * twice what is left. */
 void pe_expressions_compact(void);

@@ -227,9 +227,9 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
         else if (p->numel > 0) pe_pool_run(fn, args, p->numel, k->axis_reduction ? k->shape[k->reduce_axis] : 1);
         pe_api_resume(depth);
-        pe_rt.stats.kernels_launched++;
-        pe_rt.stats.streaming_launches += k->stream_stores;
-        for (int i = 0; i < k->n_params; i++) pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;
+        pe_counters.kernels_launched++;
+        pe_counters.streaming_launches += k->stream_stores;
+        for (int i = 0; i < k->n_params; i++) pe_counters.kernel_outputs += k->params[i].kind == KIR_OUT;
         if (pe_prof_on) profile_kernel(p, t0, pe_prof_now());
     }
     if (gather_out_of_range) {

@@ -202,9 +202,9 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
     }
     if (out_of_range) return false; /* the caller has the interpreter compute the members */
     *launched = true;
-    pe_rt.stats.kernels_launched++;
+    pe_counters.kernels_launched++;
     for (int i = 0; i < k->n_params; i++) {
-        pe_rt.stats.kernel_outputs += k->params[i].kind == KIR_OUT;
+        pe_counters.kernel_outputs += k->params[i].kind == KIR_OUT;
         if (k->params[i].kind == KIR_OUT || k->params[i].kind == KIR_OUT_PARTIAL) pe_port_at(p->bind[i])->host_stale = true;
     }
     for (int m = 0; m < p->n_members; m++) {
@@ -441,7 +441,7 @@ static size_t cuda_run(pe_executor *ex, const pe_batch *b, const pe_program_seq 
         }
         if (pe_prof_on && r == PE_CUDA_SUCCESS) profile_gpu_kernels(g, seq, launched, prof_start, pe_prof_now());
     }
-    if (!g->disabled) pe_rt.stats.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
+    if (!g->disabled) pe_counters.gpu_batches++; /* a batch that lost the GPU midway counts as the CPU's */
     for (size_t i = 0; i < seq->n; i++) {
         const pe_program *p = &seq->progs[i];
         if (p->kind != PE_PROG_KERNEL || !launched[i]) continue;

@@ -108,7 +108,7 @@ bool pe_port_copy_out(pe_port *p, void *dst)
         fail_port(p, "the GPU result cannot be copied to the host", r);
         return false;
     }
-    pe_rt.stats.bytes_to_host += pe_port_bytes(p);
+    pe_counters.bytes_to_host += pe_port_bytes(p);
     return true;
 }
 
@@ -172,7 +172,7 @@ static int from_peer(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep)
     if (pe_prof_on) pe_prof_transfer(true, bytes, t0, pe_prof_now(), pe_cuda_gpu_track(g, "copies"));
     pe_cuda_device_free(h, src, bytes); /* h has finished with it: drained */
     pe_cuda_give_copy(q, g, d);
-    pe_rt.stats.bytes_between_devices += bytes;
+    pe_counters.bytes_between_devices += bytes;
     return 1;
 }
 
@@ -208,6 +208,6 @@ bool pe_cuda_to_device(cuda_gpu *g, pe_port *q, const uint32_t *keep, int n_keep
         return false;
     }
     pe_cuda_give_copy(q, g, d);
-    pe_rt.stats.bytes_to_device += bytes;
+    pe_counters.bytes_to_device += bytes;
     return true;
 }

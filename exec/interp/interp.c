@@ -651,7 +651,7 @@ bool pe_interp_execute(pe_port *p)
     }
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     bool computed = compute(p);
-    pe_rt.stats.ops_interpreted += computed;
+    pe_counters.ops_interpreted += computed;
     if (pe_prof_on && computed) pe_prof_interp(p, t0, pe_prof_now());
     /* into a reader's buffer (a kernel the compiler rejected): the
      * interpreter keeps every value, so a copy of its own */

@@ -66,6 +66,8 @@ void pe_check_default_scales(double *scale)
 
 /* Element i of a buffer of t; a complex buffer is seen as its parts (2i the
  * real part of element i, 2i + 1 the imaginary part), each compared alone. */
+pe_check_state pe_check;
+
 static double element(pe_dtype t, const void *buf, int64_t i)
 {
     switch (t) {
@@ -318,7 +320,7 @@ typedef struct {
 static bool first_difference(const pe_port *p, const void *fast, difference *d)
 {
     pe_dtype t = (pe_dtype)p->dtype;
-    double scale = pe_rt.check_scale[t] * (p->op == PE_OP_prod ? fmax(p->ref_factors, 1) : 1);
+    double scale = pe_check.scale[t] * (p->op == PE_OP_prod ? fmax(p->ref_factors, 1) : 1);
     if (p->op == PE_OP_lu_cond && scale > 0) scale = 1; /* gecon's estimate (within a factor of 3) of the exact reference */
     double m = p->ref_floor;
     if (scale > 0) {
@@ -355,7 +357,7 @@ static void api_of(char *api, size_t n, const pe_port *p) { snprintf(api, n, "pe
 
 void pe_check_after_run(const pe_batch *b)
 {
-    if (pe_rt.check != PE_CHECK_ALL || pe_rt.check_message || pe_rt.check_reported) return;
+    if (pe_check.mode != PE_CHECK_ALL || pe_check.message || pe_check.reported) return;
     for (size_t i = 0; i < b->n; i++) {
         if (b->entries[i].kind != PE_ENTRY_COMPUTE) continue;
         pe_port *p = pe_port_at(b->entries[i].port);
@@ -367,20 +369,20 @@ void pe_check_after_run(const pe_batch *b)
         char text[512], api[64];
         describe(text, sizeof text, p, &d, "after its batch ran,");
         api_of(api, sizeof api, p);
-        pe_rt.check_site = p->site;
-        pe_rt.check_message = pe_format_error(p->site, api, "%s", text);
-        pe_log_message(PE_LOG_DEBUG, "%s", pe_rt.check_message ? pe_rt.check_message : text);
+        pe_check.site = p->site;
+        pe_check.message = pe_format_error(p->site, api, "%s", text);
+        pe_log_message(PE_LOG_DEBUG, "%s", pe_check.message ? pe_check.message : text);
         return;
     }
 }
 
 pe_status pe_check_raise_pending(void)
 {
-    if (!pe_rt.check_message) return PE_OK;
-    char *message = pe_rt.check_message;
-    pe_rt.check_message = NULL;
-    pe_rt.check_reported = true;
-    pe_status rc = pe_raise_message(pe_rt.check_site, PE_E_CHECK, message);
+    if (!pe_check.message) return PE_OK;
+    char *message = pe_check.message;
+    pe_check.message = NULL;
+    pe_check.reported = true;
+    pe_status rc = pe_raise_message(pe_check.site, PE_E_CHECK, message);
     free(message);
     return rc;
 }
@@ -388,13 +390,13 @@ pe_status pe_check_raise_pending(void)
 pe_status pe_check_copyout(const pe_site *s, const char *api, const pe_port *p, const void *fast)
 {
     if (pe_check_raise_pending() != PE_OK) return PE_E_CHECK; /* a batch's difference comes first */
-    if (pe_rt.check_reported || !p->ref) return PE_OK;
+    if (pe_check.reported || !p->ref) return PE_OK;
     difference d;
     if (!first_difference(p, fast, &d)) return PE_OK;
     char text[512], when[160], op_api[64];
     snprintf(when, sizeof when, "copied out by %s at %s:%d,", api, s && s->file ? s->file : "?", s ? s->line : 0);
     describe(text, sizeof text, p, &d, when);
     api_of(op_api, sizeof op_api, p);
-    pe_rt.check_reported = true;
+    pe_check.reported = true;
     return pe_raise(p->site, PE_E_CHECK, op_api, "%s", text);
 }

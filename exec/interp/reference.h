@@ -13,6 +13,20 @@ typedef enum {
     PE_CHECK_ALL      /* and every value a batch stores, once the batch ran */
 } pe_check_mode;
 
+/* PE_CHECK's state (reference.c owns it; jit/api/lifecycle.c configures
+ * it): what is compared with the reference, the allowed relative error per
+ * dtype, and a difference a batch found that no application call has
+ * raised yet (its message names the op's line). */
+typedef struct {
+    int mode;                   /* pe_check_mode */
+    double scale[PE_DTYPE__COUNT];
+    const pe_site *site;
+    char *message;
+    bool reported;              /* the run's first difference was raised: no more are looked for */
+} pe_check_state;
+
+extern pe_check_state pe_check;
+
 /* The default allowed relative error of each dtype (PE_CHECK_SCALE, when
  * set, replaces the floating types'; integers and bools compare exactly). */
 void pe_check_default_scales(double *scale);
@@ -21,7 +35,7 @@ void pe_check_default_scales(double *scale);
  * computes (from its inputs' references, in double, rounded to its dtype as
  * PE_EXECUTOR=interp does); after, with PE_CHECK=all, the values it stored
  * compared with them in program order: the first difference is kept for
- * pe_check_raise_pending.  The caller tests pe_rt.check first. */
+ * pe_check_raise_pending.  The caller tests pe_check.mode first. */
 void pe_check_before_run(const pe_batch *b);
 void pe_check_after_run(const pe_batch *b);
 

@@ -82,10 +82,10 @@ static size_t on_interpreter(const pe_program *p)
 
 void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint64_t t0)
 {
-    pe_rt.stats.library_calls++;
-    pe_rt.stats.generated_library_calls += (a->generated & PE_GENERATED_RAN) != 0;
-    pe_rt.stats.kernels_compiled += (a->generated & PE_GENERATED_COMPILED) != 0;
-    pe_rt.stats.disk_cache_hits += (a->generated & PE_GENERATED_LOADED) != 0;
+    pe_counters.library_calls++;
+    pe_counters.generated_library_calls += (a->generated & PE_GENERATED_RAN) != 0;
+    pe_counters.kernels_compiled += (a->generated & PE_GENERATED_COMPILED) != 0;
+    pe_counters.disk_cache_hits += (a->generated & PE_GENERATED_LOADED) != 0;
     if (!pe_prof_on) return;
     for (int k = 0; k < p->n_bind; k++) a->in[k]->prof_read = true;
     for (int m = 0; m < p->n_members; m++) a->members[m]->prof_stored |= a->out[m] != NULL;

@@ -262,7 +262,7 @@ static void note_served(const kir_kernel *k, const pe_target *asker)
     job *j = find_job(hash, k);
     if (j && j->state == JOB_FILED && !j->served) {
         j->served = true;
-        pe_rt.stats.aot_kernels_used++;
+        pe_counters.aot_kernels_used++;
     }
     pthread_mutex_unlock(&aot.mutex);
 }

@@ -40,7 +40,7 @@ static uint32_t make_data(const pe_site *s, const char *api, pe_dtype t, int ran
 static bool check_creation(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape)
 {
     if (!pe_require_init(s, api)) return false;
-    pe_rt.stats.ops_recorded++;
+    pe_counters.ops_recorded++;
     return pe_check_dtype(s, api, t) && pe_check_shape(s, api, rank, shape);
 }
 

@@ -94,13 +94,13 @@ static bool lend_dst(pe_port *p, void *dst, size_t dst_bytes, bool last_use)
     if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return false;
     const pe_executor *ex = pe_rt.executor;
     if (ex->caps & PE_EXEC_DEVICE_MEMORY) return false; /* a GPU result is copied straight into dst already */
-    if (p->state != PE_PORT_PENDING || p->batch != pe_rt.batch_epoch || p->refs_int > 1 || p->maps || p->buf ||
+    if (p->state != PE_PORT_PENDING || p->batch != pe_rec.batch_epoch || p->refs_int > 1 || p->maps || p->buf ||
         p->temp || pe_op_table[p->op].kind != PE_KIND_MAP || pe_port_bytes(p) != dst_bytes)
         return false;
     bool keeps_handle = !last_use || p->refs_app != 1;
     if (keeps_handle && !(ex->caps & PE_EXEC_RUNS_KERNELS)) return false; /* the interpreter stores every value */
     pe_port_lend_buffer(p, dst, keeps_handle);
-    pe_rt.stats.reads_in_place++;
+    pe_counters.reads_in_place++;
     return true;
 }
 
@@ -132,7 +132,7 @@ static int read_held(const pe_site *s, pe_port *p, uint32_t idx, void *dst, size
         pe_interp_fill(dst, (pe_dtype)p->dtype, p->value, p->numel);
     }
     if (pe_prof_on) pe_prof_io_at(s, PE_PROF_READ, bytes, t0, pe_prof_now()), pe_prof_value_read(p);
-    return __builtin_expect(pe_rt.check == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, dst);
+    return __builtin_expect(pe_check.mode == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, dst);
 }
 
 static int read_into(const pe_site *s, pe_array a, void *dst, size_t dst_bytes, bool last_use, const char *api)
@@ -197,7 +197,7 @@ static int read_one_held(const pe_site *s, pe_port *p, uint32_t idx, void *dst, 
         pe_prof_io_at(s, PE_PROF_READ, as_f32 ? sizeof(float) : sizeof(double), now, now);
         pe_prof_value_read(p);
     }
-    return __builtin_expect(pe_rt.check == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, p->buf);
+    return __builtin_expect(pe_check.mode == PE_CHECK_OFF, 1) ? PE_OK : pe_check_copyout(s, api, p, p->buf);
 }
 
 static int read_one(const pe_site *s, pe_array a, void *dst, bool as_f32, const char *api)
@@ -247,7 +247,7 @@ const void *pe_map_at(const pe_site *s, pe_array a)
     if (computed) p->maps++;
     pe_port_let_go(idx);
     if (!computed) return NULL;
-    if (__builtin_expect(pe_rt.check != PE_CHECK_OFF, 0)) pe_check_copyout(s, "pe_map", p, p->buf); /* the view stays */
+    if (__builtin_expect(pe_check.mode != PE_CHECK_OFF, 0)) pe_check_copyout(s, "pe_map", p, p->buf); /* the view stays */
     if (pe_prof_on) { /* a view, not a copy: a read of no time */
         uint64_t now = pe_prof_now();
         pe_prof_io_at(s, PE_PROF_READ, pe_port_bytes(p), now, now);
@@ -348,7 +348,7 @@ void pe_block_begin_at(const pe_site *s)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_block_begin")) return;
-    pe_rt.block_depth++;
+    pe_rec.block_depth++;
 }
 
 void pe_block_end_at(const pe_site *s)
@@ -356,11 +356,11 @@ void pe_block_end_at(const pe_site *s)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_block_end")) return;
-    if (pe_rt.block_depth == 0) {
+    if (pe_rec.block_depth == 0) {
         pe_raise(s, PE_E_ARG, "pe_block_end", "pe_block_end without a matching pe_block_begin");
         return;
     }
-    if (--pe_rt.block_depth == 0) pe_queue_flush();
+    if (--pe_rec.block_depth == 0) pe_queue_flush();
 }
 
 void pe_flush_at(const pe_site *s)
@@ -378,5 +378,5 @@ void pe_sync_at(const pe_site *s)
     if (!pe_require_init(s, "pe_sync")) return;
     pe_queue_wait_idle();
     if (pe_rt.executor->wait) pe_rt.executor->wait(pe_rt.executor); /* GPU batches end without waiting for the GPU */
-    if (__builtin_expect(pe_rt.check != PE_CHECK_OFF, 0)) pe_check_raise_pending();
+    if (__builtin_expect(pe_check.mode != PE_CHECK_OFF, 0)) pe_check_raise_pending();
 }

@@ -23,7 +23,7 @@ static pe_array finish_view(const pe_site *s, pe_op op, pe_port *x, uint32_t xi,
     if (pe_port_is_uniform(x)) {
         uint32_t idx = pe_make_constant((pe_dtype)x->dtype, rank, shape, x->value, x->weak, s);
         if (idx != NO_SLOT) {
-            pe_rt.stats.ops_folded++;
+            pe_counters.ops_folded++;
             if (pe_prof_on) pe_prof_call(s);
             return pe_publish(idx);
         }

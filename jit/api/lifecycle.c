@@ -116,12 +116,12 @@ static int env_device(void)
 static void configure_check(const pe_config *cfg)
 {
     const char *v = cfg && cfg->check ? cfg->check : getenv("PE_CHECK");
-    pe_rt.check = PE_CHECK_OFF;
-    if (v && *v && strcasecmp(v, "copyout") == 0) pe_rt.check = PE_CHECK_COPYOUT;
-    else if (v && *v && strcasecmp(v, "all") == 0) pe_rt.check = PE_CHECK_ALL;
+    pe_check.mode = PE_CHECK_OFF;
+    if (v && *v && strcasecmp(v, "copyout") == 0) pe_check.mode = PE_CHECK_COPYOUT;
+    else if (v && *v && strcasecmp(v, "all") == 0) pe_check.mode = PE_CHECK_ALL;
     else if (v && *v && strcasecmp(v, "off") != 0)
         pe_log_message(PE_LOG_WARN, "PE_CHECK=%s is not one of off|copyout|all; using off", v);
-    pe_check_default_scales(pe_rt.check_scale);
+    pe_check_default_scales(pe_check.scale);
     double scale = cfg && cfg->check_scale > 0 ? cfg->check_scale : 0;
     const char *sv = getenv("PE_CHECK_SCALE");
     if (scale == 0 && sv && *sv) {
@@ -131,14 +131,14 @@ static void configure_check(const pe_config *cfg)
             pe_log_message(PE_LOG_WARN, "PE_CHECK_SCALE=%s is not a number >= 0; using the defaults", sv);
             scale = 0;
         } else if (scale == 0) { /* exactly */
-            pe_rt.check_scale[PE_F32] = pe_rt.check_scale[PE_F64] = 0;
+            pe_check.scale[PE_F32] = pe_check.scale[PE_F64] = 0;
         }
     }
-    if (scale > 0) pe_rt.check_scale[PE_F32] = pe_rt.check_scale[PE_F64] = scale;
-    free(pe_rt.check_message);
-    pe_rt.check_message = NULL;
-    pe_rt.check_site = NULL;
-    pe_rt.check_reported = false;
+    if (scale > 0) pe_check.scale[PE_F32] = pe_check.scale[PE_F64] = scale;
+    free(pe_check.message);
+    pe_check.message = NULL;
+    pe_check.site = NULL;
+    pe_check.reported = false;
 }
 
 int pe_init(const pe_config *cfg)
@@ -159,9 +159,8 @@ int pe_init(const pe_config *cfg)
     pe_rt.device = env_device();
     if (cfg && cfg->device > 0) pe_rt.device = cfg->device - 1;
     pe_rt.queue_limit = env_int("PE_QUEUE_LIMIT", DEFAULT_QUEUE_LIMIT, 1);
-    pe_rt.replay_operand = pe_rng_replay_operand; /* draws in PE_MACRO bodies advance on every replay */
     configure_check(cfg);
-    pe_rt.retain_limit = env_int("PE_RETAIN_LIMIT", DEFAULT_RETAIN_LIMIT_MB, 0) << 20;
+    pe_retention.limit = env_int("PE_RETAIN_LIMIT", DEFAULT_RETAIN_LIMIT_MB, 0) << 20;
     if (cfg && cfg->queue_limit > 0) pe_rt.queue_limit = cfg->queue_limit;
     const char *executor = cfg && cfg->executor ? cfg->executor : getenv("PE_EXECUTOR");
     pe_rt.executor = pe_host_backend.executor;
@@ -188,14 +187,15 @@ int pe_init(const pe_config *cfg)
     }
     pe_rt.free_head = pe_rt.free_tail = UINT32_MAX;
     pe_rt.n_free = 0;
-    memset(&pe_rt.stats, 0, sizeof pe_rt.stats);
-    pe_rt.batch_epoch++;
+    memset(&pe_counters, 0, sizeof pe_counters);
+    pe_rec.batch_epoch++;
     if (!pe_esched_start()) {
         pe_log_message(PE_LOG_ERROR, "cannot start the E-scheduler thread");
         stop_executors();
         return PE_E_NOMEM;
     }
-    pe_macro_start((int)env_int("PE_MACRO_CACHE", DEFAULT_MACRO_ENTRIES, 0));
+    /* draws in PE_MACRO bodies advance on every replay */
+    pe_macro_start((int)env_int("PE_MACRO_CACHE", DEFAULT_MACRO_ENTRIES, 0), pe_rng_replay_operand);
     pe_rt.initialised = true;
     pe_rt.shut_down = false;
     pe_aot_start(); /* after the executor: it compiles for it */
@@ -225,12 +225,12 @@ void pe_shutdown(void)
         if (pe_api_others_inside() == 0) break;
         pe_api_wait_left(); /* they may submit more work before they leave: flushed and run again */
     }
-    if (pe_rt.check) pe_check_raise_pending(); /* a difference no read raised */
+    if (pe_check.mode) pe_check_raise_pending(); /* a difference no read raised */
     pe_esched_stop();
     pe_aot_stop();
     pe_prof_finish();
-    if (pe_rt.stats.live_arrays > 0)
-        pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_rt.stats.live_arrays);
+    if (pe_counters.live_arrays > 0)
+        pe_log_message(PE_LOG_INFO, "pe_shutdown: %lld arrays still alive are freed", (long long)pe_counters.live_arrays);
     pe_macro_stop(); /* its entries hold constants: before the ports go */
     pe_scopes_free();
     pe_rng_forget_all();
@@ -238,17 +238,17 @@ void pe_shutdown(void)
     pe_ports_free_all();
     stop_executors();
     pe_mem_trim();
-    free(pe_rt.queue);
-    free(pe_rt.check_message);
-    pe_rt.check_message = NULL;
-    free(pe_rt.expressions);
-    pe_rt.expressions = NULL;
-    pe_rt.n_expressions = pe_rt.cap_expressions = pe_rt.compact_expressions_at = 0;
-    pe_rt.retained_bytes = 0;
-    pe_trace_key_free(&pe_rt.trace_key);
-    pe_rt.queue = NULL;
-    pe_rt.queue_len = pe_rt.queue_cap = 0;
-    pe_rt.block_depth = 0;
+    free(pe_rec.queue);
+    free(pe_check.message);
+    pe_check.message = NULL;
+    free(pe_retention.expressions);
+    pe_retention.expressions = NULL;
+    pe_retention.n_expressions = pe_retention.cap_expressions = pe_retention.compact_at = 0;
+    pe_retention.bytes = 0;
+    pe_trace_key_free(&pe_rec.trace_key);
+    pe_rec.queue = NULL;
+    pe_rec.queue_len = pe_rec.queue_cap = 0;
+    pe_rec.block_depth = 0;
     pe_rt.initialised = false;
     pe_rt.shutting_down = false;
     pe_rt.shut_down = true;
@@ -300,6 +300,6 @@ void pe_get_stats(pe_stats *out)
 {
     PE_API_GUARD;
     if (!out) return;
-    *out = pe_rt.stats;
-    out->queued = (int64_t)pe_rt.queue_len;
+    *out = pe_counters;
+    out->queued = (int64_t)pe_rec.queue_len;
 }

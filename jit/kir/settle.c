@@ -33,7 +33,7 @@ void pe_kernel_settle(const pe_program *prog)
         bool filled = stored(prog, prog->members[m]);
         if (!filled && owner >= 0 && pe_port_share_value(p, prog->members[owner])) {
             filled = true; /* another member's store */
-            pe_rt.stats.stores_shared++;
+            pe_counters.stores_shared++;
         }
         if (filled) {
             /* computed into a reader's buffer (no consumer in the batch: api_read.c) */
@@ -49,7 +49,7 @@ void pe_kernel_settle(const pe_program *prog)
             continue;
         }
         p->state = PE_PORT_DEFERRED;
-        pe_rt.stats.values_deferred++;
+        pe_counters.values_deferred++;
         if (!p->holds_as_expression) pe_port_become_expression(prog->members[m]);
         for (int k = 0; k < p->n_in; k++) {
             int producer = member_position(prog, p->in[k], m);
@@ -68,7 +68,7 @@ static void view_settle(uint32_t idx)
         return;
     }
     p->state = PE_PORT_DEFERRED;
-    pe_rt.stats.values_deferred++;
+    pe_counters.values_deferred++;
     if (!p->holds_as_expression) pe_port_become_expression(idx);
 }
 

@@ -81,6 +81,7 @@ static struct {
     uint64_t next_serial;
     uint8_t *key;      /* the key being looked up */
     size_t key_cap;
+    pe_macro_replay_operand_fn replay_operand;
 } mc;
 
 /* ------------------------------------------------------------ the cache */
@@ -107,7 +108,7 @@ static void entry_free(macro_entry *e)
 {
     for (size_t i = 0; i < e->n_items; i++) {
         if (!e->items[i].held) continue;
-        pe_rt.stats.live_arrays++; /* counted again as it goes (pe_port_unref may free it) */
+        pe_counters.live_arrays++; /* counted again as it goes (pe_port_unref may free it) */
         pe_port_unref(e->items[i].port);
     }
     free(e->signature);
@@ -144,7 +145,11 @@ static macro_section *section_of(const pe_site *site, const char *name)
     return sec;
 }
 
-void pe_macro_start(int entries) { mc.limit = entries > 0 ? (size_t)entries : 0; }
+void pe_macro_start(int entries, pe_macro_replay_operand_fn replay_operand)
+{
+    mc.limit = entries > 0 ? (size_t)entries : 0;
+    mc.replay_operand = replay_operand;
+}
 
 static void free_frames_here(void)
 {
@@ -246,8 +251,8 @@ static void describe(const pe_macro_item *it, pe_port *p)
 /* The trace key of the entries the replay queued from `base`. */
 static void key_replay(const macro_entry *e, size_t base)
 {
-    if (pe_rt.queue_len == base) return; /* nothing queued (the queue may not exist yet) */
-    pe_trace_append_piece(&pe_rt.trace_key, e->piece, pe_rt.queue + base, pe_rt.queue_len - base, base);
+    if (pe_rec.queue_len == base) return; /* nothing queued (the queue may not exist yet) */
+    pe_trace_append_piece(&pe_rec.trace_key, e->piece, pe_rec.queue + base, pe_rec.queue_len - base, base);
 }
 
 /* A replay stopped at item `made`: out of memory (raised here), or an
@@ -259,7 +264,7 @@ static void replay_failed(macro_entry *e, size_t base, size_t made, const pe_sit
     for (size_t i = 0; i < made; i++) {
         uint32_t idx = e->ports[e->n_ins + i];
         pe_port *p = pe_port_at(idx);
-        if (e->items[i].kind == PE_MACRO_ITEM_OP && p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch)
+        if (e->items[i].kind == PE_MACRO_ITEM_OP && p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch)
             pe_queue_push(PE_ENTRY_RELEASE, idx);
     }
     outputs_after_error(s, outs, e->n_outs);
@@ -270,12 +275,12 @@ static void replay_failed(macro_entry *e, size_t base, size_t made, const pe_sit
  * the body's other values; keyed in one piece at the end. */
 static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_array *outs)
 {
-    size_t base = pe_rt.queue_len;
+    size_t base = pe_rec.queue_len;
     for (int k = 0; k < e->n_ins; k++) e->ports[k] = in_idx[k];
     for (size_t i = 0; i < e->n_items; i++) {
         pe_macro_item *it = &e->items[i];
         if (it->kind == PE_MACRO_ITEM_CONSTANT) { /* held by the entry; a draw number is a new one each time */
-            uint32_t q = pe_rt.replay_operand ? pe_rt.replay_operand(s, it->port) : it->port;
+            uint32_t q = mc.replay_operand ? mc.replay_operand(s, it->port) : it->port;
             if (q == NO_SLOT) return replay_failed(e, base, i, s, outs, true);
             e->ports[e->n_ins + i] = q;
             continue;
@@ -303,12 +308,12 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
     for (size_t r = 0; r < e->n_released; r++) {
         uint32_t idx = e->ports[e->n_ins + e->released[r]];
         pe_port *p = pe_port_at(idx);
-        if (p->refs_app == 0 && p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch)
+        if (p->refs_app == 0 && p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch)
             pe_queue_push_unkeyed(PE_ENTRY_RELEASE, idx);
     }
     key_replay(e, base);
-    pe_rt.stats.macro_hits++;
-    pe_rt.stats.macro_ops_replayed += e->n_items;
+    pe_counters.macro_hits++;
+    pe_counters.macro_ops_replayed += e->n_items;
     pe_check_retained(s);
     pe_queue_maybe_flush();
 }
@@ -435,7 +440,7 @@ static macro_entry *make_entry(pe_macro_frame *f, const uint32_t *out_refs)
            reference, and the port is not counted among the arrays alive (pe_stats.live_arrays),
            like the compiled code it stands beside */
         f->items[i].held = false;
-        pe_rt.stats.live_arrays--;
+        pe_counters.live_arrays--;
     }
     e->n_items = f->n_items;
     e->piece = make_piece(e);
@@ -454,7 +459,7 @@ static void file_entry(macro_section *sec, macro_entry *e)
     mc.n_entries++;
     while (mc.n_entries > mc.limit && mc.lru_tail) {
         entry_drop(mc.lru_tail);
-        pe_rt.stats.macro_evictions++;
+        pe_counters.macro_evictions++;
     }
 }
 
@@ -608,7 +613,7 @@ pe_macro_state pe_macro_begin_at(const pe_site *s, const void *self, const char 
         replay(e, s, in_idx, outs);
         goto done;
     }
-    pe_rt.stats.macro_records++;
+    pe_counters.macro_records++;
     pe_macro_frame *f = push_frame(sec, s, self, true);
     if (f && frame_inputs(f, ins, in_idx, n_ins) && keyed && (f->signature = malloc(key_len ? key_len : 1))) {
         memcpy(f->signature, mc.key, key_len);

@@ -83,18 +83,18 @@ bool pe_target_on(const pe_target *t) { return !prov.of[t->index].off; }
 bool pe_provision_sequence(const pe_batch *b, const pe_target *t, pe_program_seq *seq, bool *hit)
 {
     assert(pe_api_held());
-    pe_rt.stats.trace_lookups++;
+    pe_counters.trace_lookups++;
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     *hit = pe_trace_lookup(b->key, t->rules, b->entries, b->n, seq);
     uint64_t t1 = pe_prof_on ? pe_prof_now() : 0;
     if (*hit) {
-        pe_rt.stats.trace_hits++;
+        pe_counters.trace_hits++;
         for (size_t i = 0; i < seq->n; i++) seq->progs[i].served = PE_SERVED_trace;
         if (pe_prof_on) pe_prof_proggen(true, t1 - t0, t0, t1);
         return true;
     }
     if (!pe_proggen(b->entries, b->n, b->epoch, t->rules, seq)) return false;
-    pe_rt.stats.proggen_runs++;
+    pe_counters.proggen_runs++;
     if (pe_prof_on) pe_prof_proggen(false, t1 - t0, t1, pe_prof_now());
     return true;
 }
@@ -120,7 +120,7 @@ static bool was_rejected(const pe_target *t, const kir_kernel *k)
 static void remember_rejected(const pe_target *t, const kir_kernel *k)
 {
     target_state *s = &prov.of[t->index];
-    pe_rt.stats.compile_failures++;
+    pe_counters.compile_failures++;
     if (PE_GROW(s->rejected, s->rejected_cap, s->n_rejected + 1)) s->rejected[s->n_rejected++] = kir_hash(k);
 }
 
@@ -250,7 +250,7 @@ static compile_outcome compile_at(const pe_target *t, int place, const kir_kerne
     drop_code(&c);
     bool ok = outcome == COMPILED;
     if (pe_prof_on) pe_prof_compile(ok ? (int)n : 0, t0, pe_prof_now());
-    if (ok) pe_rt.stats.kernels_compiled += n;
+    if (ok) pe_counters.kernels_compiled += n;
     return outcome;
 }
 
@@ -264,7 +264,7 @@ static const void *cached_code(const pe_target *t, int place, const kir_kernel *
     const void *code = ex->linked(ex, place, k);
     if (pe_prof_on) pe_prof_add(PE_PC_program_lookups, 1), pe_prof_add(PE_PC_program_lookup_ns, pe_prof_now() - t0);
     if (code) {
-        pe_rt.stats.program_cache_hits++;
+        pe_counters.program_cache_hits++;
         if (pe_prof_on) pe_prof_add(PE_PC_program_memory_hits, 1);
         if (*served != PE_SERVED_trace) *served = PE_SERVED_memory;
         if (prov.ahead) prov.ahead->note_served(k, t);
@@ -272,7 +272,7 @@ static const void *cached_code(const pe_target *t, int place, const kir_kernel *
     }
     uint64_t t1 = pe_prof_on ? pe_prof_now() : 0;
     if (!from_disk(t, place, k) || !(code = ex->linked(ex, place, k))) return NULL;
-    pe_rt.stats.disk_cache_hits++;
+    pe_counters.disk_cache_hits++;
     if (pe_prof_on) pe_prof_add(PE_PC_program_disk_hits, 1), pe_prof_add(PE_PC_disk_load_ns, pe_prof_now() - t1);
     *served = PE_SERVED_disk;
     return code;
@@ -428,7 +428,7 @@ bool pe_provision_ahead(const pe_target *t, const kir_kernel *const *kernels, si
             PE_API_GUARD;
             bool fatal;
             ok = link_and_file(t, arch[i], same, n_same, kernels, n, &c, &fatal, err, n_err);
-            if (ok) pe_rt.stats.aot_kernels_compiled += n;
+            if (ok) pe_counters.aot_kernels_compiled += n;
         }
         drop_code(&c);
     }

@@ -56,7 +56,7 @@ static bool requeue(uint32_t idx)
         return false;
     }
     p->prof_stored = p->prof_read = false; /* the profiler's marks are the new computation's */
-    pe_rt.stats.values_recomputed++;
+    pe_counters.values_recomputed++;
     /* No RELEASE entry, even where only expressions hold it: computed for
      * the consumer that queued it, it stays an expression for the others
      * (released in the batch, it would be a value without a buffer that
@@ -71,7 +71,7 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
      * stores it is the program generator's choice, known once it ran (a
      * consumer recorded now cannot be added to it).  Without consumers there
      * it is stored, and nothing waits. */
-    if (p->state == PE_PORT_PENDING && p->batch != pe_rt.batch_epoch && p->refs_int > 1 && !p->demanded_in_batch &&
+    if (p->state == PE_PORT_PENDING && p->batch != pe_rec.batch_epoch && p->refs_int > 1 && !p->demanded_in_batch &&
         !p->released_in_batch)
         pe_queue_wait_port(p);
     if (p->state == PE_PORT_DEFERRED) {
@@ -83,7 +83,7 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
         return true;
     }
     /* read or mapped where it is recorded: stored even if the batch consumes it too */
-    if (needed_stored && p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch && !p->demanded_in_batch &&
+    if (needed_stored && p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch && !p->demanded_in_batch &&
         !pe_queue_push(PE_ENTRY_HINT, idx)) {
         pe_raise(s, PE_E_NOMEM, api, "out of memory queueing a read");
         return false;
@@ -97,19 +97,19 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
 void pe_relieve_retained(const pe_site *s)
 {
     size_t stored = 0;
-    int64_t before = pe_rt.retained_bytes;
+    int64_t before = pe_retention.bytes;
     pe_expressions_compact();
-    for (size_t i = 0; i < pe_rt.n_expressions; i++) {
-        uint32_t idx = pe_rt.expressions[i];
+    for (size_t i = 0; i < pe_retention.n_expressions; i++) {
+        uint32_t idx = pe_retention.expressions[i];
         pe_port *p = pe_port_at(idx);
         if (p->state != PE_PORT_DEFERRED) continue; /* queued again already */
         bool reads_retained = false;
         for (int k = 0; k < p->n_in; k++) reads_retained |= pe_port_at(p->in[k])->retained;
         if (reads_retained && pe_demand(s, idx, true, "the retain limit")) stored++;
     }
-    pe_rt.relieved_epoch = pe_rt.batch_epoch;
+    pe_retention.relieved_epoch = pe_rec.batch_epoch;
     if (stored) pe_queue_flush(); /* the values go once the batch ran */
     pe_log_message(PE_LOG_DEBUG, "%.1f MB of values only expressions hold (PE_RETAIN_LIMIT %.1f MB): %zu of them "
-                   "computed and stored", before / 1e6, pe_rt.retain_limit / 1e6, stored);
+                   "computed and stored", before / 1e6, pe_retention.limit / 1e6, stored);
 }
 

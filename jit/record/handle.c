@@ -61,8 +61,8 @@ static bool revive(pe_port *p, uint32_t idx, const pe_site *s, const char *api)
 {
     if (p->gen != p->released_gen || p->state == PE_PORT_FREE || p->refs_app != 0) return false;
     pe_port_ref(idx); /* while it may be waited for */
-    if (p->state == PE_PORT_PENDING && p->batch != pe_rt.batch_epoch) pe_queue_wait_port(p); /* submitted: is it stored? */
-    bool recording = p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch;
+    if (p->state == PE_PORT_PENDING && p->batch != pe_rec.batch_epoch) pe_queue_wait_port(p); /* submitted: is it stored? */
+    bool recording = p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch;
     bool has_value = p->state == PE_PORT_INVALID || p->state == PE_PORT_DEFERRED ||
                      (p->state == PE_PORT_READY && (p->buf || p->dev_buf || p->op == PE_OP_constant));
     bool ok = (recording || has_value) && p->gen == p->released_gen &&
@@ -129,7 +129,7 @@ void pe_port_release_app(uint32_t idx, const pe_site *s)
         }
         /* Tell the program generator the value is dead from here on (only
          * its own batch can say so: an earlier batch may be running). */
-        if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) pe_queue_push(PE_ENTRY_RELEASE, idx);
+        if (p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch) pe_queue_push(PE_ENTRY_RELEASE, idx);
         pe_port_update_retained(p); /* expressions may hold it */
     }
     pe_port_maybe_free(idx);

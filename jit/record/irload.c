@@ -338,7 +338,7 @@ void pe_ir_release_operands(const pe_site *s, const char *api, const pe_array *i
         }
         pe_port_release_app(idx, s);
         pe_port_at(idx)->released_by_ir = true; /* a later use may prove the mark wrong (handle.c) */
-        pe_rt.stats.ir_releases++;
+        pe_counters.ir_releases++;
     }
 }
 
@@ -418,5 +418,5 @@ void pe_ir_begin_request(const pe_site *s, pe_op op)
      * point of the loop and holds the same number of iterations, so the trace
      * cache serves them from the second on; shorter loops stay one batch,
      * fused across their iterations */
-    if (facts->flush && (int64_t)pe_rt.queue_len * 2 >= pe_rt.queue_limit && pe_rt.block_depth == 0) pe_queue_flush();
+    if (facts->flush && (int64_t)pe_rec.queue_len * 2 >= pe_rt.queue_limit && pe_rec.block_depth == 0) pe_queue_flush();
 }

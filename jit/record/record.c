@@ -65,7 +65,7 @@ bool pe_resolve_operands(const pe_site *s, pe_op op, const pe_array *ins, int n,
         *result = (pe_array){0};
         return false;
     }
-    pe_rt.stats.ops_recorded++;
+    pe_counters.ops_recorded++;
     /* pe_demand may wait for an operand's batch with the runtime lock let
      * go, and another thread may release any of the operands meanwhile:
      * each is held until all are resolved, then its handle checked again
@@ -323,7 +323,7 @@ pe_array pe_record_map(const pe_site *s, pe_op op, const pe_array *ins, int n, p
     uint32_t folded = pe_fold_map(s, op, in, in_idx, n, dtype, ctype, rank, shape);
     pe_array h;
     if (folded != NO_SLOT) {
-        pe_rt.stats.ops_folded++;
+        pe_counters.ops_folded++;
         if (pe_prof_on) pe_prof_call(s);
         h = pe_publish(folded);
         pe_queue_maybe_flush();

@@ -65,7 +65,7 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
 void pe_relieve_retained(const pe_site *s);
 static inline void pe_check_retained(const pe_site *s)
 {
-    if (pe_rt.retained_bytes > pe_rt.retain_limit && pe_rt.relieved_epoch != pe_rt.batch_epoch && !pe_rt.retain_check_held)
+    if (pe_retention.bytes > pe_retention.limit && pe_retention.relieved_epoch != pe_rec.batch_epoch && !pe_retention.check_held)
         pe_relieve_retained(s);
 }
 
@@ -102,25 +102,25 @@ bool pe_queue_grow(void); /* room for one more entry; false when out of memory *
  * operation. */
 static inline bool pe_queue_push_unkeyed(pe_entry_kind kind, uint32_t port)
 {
-    if (pe_rt.queue_len == pe_rt.queue_cap && !pe_queue_grow()) return false;
-    pe_rt.queue[pe_rt.queue_len] = (pe_entry){(uint8_t)kind, port};
+    if (pe_rec.queue_len == pe_rec.queue_cap && !pe_queue_grow()) return false;
+    pe_rec.queue[pe_rec.queue_len] = (pe_entry){(uint8_t)kind, port};
     pe_port *p = pe_port_at(port);
     if (kind == PE_ENTRY_COMPUTE) {
-        p->batch = pe_rt.batch_epoch;
-        p->queue_pos = (uint32_t)pe_rt.queue_len;
+        p->batch = pe_rec.batch_epoch;
+        p->queue_pos = (uint32_t)pe_rec.queue_len;
         p->released_in_batch = false;
         p->demanded_in_batch = false;
         p->refs_int++; /* the entry's own reference */
     } else if (kind == PE_ENTRY_HINT) {
         /* a hint for a batch already submitted changes nothing */
-        if (p->state == PE_PORT_PENDING && p->batch == pe_rt.batch_epoch) p->demanded_in_batch = true; /* stored */
+        if (p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch) p->demanded_in_batch = true; /* stored */
     } else if (kind == PE_ENTRY_RELEASE) {
         p->released_in_batch = true;
     } else if (kind == PE_ENTRY_REVIVE) {
         p->released_in_batch = false; /* visible after the batch again: stored */
     }
-    pe_rt.queue_len++;
-    pe_rt.stats.queued = (int64_t)pe_rt.queue_len;
+    pe_rec.queue_len++;
+    pe_counters.queued = (int64_t)pe_rec.queue_len;
     return true;
 }
 /* Hands the whole queue to the E-scheduler (the C-scheduler's trigger); does

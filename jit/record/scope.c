@@ -70,12 +70,12 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
      * handles are all released: checked after each, a value only the
      * scope's expressions hold tripped it, and expressions the scope was
      * about to release were computed and stored for nothing */
-    pe_rt.retain_check_held = true;
+    pe_retention.check_held = true;
     for (size_t i = 0; i < l->count; i++) {
         uint32_t idx;
         if (live_port(l->items[i], &idx)) pe_port_release_app(idx, s);
     }
-    pe_rt.retain_check_held = false;
+    pe_retention.check_held = false;
     pe_check_retained(s);
     free(l->items);
     *l = (pe_handle_list){0};

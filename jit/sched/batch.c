@@ -138,7 +138,7 @@ static size_t run_anywhere(const pe_batch *b)
 size_t pe_batch_run(const pe_batch *b)
 {
     assert(pe_api_held());
-    if (__builtin_expect(pe_rt.check == PE_CHECK_OFF, 1)) return run_anywhere(b);
+    if (__builtin_expect(pe_check.mode == PE_CHECK_OFF, 1)) return run_anywhere(b);
     /* PE_CHECK: the references first (the inputs are still held), the results compared after */
     pe_check_before_run(b);
     size_t computed = run_anywhere(b);

@@ -118,7 +118,7 @@ static void unlink_job(job *j)
 static void run_batch(pe_entry *entries, size_t n, pe_trace_key *key, uint32_t epoch, int device)
 {
     pe_batch batch = {entries, n, key, epoch, device};
-    pe_rt.stats.ops_executed += pe_batch_run(&batch);
+    pe_counters.ops_executed += pe_batch_run(&batch);
     for (size_t i = 0; i < n; i++)
         if (entries[i].kind == PE_ENTRY_COMPUTE) pe_port_unref(entries[i].port);
     free(entries);
@@ -145,7 +145,7 @@ static void *esched_main(void *arg)
         if (es.inline_running) continue;
         if (!j) j = es.head; /* stopping: what is left runs, held or not */
         if (!j) break;       /* stop, and nothing left */
-        if (j != es.head) pe_rt.stats.batches_run_ahead++;
+        if (j != es.head) pe_counters.batches_run_ahead++;
         unlink_job(j);
         run_job(j);
         es.outstanding--;

@@ -90,12 +90,12 @@ static inline void put(pe_trace_key *k, const void *p, size_t n)
 static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 {
     pe_port *q = pe_port_at(qi);
-    if (q->key_epoch == pe_rt.batch_epoch) return EXTERNAL_BIT | q->key_external;
+    if (q->key_epoch == pe_rec.batch_epoch) return EXTERNAL_BIT | q->key_external;
     if (!PE_GROW(k->externals, k->externals_cap, (size_t)k->n_externals + 1)) {
         k->broken = true;
         return EXTERNAL_BIT;
     }
-    q->key_epoch = pe_rt.batch_epoch;
+    q->key_epoch = pe_rec.batch_epoch;
     q->key_external = q->key_same_as = k->n_externals;
     bool scalar = pe_port_is_uniform(q);
     if (scalar && !q->literal && !q->unshared) /* equal C scalars (a name's value passed again): one kernel parameter */
@@ -138,8 +138,8 @@ static size_t fixed_bytes(const pe_port *p, uint64_t site, uint8_t out[FIXED_MAX
 static inline uint32_t operand_code(pe_trace_key *k, uint32_t qi)
 {
     pe_port *q = pe_port_at(qi);
-    if (q->state == PE_PORT_PENDING && q->batch == pe_rt.batch_epoch) return q->queue_pos; /* in the batch */
-    if (q->key_epoch == pe_rt.batch_epoch) return EXTERNAL_BIT | q->key_external;     /* numbered already */
+    if (q->state == PE_PORT_PENDING && q->batch == pe_rec.batch_epoch) return q->queue_pos; /* in the batch */
+    if (q->key_epoch == pe_rec.batch_epoch) return EXTERNAL_BIT | q->key_external;     /* numbered already */
     return external_code(k, qi);
 }
 
@@ -471,7 +471,7 @@ bool pe_trace_lookup(const pe_trace_key *key, const pe_fusion_rules *rules, cons
                 pe_log_message(PE_LOG_WARN, "trace cache: a sequence made for an equal key does not fit this batch (%s): "
                                "the key misses a fact the program generator read (a defect in PE); the batch is "
                                "generated again", why);
-                pe_rt.stats.trace_misfits++;
+                pe_counters.trace_misfits++;
             } else
                 pe_log_message(PE_LOG_WARN, "a saved program sequence does not fit its batch (%s): discarded, the batch "
                                "is generated again", why);
