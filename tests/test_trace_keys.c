@@ -58,6 +58,40 @@ static void test_outside_operand_dtype_and_shape_in_the_key(void **state)
     tu_expect_no_error();
 }
 
+/* One call site comparing x (f32) with an outside 0-d operand. */
+static pe_array compare_at_one_site(pe_array x, pe_array c) { return pe_eq(x, c); }
+
+/* Two requests alike in op, result dtype (bool), rank and operands' dtypes
+ * (an f32 array, a 0-d f64 holding 0.1) but not in compute type: a weak C
+ * double takes the array's type (0.1 rounds to 0.1f, equal), a strong f64
+ * array promotes the comparison to f64 ((double)0.1f != 0.1).  A trace key
+ * without the compute type would replay one pass's kernel for the other. */
+static void test_compute_type_in_the_key(void **state)
+{
+    (void)state;
+    float xs[N];
+    unsigned char got[N];
+    for (int i = 0; i < N; i++) xs[i] = i % 2 ? 0.1f : 0.5f;
+    pe_array x = pe_f32_1d(xs, N);
+    for (int pass = 0; pass < 8; pass++) {
+        bool weak = pass % 2 == 0;
+        pe_array c = weak ? pe__weak_f64(0.1) : pe_scalar(PE_F64, 0.1);
+        pe_array r = compare_at_one_site(x, c);
+        assert_int_equal(pe_dtype_of(r), PE_BOOL);
+        assert_int_equal(pe_read(r, got, sizeof got), PE_OK);
+        for (int i = 0; i < N; i++) {
+            unsigned char want = weak ? xs[i] == 0.1f : (double)xs[i] == 0.1;
+            if (got[i] != want)
+                fail_msg("pass %d (%s) [%d]: got %d want %d", pass, weak ? "a weak C double" : "a strong f64 array", i, got[i],
+                         want);
+        }
+        if (!weak) pe_release(c); /* a weak temporary is the call's (PE_ARG's) */
+        pe_release(r);
+    }
+    pe_release(x);
+    tu_expect_no_error();
+}
+
 static void test_casts_to_different_types_stay_apart(void **state)
 {
     (void)state;
@@ -164,6 +198,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_outside_operand_dtype_and_shape_in_the_key, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_compute_type_in_the_key, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_casts_to_different_types_stay_apart, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_kernel_hash_covers_literals, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_equal_scalars_shared_only_where_the_key_says, tu_setup, tu_teardown),
