@@ -459,6 +459,8 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     PE_CASES_INTERPRETED_ONLY
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
     PE_CASES_NOT_ELEMENTWISE
+#define PE_OP_INTRINSIC(name, fits, host, reference) case PE_OP_##name: /* library calls */
+#include "../../irformat/ops_intrinsic.def"
         break;              /* pe_gccjit_compile refuses such kernels (pe_kernel_generatable) */
     }
     return NULL;

@@ -390,6 +390,8 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     PE_CASES_INTERPRETED_ONLY
     PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
     PE_CASES_NOT_ELEMENTWISE
+#define PE_OP_INTRINSIC(name, fits, host, reference) case PE_OP_##name: /* library calls */
+#include "../../irformat/ops_intrinsic.def"
         break;              /* pe_cuda_emit refuses such kernels (pe_kernel_generatable) */
     }
     put(t, rt == PE_BOOL ? ") != 0);\n" : ");\n");

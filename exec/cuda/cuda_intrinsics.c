@@ -1,8 +1,12 @@
 /* cuda_intrinsics.c — library calls (PE_PROG_INTRINSIC programs) on a GPU:
  * matmul on cuBLAS, lu / lu_pivots and lu_solve on cuSOLVER, spmv on
  * cuSPARSE, fft / ifft / conv_fft on cuFFT (with cuBLAS for the steps
- * around the transforms: see fft and conv_fft below), operands and results in device memory, on the GPU's stream 0 (a batch holding a call
- * runs all its kernels there, in order: cuda.c).  The call's checks are
+ * around the transforms: see fft and conv_fft below), operands and results
+ * in device memory, on the GPU's stream 0 (a batch holding a call runs all
+ * its kernels there, in order: cuda.c).  Each op's part — its libraries,
+ * its limits, where its operands go, its body — is its slot in the table
+ * at the end, one per row of irformat/ops_intrinsic.def; the one path
+ * (pe_cuda_intrinsic) runs every call through it.  The call's checks are
  * the host's (exec/intrinsics: the same fits, the same errors at the
  * caller's line); a call this file does not make (lu_cond: cuSOLVER has no
  * gecon; lu_permutation: a host loop; a library that did not load; a
@@ -110,8 +114,10 @@ static bool results_on_device(call *c)
 }
 
 /* C^T = op(B)^T op(A)^T in column-major terms (the header's comment). */
-static bool matmul(call *c, const pe_cublas_api *blas, cublasHandle_t h)
+static bool matmul(call *c)
 {
+    const pe_cublas_api *blas = pe_cublas();
+    cublasHandle_t h = c->g->blas;
     pe_matmul_shape s;
     pe_blas_matmul_shape(&c->a, &s);
     const pe_port *x = c->a.in[0], *y = c->a.in[1];
@@ -161,8 +167,12 @@ static bool copy_rows(call *c, const pe_cublas_api *blas, cublasHandle_t h, cons
     return r == 0;
 }
 
-static bool lu(call *c, const pe_cublas_api *blas, cublasHandle_t bh, const pe_cusolver_api *sol, cusolverDnHandle_t sh)
+static bool lu(call *c)
 {
+    const pe_cublas_api *blas = pe_cublas();
+    const pe_cusolver_api *sol = pe_cusolver();
+    cublasHandle_t bh = c->g->blas;
+    cusolverDnHandle_t sh = c->g->solver;
     const pe_port *x = c->a.in[0];
     int n = (int)x->shape[0];
     size_t elem = pe_dtype_size((pe_dtype)x->dtype), bytes = elem * (size_t)n * (size_t)n;
@@ -216,9 +226,12 @@ static bool lu(call *c, const pe_cublas_api *blas, cublasHandle_t bh, const pe_c
     return ok;
 }
 
-static bool lu_solve(call *c, const pe_cublas_api *blas, cublasHandle_t bh, const pe_cusolver_api *sol,
-                     cusolverDnHandle_t sh)
+static bool lu_solve(call *c)
 {
+    const pe_cublas_api *blas = pe_cublas();
+    const pe_cusolver_api *sol = pe_cusolver();
+    cublasHandle_t bh = c->g->blas;
+    cusolverDnHandle_t sh = c->g->solver;
     const pe_port *f = c->a.in[0], *piv = c->a.in[1], *b = c->a.in[2];
     int n = (int)f->shape[0], nrhs = b->rank == 1 ? 1 : (int)b->shape[1];
     void *out = c->a.out[0];
@@ -299,8 +312,10 @@ static int csr_check(call *c)
 
 /* y = A x on cuSPARSE: the descriptors (host objects) made for the call and
  * destroyed once it is queued; its workspace is scratch. */
-static bool spmv(call *c, const pe_cusparse_api *sp, cusparseHandle_t h)
+static bool spmv(call *c)
 {
+    const pe_cusparse_api *sp = pe_cusparse();
+    cusparseHandle_t h = c->g->sparse;
     const pe_port *st = c->a.in[0], *v = c->a.in[1], *x = c->a.in[2];
     void *out = c->a.out[0];
     if (!out) return true;
@@ -336,8 +351,9 @@ static bool spmv(call *c, const pe_cusparse_api *sp, cusparseHandle_t h)
 
 /* Whether the call's lengths and batch fit cuFFT's and cuBLAS's int
  * arguments (2 * numel: the real view of a complex array); else the host's. */
-static bool fft_sizes_fit(const pe_port *r, const pe_port *x)
+static bool fft_sizes_fit(const pe_intrinsic_args *a)
 {
+    const pe_port *r = a->members[0], *x = a->in[0];
     int64_t most = r->numel > x->numel ? r->numel : x->numel;
     return r->numel > 0 && most <= INT32_MAX / 4;
 }
@@ -409,8 +425,11 @@ static bool memset_ok(call *c, CUdeviceptr d, size_t bytes)
  * there, in place, which gives the full spectrum the host builds from r2c's
  * half; ifft scaled by 1 / the transformed length after (cublas?scal over
  * the result's reals). */
-static bool fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas, cublasHandle_t h)
+static bool fft(call *c)
 {
+    const pe_cufft_api *ff = pe_cufft();
+    const pe_cublas_api *blas = pe_cublas();
+    cublasHandle_t h = c->g->blas;
     const pe_port *r = c->members[0], *x = c->a.in[0];
     void *out = c->a.out[0];
     if (!out) return true;
@@ -459,8 +478,11 @@ static pe_cuda_lib_status inverse(const pe_cufft_api *ff, cufftHandle plan, bool
     return prec ? ff->exec_z2d(plan, in, out) : ff->exec_c2r(plan, in, out);
 }
 
-static bool conv_fft(call *c, const pe_cufft_api *ff, const pe_cublas_api *blas, cublasHandle_t h)
+static bool conv_fft(call *c)
 {
+    const pe_cufft_api *ff = pe_cufft();
+    const pe_cublas_api *blas = pe_cublas();
+    cublasHandle_t h = c->g->blas;
     const pe_port *r = c->members[0], *x = c->a.in[0], *k = c->a.in[1];
     void *out = c->a.out[0];
     if (!out) return true;
@@ -572,26 +594,90 @@ void pe_cuda_release_handles(cuda_gpu *g)
     g->blas = NULL, g->solver = NULL, g->sparse = NULL;
 }
 
-/* The libraries the call needs (NEEDS_*), 0 for the ops made on the host. */
-static int made_here(const pe_program *p)
+/* ------------------------------------------------------- the GPU's slots */
+
+/* Each operand where the body reads it: on the device, or its host copy
+ * (a bit per operand in on_host), none for those in skip; -1 where one
+ * cannot be placed (the host's path decides), else 1. */
+static int place(call *c, unsigned on_host, unsigned skip)
 {
-    switch ((pe_op)pe_port_at(p->members[0])->op) {
-    case PE_OP_matmul: return NEEDS_BLAS;
-    case PE_OP_lu:
-    case PE_OP_lu_pivots:
-    case PE_OP_lu_solve: return NEEDS_BLAS | NEEDS_SOLVER;
-    case PE_OP_spmv: return NEEDS_SPARSE;
-    case PE_OP_fft:
-    case PE_OP_ifft:
-    case PE_OP_conv_fft: return NEEDS_FFT | NEEDS_BLAS;
-    default: return 0;
+    for (int k = 0; k < c->p->n_bind; k++) {
+        pe_port *q = c->a.in[k];
+        if ((skip >> k) & 1u) continue;
+        if ((on_host >> k) & 1u ? !pe_port_host(q) : !pe_cuda_to_device(c->g, q, c->keep, c->p->n_bind)) return -1;
     }
+    return 1;
 }
+
+static int on_device(call *c) { return place(c, 0, 0); }
+
+/* the arrays: alpha and beta are values; an empty sum is the host's beta * c */
+static int matmul_operands(call *c)
+{
+    pe_matmul_shape s;
+    pe_blas_matmul_shape(&c->a, &s);
+    if (s.k == 0) return -1;
+    unsigned skip = 0;
+    for (int k = 2; k < c->p->n_bind; k++)
+        if (c->a.in[k] != s.c) skip |= 1u << k;
+    return place(c, 0, skip);
+}
+
+static int lu_solve_operands(call *c) { return place(c, 1u << 1, 0); } /* the pivots are read on the host */
+
+/* the structure checked first (csr_check): its fault is the CPU's error, at
+ * pe_spmv's line, and the GPU never reads the indices */
+static int spmv_operands(call *c)
+{
+    int checked = csr_check(c);
+    return checked <= 0 ? checked : on_device(c);
+}
+
+static int conv_fft_operands(call *c) /* a correlation's kernel: reversed on the host */
+{
+    return place(c, c->members[0]->param[1] != 0 ? 1u << 1 : 0, 0);
+}
+
+/* What the GPU does for an intrinsic op: which libraries its body calls,
+ * whose dtype picks their row (pe_cuda_lib_kind: operand k, or the first
+ * member's), its limits beyond the host's checks (pe_intrinsic_fits, which
+ * every call passes first), its operands placed (1: go on; 0: the call
+ * failed, the caller's error in c->a; -1: the host's path decides), its
+ * body.  needs 0: no body here, the host makes the call wherever the batch
+ * runs (its operands copied down). */
+enum { KIND_OF_MEMBER = -1 };
+typedef struct {
+    int needs;
+    int kind_of;
+    bool (*fits)(const pe_intrinsic_args *a);
+    int (*operands)(call *c);
+    bool (*body)(call *c);
+} cuda_slot;
+
+/* One slot per row of irformat/ops_intrinsic.def (a row without its
+ * CUDA_<op> here does not compile), indexed by the call's first member's op. */
+#define ON_HOST             {0, 0, NULL, NULL, NULL}
+#define CUDA_matmul         {NEEDS_BLAS, 0, NULL, matmul_operands, matmul}
+#define CUDA_lu             {NEEDS_BLAS | NEEDS_SOLVER, 0, NULL, on_device, lu}
+#define CUDA_lu_pivots      CUDA_lu
+#define CUDA_lu_solve       {NEEDS_BLAS | NEEDS_SOLVER, 0, NULL, lu_solve_operands, lu_solve}
+#define CUDA_lu_cond        ON_HOST /* cuSOLVER has no gecon */
+#define CUDA_lu_permutation ON_HOST /* a loop over the pivots */
+#define CUDA_spmv           {NEEDS_SPARSE, 1, spmv_on_cusparse, spmv_operands, spmv} /* in[0]: i32 structure */
+#define CUDA_fft            {NEEDS_FFT | NEEDS_BLAS, KIND_OF_MEMBER, fft_sizes_fit, on_device, fft} /* a: maybe real */
+#define CUDA_ifft           CUDA_fft
+#define CUDA_conv_fft       {NEEDS_FFT | NEEDS_BLAS, 0, fft_sizes_fit, conv_fft_operands, conv_fft}
+static const cuda_slot slots[PE_OP__COUNT] = {
+#define PE_OP_INTRINSIC(name, fits, host, reference) [PE_OP_##name] = CUDA_##name,
+#include "../../irformat/ops_intrinsic.def"
+};
+
+static const cuda_slot *slot_of(const pe_program *p) { return &slots[pe_port_at(p->members[0])->op]; }
 
 bool pe_cuda_calls(pe_executor *ex, const pe_program *p)
 {
     (void)ex;
-    int needs = made_here(p);
+    int needs = slot_of(p)->needs;
     if (!needs) return true; /* made on the host wherever the batch runs */
     /* each library the call needs tried (a missing one warns once), though one missing suffices */
     bool blas = !(needs & NEEDS_BLAS) || pe_cublas() != NULL, sol = !(needs & NEEDS_SOLVER) || pe_cusolver() != NULL;
@@ -601,8 +687,9 @@ bool pe_cuda_calls(pe_executor *ex, const pe_program *p)
 
 int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
 {
-    int needs = made_here(p);
-    if (!needs || p->n_members < 1 || p->n_members > 4 || p->n_bind > 5) return -1;
+    if (p->n_members < 1 || p->n_members > 4 || p->n_bind > 5) return -1;
+    const cuda_slot *slot = slot_of(p);
+    if (!slot->needs) return -1; /* made on the host */
     call c = {.g = g, .p = p};
     c.a = (pe_intrinsic_args){.members = c.members, .n_members = p->n_members, .n_in = p->n_bind, .flags = p->flags,
                               .code = PE_OK}; /* PE_OK on failure: the library's, not the caller's */
@@ -617,56 +704,24 @@ int pe_cuda_intrinsic(cuda_gpu *g, const pe_program *p)
         }
         if (q->state != PE_PORT_READY) return -1; /* no value yet: the host's path decides */
     }
-    pe_op op = (pe_op)c.members[0]->op;
-    bool is_fft = op == PE_OP_fft || op == PE_OP_ifft, is_conv = op == PE_OP_conv_fft;
-    bool fits = op == PE_OP_matmul ? pe_blas_matmul_fits(&c.a)
-                : op == PE_OP_spmv ? pe_spmv_fits(&c.a) && spmv_on_cusparse(&c.a)
-                : is_fft           ? pe_fft_fits(&c.a) && fft_sizes_fit(c.members[0], c.a.in[0])
-                : is_conv          ? pe_conv_fft_fits(&c.a) && fft_sizes_fit(c.members[0], c.a.in[0])
-                                   : pe_lapack_fits(&c.a);
-    /* spmv's in[0]: its i32 structure; an FFT's: its result's (a real input, a complex result) */
-    c.kind = pe_cuda_lib_kind((pe_dtype)(is_fft ? c.members[0] : c.a.in[op == PE_OP_spmv ? 1 : 0])->dtype);
-    if (!fits || c.kind < 0 || !handles(g, needs)) return -1;
-    if (op == PE_OP_spmv) {
-        int checked = csr_check(&c);
-        if (checked < 0) return -1; /* no host copy of the structure: the host's path decides */
-        if (checked == 0) { /* the CPU's error, at pe_spmv's line; the GPU never reads the indices */
-            pe_intrinsic_account(p, &c.a, pe_prof_on ? pe_prof_now() : 0);
-            pe_intrinsic_fail(p, c.a.code, c.a.why);
-            pe_intrinsic_finish(p);
-            return 0;
-        }
-    }
-    if (op == PE_OP_matmul) {
-        pe_matmul_shape s;
-        pe_blas_matmul_shape(&c.a, &s);
-        if (s.k == 0) return -1; /* an empty sum: the host's beta * c */
-    }
-    /* operands on the device: the arrays (alpha and beta are values; the pivots are read on the host) */
-    pe_matmul_shape s = {0};
-    if (op == PE_OP_matmul) pe_blas_matmul_shape(&c.a, &s);
-    for (int k = 0; k < p->n_bind; k++) {
-        pe_port *q = c.a.in[k];
-        if (op == PE_OP_matmul && k >= 2 && q != s.c) continue;
-        if (op == PE_OP_lu_solve && k == 1) {
-            if (!pe_port_host(q)) return -1;
-        } else if (is_conv && k == 1 && c.members[0]->param[1] != 0) { /* a correlation's kernel: reversed on the host */
-            if (!pe_port_host(q)) return -1;
-        } else if (!pe_cuda_to_device(g, q, c.keep, p->n_bind)) {
-            return -1;
-        }
+    if (!pe_intrinsic_fits(&c.a) || (slot->fits && !slot->fits(&c.a))) return -1;
+    const pe_port *typed = slot->kind_of == KIND_OF_MEMBER ? c.members[0] : c.a.in[slot->kind_of];
+    c.kind = pe_cuda_lib_kind((pe_dtype)typed->dtype);
+    if (c.kind < 0 || !handles(g, slot->needs)) return -1;
+    int placed = slot->operands(&c);
+    if (placed < 0) return -1;
+    if (placed == 0) { /* the caller's error, found before any library call */
+        pe_intrinsic_account(p, &c.a, pe_prof_on ? pe_prof_now() : 0);
+        pe_intrinsic_fail(p, c.a.code, c.a.why);
+        pe_intrinsic_finish(p);
+        return 0;
     }
     if (!results_on_device(&c)) {
         drop_results(&c);
         return -1;
     }
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
-    bool ok = op == PE_OP_matmul ? matmul(&c, pe_cublas(), g->blas)
-              : op == PE_OP_spmv   ? spmv(&c, pe_cusparse(), g->sparse)
-              : is_fft             ? fft(&c, pe_cufft(), pe_cublas(), g->blas)
-              : is_conv            ? conv_fft(&c, pe_cufft(), pe_cublas(), g->blas)
-              : op == PE_OP_lu_solve ? lu_solve(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver)
-                                     : lu(&c, pe_cublas(), g->blas, pe_cusolver(), g->solver);
+    bool ok = slot->body(&c);
     for (int i = 0; i < c.n_scratch; i++) pe_cuda_device_free(g, c.scratch[i], c.scratch_bytes[i]); /* deferred */
     if (!ok && c.a.code == PE_OK) { /* the library failed, not the call: the host makes it */
         pe_log_message(PE_LOG_WARN, "%s; the CPU computes this call", c.a.why);

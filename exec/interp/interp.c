@@ -16,7 +16,6 @@
 #include "interp.h"
 #include "refmath.h"
 #include "ref_linalg.h"
-#include "ref_fft.h"
 #include "../base/error.h"
 #include "../base/executor.h"
 #include "../base/memory.h"
@@ -595,6 +594,14 @@ bool pe_interp_materialise(pe_port *p)
     return true;
 }
 
+/* Each intrinsic's reference, indexed by its op (irformat/ops_intrinsic.def's
+ * reference column; irformat/ops.c checks that every intrinsic has a row). */
+typedef bool (*reference_fn)(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code);
+static const reference_fn references[PE_OP__COUNT] = {
+#define PE_OP_INTRINSIC(name, fits, host, reference) [PE_OP_##name] = reference,
+#include "../../irformat/ops_intrinsic.def"
+};
+
 bool pe_interp_compute_into(pe_port *p, pe_port *const *in)
 {
     switch (pe_op_table[p->op].kind) {
@@ -605,8 +612,7 @@ bool pe_interp_compute_into(pe_port *p, pe_port *const *in)
     case PE_KIND_INTRINSIC: {
         char why[200];
         pe_status code = PE_E_ARG;
-        bool spectral = p->op == PE_OP_fft || p->op == PE_OP_ifft || p->op == PE_OP_conv_fft;
-        if (!(spectral ? pe_ref_spectral : pe_ref_linalg)(p, in, why, sizeof why, &code)) fail(p, code, why);
+        if (!references[p->op](p, in, why, sizeof why, &code)) fail(p, code, why);
         break;
     }
     case PE_KIND_IO: fail(p, PE_E_ARG, "the interpreter cannot execute this op"); break;

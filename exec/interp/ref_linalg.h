@@ -1,13 +1,20 @@
-/* ref_linalg.h — the reference interpreter's intrinsics (ref_linalg.c). */
+/* ref_linalg.h — the reference interpreter's intrinsics: each one's
+ * reference declared from its row of irformat/ops_intrinsic.def, and what
+ * they share (ref_linalg.c: matmul, the LU family, spmv; ref_fft.c: the
+ * spectral ones). */
 #ifndef PE_INTERP_REF_LINALG_H
 #define PE_INTERP_REF_LINALG_H
 
 #include "../base/runtime.h"
 
-/* An intrinsic's value (matmul, the LU family, spmv) in long double from its
- * operands' values; false, with why and code, where it has none (a
- * singular matrix, pivots that are none). */
-bool pe_ref_linalg(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code);
+/* An intrinsic's value in long double from its operands' values (the
+ * reference column: pe_ref_linalg for matmul, the LU family and spmv,
+ * pe_ref_spectral for fft, ifft and conv_fft); false, with why and code,
+ * where it has none (a singular matrix, pivots that are none, out of
+ * memory).  A reference shared by several ops is declared again. */
+#define PE_OP_INTRINSIC(name, fits, host, reference) \
+    bool reference(pe_port *p, pe_port *const *in, char *why, size_t n_why, pe_status *code);
+#include "../../irformat/ops_intrinsic.def"
 /* Element i of an intrinsic's operand (a uniform constant: its value) in
  * long double complex, and a result's element stored in its dtype (f32,
  * f64, i32, c64, c128; a real one takes the real part): the reference

@@ -1,6 +1,7 @@
 /* dispatch.c — runs a library call (a PE_PROG_INTRINSIC program) on the
- * host: the table from the catalog's intrinsic ops to the functions that
- * call OpenBLAS (blas.c) and LAPACKE (lapack.c) or loop (sparse.c); operands brought to host
+ * host through its op's host slot, expanded from irformat/ops_intrinsic.def
+ * (functions that call OpenBLAS, blas.c; LAPACKE, lapack.c; FFTW, fft.c;
+ * or loop, sparse.c): operands brought to host
  * buffers, result buffers for the members someone sees (a member a later
  * member of the same call reads — the product inside a fused epilogue — has
  * none), the call made without the runtime lock as a kernel is (holding it
@@ -18,30 +19,21 @@
 #include "../../profiler/collect.h"
 
 typedef struct {
-    pe_op op;
     bool (*fits)(pe_intrinsic_args *a);
     bool (*run)(pe_intrinsic_args *a);
-} intrinsic_row;
+} host_slot;
 
-/* One row per intrinsic op of the catalog (its first member's op). */
-static const intrinsic_row table[] = {
-    {PE_OP_matmul, pe_blas_matmul_fits, pe_blas_matmul},
-    {PE_OP_lu, pe_lapack_fits, pe_lapack_lu},
-    {PE_OP_lu_pivots, pe_lapack_fits, pe_lapack_lu},
-    {PE_OP_lu_solve, pe_lapack_fits, pe_lapack_lu_solve},
-    {PE_OP_lu_cond, pe_lapack_fits, pe_lapack_lu_cond},
-    {PE_OP_lu_permutation, pe_lapack_fits, pe_lapack_lu_permutation},
-    {PE_OP_spmv, pe_spmv_fits, pe_spmv_run},
-    {PE_OP_fft, pe_fft_fits, pe_fft_run},
-    {PE_OP_ifft, pe_fft_fits, pe_fft_run},
-    {PE_OP_conv_fft, pe_conv_fft_fits, pe_conv_fft_run},
+/* The host's slot of each op, indexed by a call's first member's op: every
+ * intrinsic has one (irformat/ops.c checks the rows), other ops none. */
+static const host_slot host_slots[PE_OP__COUNT] = {
+#define PE_OP_INTRINSIC(name, fits, host, reference) [PE_OP_##name] = {fits, host},
+#include "../../irformat/ops_intrinsic.def"
 };
 
-static const intrinsic_row *row_of(pe_op op)
+bool pe_intrinsic_fits(pe_intrinsic_args *a)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].op == op) return &table[i];
-    return NULL;
+    const host_slot *s = &host_slots[a->members[0]->op];
+    return s->fits && s->fits(a);
 }
 
 bool pe_intrinsic_read_by_later_member(const pe_program *p, int m)
@@ -114,8 +106,7 @@ static size_t run(const pe_program *p, bool unlock)
             return 0;
         }
     }
-    const intrinsic_row *row = row_of((pe_op)members[0]->op);
-    if (!row || !row->fits(&a)) return on_interpreter(p);
+    if (!pe_intrinsic_fits(&a)) return on_interpreter(p);
     for (int m = 0; m < p->n_members; m++) {
         if (pe_intrinsic_read_by_later_member(p, m)) continue;
         if (!pe_port_result_buffer(members[m])) {
@@ -128,7 +119,7 @@ static size_t run(const pe_program *p, bool unlock)
     /* the call touches only buffers this batch keeps alive: the application records meanwhile */
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     int depth = unlock ? pe_api_suspend() : 0;
-    bool ok = row->run(&a);
+    bool ok = host_slots[members[0]->op].run(&a);
     if (unlock) pe_api_resume(depth);
     pe_intrinsic_account(p, &a, t0);
     size_t computed = 0;

@@ -1,10 +1,10 @@
 /* intrinsics.h — the library calls (PE_PROG_INTRINSIC programs) on the
  * host: dispatch.c runs a program (its operands' host buffers, its members'
  * result buffers, errors at the caller's line, the profile) through the
- * catalog's intrinsic row in its table, blas.c (OpenBLAS's cblas: matmul),
- * lapack.c (LAPACKE: the LU family), sparse.c (spmv: the row loop the CPU
- * code generator made, on PE's pool) and fft.c (FFTW3: fft, ifft, the FFT
- * path of conv) make the calls. */
+ * host's slot of its op, expanded from irformat/ops_intrinsic.def; blas.c
+ * (OpenBLAS's cblas: matmul), lapack.c (LAPACKE: the LU family), sparse.c
+ * (spmv: the row loop the CPU code generator made, on PE's pool) and fft.c
+ * (FFTW3: fft, ifft, the FFT path of conv) make the calls. */
 #ifndef PE_EXEC_INTRINSICS_H
 #define PE_EXEC_INTRINSICS_H
 
@@ -60,9 +60,22 @@ typedef struct {
                                 library's, and compiled it or loaded it from the disk cache first */
 } pe_intrinsic_args;
 
-/* Whether the operands fit the members (a sequence from the trace file is
- * checked before any library reads memory); false with why set. */
-bool pe_blas_matmul_fits(pe_intrinsic_args *a);
+/* Each intrinsic's check and host body, declared from its row of
+ * irformat/ops_intrinsic.def (the fits and host columns): whether the
+ * operands fit the members (a sequence from the trace file is checked
+ * before any library reads memory; false with why set), and the call,
+ * which fills the members that have a buffer (out[m] non-NULL) from the
+ * operands' host buffers without the runtime lock (false with why and
+ * code).  A row shared by several ops declares its functions again. */
+#define PE_OP_INTRINSIC(name, fits, host, reference) \
+    bool fits(pe_intrinsic_args *a);                 \
+    bool host(pe_intrinsic_args *a);
+#include "../../irformat/ops_intrinsic.def"
+/* Whether the call's operands fit its members, by its op's fits (above);
+ * false for an op that is no intrinsic.  Every executor asks it before its
+ * body (a GPU's too: exec/cuda/cuda_intrinsics.c). */
+bool pe_intrinsic_fits(pe_intrinsic_args *a);
+
 /* A product that fits: op(A) is m x k, op(B) k x n (n = 1 and vector: b
  * is 1-d); c, alpha, beta the fused epilogue's (c NULL: none; alpha 1 and
  * beta 0 where absent). */
@@ -73,14 +86,6 @@ typedef struct {
     double alpha, beta;
 } pe_matmul_shape;
 void pe_blas_matmul_shape(const pe_intrinsic_args *a, pe_matmul_shape *s);
-bool pe_blas_matmul(pe_intrinsic_args *a);
-bool pe_lapack_fits(pe_intrinsic_args *a);
-bool pe_lapack_lu(pe_intrinsic_args *a);
-bool pe_lapack_lu_solve(pe_intrinsic_args *a);
-bool pe_lapack_lu_cond(pe_intrinsic_args *a);
-bool pe_lapack_lu_permutation(pe_intrinsic_args *a);
-bool pe_spmv_fits(pe_intrinsic_args *a);
-bool pe_spmv_run(pe_intrinsic_args *a);
 
 /* Whether every pivot (host buffer) names a row at or after its own; false with why. */
 bool pe_lapack_valid_pivots(const pe_port *p, pe_intrinsic_args *a);
@@ -95,10 +100,6 @@ void pe_intrinsic_fail(const pe_program *p, pe_status code, const char *why);
 void pe_intrinsic_finish(const pe_program *p);
 void pe_intrinsic_account(const pe_program *p, const pe_intrinsic_args *a, uint64_t t0);
 
-bool pe_fft_fits(pe_intrinsic_args *a);
-bool pe_fft_run(pe_intrinsic_args *a); /* fft and ifft (fft.c, FFTW3) */
-bool pe_conv_fft_fits(pe_intrinsic_args *a);
-bool pe_conv_fft_run(pe_intrinsic_args *a);
 /* The least 2^a 3^b 5^c 7^d >= n: the padded length conv_fft transforms
  * (FFTW's and cuFFT's fast lengths), the same on every device. */
 int64_t pe_fft_fast_length(int64_t n);

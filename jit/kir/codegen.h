@@ -108,7 +108,9 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
  * ones (kir_lower.c rewrote them into primitives: the rows whose lowering
  * column is not PRIMITIVE; test_jit checks the two agree) and those that
  * are not element-wise (reductions are KIR_REDUCE, gathers KIR_GATHER;
- * PE_OP__COUNT is no op). */
+ * PE_OP__COUNT is no op).  The intrinsics' labels come from their rows, at
+ * the switch: #define PE_OP_INTRINSIC(name, ...) case PE_OP_##name: and
+ * #include irformat/ops_intrinsic.def (a macro cannot include). */
 #define PE_CASES_COMPOSED                                                                                   \
     case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:                     \
     case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
@@ -122,10 +124,7 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
     case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \
     case PE_OP_all: case PE_OP_argmax: case PE_OP_argmin: case PE_OP_norm1: case PE_OP_norm2:              \
     case PE_OP_norminf: case PE_OP_dot: case PE_OP_vdot: case PE_OP_reshape: case PE_OP_transpose:            \
-    case PE_OP_slice: case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP_matmul:          \
-    case PE_OP_lu: case PE_OP_lu_pivots: case PE_OP_lu_solve: case PE_OP_lu_cond: case PE_OP_lu_permutation:  \
-    case PE_OP_spmv: case PE_OP_fft: case PE_OP_ifft: case PE_OP_conv_fft:                                  \
-    case PE_OP__COUNT:
+    case PE_OP_slice: case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP__COUNT:
 
 /* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
  * `dtype` (operand0: the dtype of the first operand, for casts): the

@@ -17,11 +17,8 @@ typedef enum {
                          CPU executor runs it; never fused, so kernels end before it and start after */
 } pe_prog_kind;
 
-/* An intrinsic program's operands (bind, in this order; flags say which are there):
- *   matmul: a, b, then c, alpha, beta where its epilogue alpha * (a @ b) + beta * c was fused
- *           into the call (proggen.c); a transposed operand bound as the array it transposes;
- *   lu (members lu and/or lu_pivots): a;  lu_solve: lu, pivots, b;  lu_cond: lu, pivots;
- *   lu_permutation: pivots. */
+/* An intrinsic program's operands are bound in the order its op's row of
+ * irformat/ops_intrinsic.def gives; flags say which of matmul's are there. */
 enum {
     PE_INTR_TRANS_A = 1, /* operand a is the transpose of the array bound (cblas CblasTrans) */
     PE_INTR_TRANS_B = 2,
