@@ -318,9 +318,3 @@ void pe_mp_pack_key_uint(msgpack_packer *pk, const char *key, uint64_t v)
     pe_mp_pack_str(pk, key);
     msgpack_pack_uint64(pk, v);
 }
-
-void pe_mp_pack_key_str(msgpack_packer *pk, const char *key, const char *v)
-{
-    pe_mp_pack_str(pk, key);
-    pe_mp_pack_str(pk, v);
-}

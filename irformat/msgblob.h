@@ -6,7 +6,8 @@
  * the bytes that remain, so a few bytes cannot make msgpack-c reserve
  * gigabytes), string sizes and object count, and only then unpacked.
  * Typed accessors turn msgpack objects into C values with a clear error
- * instead of a crash on a wrong type. */
+ * instead of a crash on a wrong type; msgfields.h builds the codecs' shared
+ * pieces (writer, records, field tables) on them. */
 #ifndef PE_IRFORMAT_MSGBLOB_H
 #define PE_IRFORMAT_MSGBLOB_H
 
@@ -79,6 +80,5 @@ const msgpack_object *pe_mp_array(pe_mp_reader *r, const msgpack_object *o, cons
 /* Packing shorthands. */
 void pe_mp_pack_str(msgpack_packer *pk, const char *s);
 void pe_mp_pack_key_uint(msgpack_packer *pk, const char *key, uint64_t v);
-void pe_mp_pack_key_str(msgpack_packer *pk, const char *key, const char *v);
 
 #endif

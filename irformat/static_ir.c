@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "msgblob.h"
+#include "msgfields.h"
 
 #define REQUEST_FIELDS 8
 #define REGION_FIELDS 10
@@ -26,149 +26,122 @@ const char *pe_ir_region_kind_name(uint32_t k) { return k < PE_REGION__COUNT ? r
 const char *pe_ir_loop_kind_name(uint32_t k) { return k < PE_LOOP__COUNT ? loop_names[k] : "?"; }
 const char *pe_ir_arg_kind_name(uint32_t k) { return k < PE_ARG__COUNT ? arg_names[k] : "?"; }
 
+/* ------------------------------------------------------------------ fields
+ * Each record's fields in the format's order (docs/irformat.md), for the
+ * encoder and the decoder both; the arrays a record ends with (a function's
+ * regions and requests, a request's arguments) are packed and read here. */
+
+static const pe_mp_field unit_fields[] = {
+    PE_MP_FIELD(pe_ir_unit, STR, file, "file"),
+    PE_MP_FIELD(pe_ir_unit, STR, producer, "producer"),
+}; /* then "functions" */
+
+static const pe_mp_field function_fields[] = {
+    PE_MP_FIELD(pe_ir_function, STR, name, "function name"),
+    PE_MP_FIELD(pe_ir_function, I64, line, "function line"),
+}; /* then regions, requests */
+
+enum { REGION_KIND, REGION_LOOP, REGION_CARRIED = 8 };
+static const pe_mp_field region_fields[REGION_FIELDS] = {
+    PE_MP_FIELD(pe_ir_region, U32, kind, "region kind"),
+    PE_MP_FIELD(pe_ir_region, U32, loop, "loop kind"),
+    PE_MP_FIELD(pe_ir_region, I64, parent, "region parent"),
+    PE_MP_FIELD(pe_ir_region, I64, begin_line, "region line"),
+    PE_MP_FIELD(pe_ir_region, I64, begin_column, "region column"),
+    PE_MP_FIELD(pe_ir_region, I64, end_line, "region end line"),
+    PE_MP_FIELD(pe_ir_region, I64, end_column, "region end column"),
+    PE_MP_FIELD(pe_ir_region, BOOL, closed, "region closed"),
+    PE_MP_STRS_FIELD(pe_ir_region, carried, n_carried, "carried", "carried variable"),
+    PE_MP_NIL_FIELD,
+};
+
+static const pe_mp_field request_fields[REQUEST_FIELDS - 1] = {
+    PE_MP_FIELD(pe_ir_request, I64, line, "request line"),
+    PE_MP_FIELD(pe_ir_request, I64, column, "request column"),
+    PE_MP_FIELD(pe_ir_request, I64, ordinal, "request ordinal"),
+    PE_MP_FIELD(pe_ir_request, STR, api, "request api"),
+    PE_MP_FIELD(pe_ir_request, STR, op, "request op"),
+    PE_MP_FIELD(pe_ir_request, I64, region, "request region"),
+    PE_MP_FIELD(pe_ir_request, STR, result, "request result"),
+}; /* then the arguments */
+
+static const pe_mp_field arg_fields[ARG_FIELDS] = {
+    PE_MP_FIELD(pe_ir_arg, U32, kind, "argument kind"),
+    PE_MP_FIELD(pe_ir_arg, STR, text, "argument text"),
+    PE_MP_FIELD(pe_ir_arg, F64, value, "argument value"),
+    PE_MP_FIELD(pe_ir_arg, I64, request, "argument request"),
+    PE_MP_FIELD(pe_ir_arg, BOOL, kill, "argument kill"),
+};
+
 /* ----------------------------------------------------------------- encode */
 
 uint8_t *pe_ir_encode(const pe_ir_unit *u, size_t *len)
 {
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 3);
-    pe_mp_pack_key_str(&pk, "file", u->file);
-    pe_mp_pack_key_str(&pk, "producer", u->producer);
-    pe_mp_pack_str(&pk, "functions");
-    msgpack_pack_array(&pk, u->n_functions);
+    pe_mp_writer w;
+    msgpack_packer *pk = pe_mp_writer_start(&w);
+    msgpack_pack_map(pk, 3);
+    pe_mp_pack_keyed(pk, u, unit_fields, PE_MP_N_FIELDS(unit_fields));
+    pe_mp_pack_str(pk, "functions");
+    msgpack_pack_array(pk, u->n_functions);
     for (uint32_t f = 0; f < u->n_functions; f++) {
         const pe_ir_function *fn = &u->functions[f];
-        msgpack_pack_array(&pk, FUNCTION_FIELDS);
-        pe_mp_pack_str(&pk, fn->name);
-        msgpack_pack_int64(&pk, fn->line);
-        msgpack_pack_array(&pk, fn->n_regions);
+        msgpack_pack_array(pk, FUNCTION_FIELDS);
+        pe_mp_pack_fields(pk, fn, function_fields, PE_MP_N_FIELDS(function_fields));
+        msgpack_pack_array(pk, fn->n_regions);
         for (uint32_t r = 0; r < fn->n_regions; r++) {
-            const pe_ir_region *g = &fn->regions[r];
-            msgpack_pack_array(&pk, REGION_FIELDS);
-            msgpack_pack_uint32(&pk, g->kind);
-            msgpack_pack_uint32(&pk, g->loop);
-            msgpack_pack_int64(&pk, g->parent);
-            msgpack_pack_int64(&pk, g->begin_line);
-            msgpack_pack_int64(&pk, g->begin_column);
-            msgpack_pack_int64(&pk, g->end_line);
-            msgpack_pack_int64(&pk, g->end_column);
-            if (g->closed) msgpack_pack_true(&pk);
-            else msgpack_pack_false(&pk);
-            msgpack_pack_array(&pk, g->n_carried);
-            for (uint32_t c = 0; c < g->n_carried; c++) pe_mp_pack_str(&pk, g->carried[c]);
-            msgpack_pack_nil(&pk); /* reserved */
+            msgpack_pack_array(pk, REGION_FIELDS);
+            pe_mp_pack_fields(pk, &fn->regions[r], region_fields, REGION_FIELDS);
         }
-        msgpack_pack_array(&pk, fn->n_requests);
+        msgpack_pack_array(pk, fn->n_requests);
         for (uint32_t q = 0; q < fn->n_requests; q++) {
             const pe_ir_request *rq = &fn->requests[q];
-            msgpack_pack_array(&pk, REQUEST_FIELDS);
-            msgpack_pack_int64(&pk, rq->line);
-            msgpack_pack_int64(&pk, rq->column);
-            msgpack_pack_int64(&pk, rq->ordinal);
-            pe_mp_pack_str(&pk, rq->api);
-            pe_mp_pack_str(&pk, rq->op);
-            msgpack_pack_int64(&pk, rq->region);
-            pe_mp_pack_str(&pk, rq->result);
-            msgpack_pack_array(&pk, rq->n_args);
+            msgpack_pack_array(pk, REQUEST_FIELDS);
+            pe_mp_pack_fields(pk, rq, request_fields, PE_MP_N_FIELDS(request_fields));
+            msgpack_pack_array(pk, rq->n_args);
             for (uint32_t a = 0; a < rq->n_args; a++) {
-                const pe_ir_arg *arg = &rq->args[a];
-                msgpack_pack_array(&pk, ARG_FIELDS);
-                msgpack_pack_uint32(&pk, arg->kind);
-                pe_mp_pack_str(&pk, arg->text);
-                msgpack_pack_double(&pk, arg->value);
-                msgpack_pack_int64(&pk, arg->request);
-                if (arg->kill) msgpack_pack_true(&pk);
-                else msgpack_pack_false(&pk);
+                msgpack_pack_array(pk, ARG_FIELDS);
+                pe_mp_pack_fields(pk, &rq->args[a], arg_fields, ARG_FIELDS);
             }
         }
     }
-    uint8_t *blob = pe_blob_frame(PE_IR_MAGIC, PE_IR_VERSION, &sb, len);
-    msgpack_sbuffer_destroy(&sb);
-    return blob;
+    return pe_mp_writer_frame(&w, PE_IR_MAGIC, PE_IR_VERSION, len);
 }
 
 /* ----------------------------------------------------------------- decode */
 
-static const msgpack_object *fields(pe_mp_reader *r, const msgpack_object *o, uint32_t n, const char *what)
-{
-    uint32_t got;
-    const msgpack_object *f = pe_mp_array(r, o, what, &got);
-    if (f && got != n) {
-        pe_mp_fail(r, "%s has %u fields, expected %u", what, got, n);
-        return NULL;
-    }
-    return f;
-}
-
-static bool get_bool(pe_mp_reader *r, const msgpack_object *o, const char *what)
-{
-    if (o->type == MSGPACK_OBJECT_BOOLEAN) return o->via.boolean;
-    pe_mp_fail(r, "%s: expected a boolean", what);
-    return false;
-}
-
-static void *items(pe_mp_reader *r, uint32_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) pe_mp_fail(r, "out of memory");
-    return p;
-}
-
 static void decode_region(pe_mp_reader *r, const msgpack_object *o, pe_ir_region *g, uint32_t index)
 {
-    const msgpack_object *f = fields(r, o, REGION_FIELDS, "region");
+    const msgpack_object *f = pe_mp_record(r, o, REGION_FIELDS, "region", PE_MP_NO_INDEX);
     if (!f) return;
-    uint64_t kind = pe_mp_uint(r, &f[0], "region kind"), loop = pe_mp_uint(r, &f[1], "loop kind");
-    g->parent = pe_mp_int(r, &f[2], "region parent");
-    g->begin_line = pe_mp_int(r, &f[3], "region line");
-    g->begin_column = pe_mp_int(r, &f[4], "region column");
-    g->end_line = pe_mp_int(r, &f[5], "region end line");
-    g->end_column = pe_mp_int(r, &f[6], "region end column");
-    g->closed = get_bool(r, &f[7], "region closed");
+    uint64_t raw[REGION_CARRIED];
+    pe_mp_read_fields(r, f, g, region_fields, REGION_CARRIED, raw);
+    uint64_t kind = raw[REGION_KIND], loop = raw[REGION_LOOP];
     if (kind >= PE_REGION__COUNT || loop >= PE_LOOP__COUNT) pe_mp_fail(r, "region %u: unknown kind", index);
-    g->kind = (uint32_t)kind, g->loop = (uint32_t)loop;
     if (index == 0 ? g->parent != -1 || kind != PE_REGION_FUNCTION : g->parent < 0 || g->parent >= (int64_t)index)
         pe_mp_fail(r, "region %u: parent %lld (regions nest, the body first)", index, (long long)g->parent);
-    uint32_t n;
-    const msgpack_object *c = pe_mp_array(r, &f[8], "carried", &n);
-    if (!r->ok || !(g->carried = items(r, n, sizeof *g->carried))) return;
-    g->n_carried = n;
-    for (uint32_t i = 0; i < n && r->ok; i++) g->carried[i] = pe_mp_strdup(r, &c[i], "carried variable");
+    /* the carried variables once the rest is known good (the reserved nil after them is not read) */
+    pe_mp_read_fields(r, f + REGION_CARRIED, g, region_fields + REGION_CARRIED, 1, NULL);
 }
 
 static void decode_request(pe_mp_reader *r, const msgpack_object *o, pe_ir_request *q, uint32_t index,
                            uint32_t n_regions)
 {
-    const msgpack_object *f = fields(r, o, REQUEST_FIELDS, "request");
+    const msgpack_object *f = pe_mp_record(r, o, REQUEST_FIELDS, "request", PE_MP_NO_INDEX);
     if (!f) return;
-    q->line = pe_mp_int(r, &f[0], "request line");
-    q->column = pe_mp_int(r, &f[1], "request column");
-    q->ordinal = pe_mp_int(r, &f[2], "request ordinal");
-    q->api = pe_mp_strdup(r, &f[3], "request api");
-    q->op = pe_mp_strdup(r, &f[4], "request op");
-    q->region = pe_mp_int(r, &f[5], "request region");
-    q->result = pe_mp_strdup(r, &f[6], "request result");
+    pe_mp_read_fields(r, f, q, request_fields, PE_MP_N_FIELDS(request_fields), NULL);
     if (q->line < 0 || q->column < 0 || q->ordinal < 0) pe_mp_fail(r, "request %u: negative location", index);
     if (q->region < 0 || q->region >= (int64_t)n_regions)
         pe_mp_fail(r, "request %u: region %lld of %u", index, (long long)q->region, n_regions);
-    uint32_t n;
-    const msgpack_object *a = pe_mp_array(r, &f[7], "request arguments", &n);
-    if (!r->ok || !(q->args = items(r, n, sizeof *q->args))) return;
-    q->n_args = n;
-    for (uint32_t i = 0; i < n && r->ok; i++) {
-        const msgpack_object *af = fields(r, &a[i], ARG_FIELDS, "argument");
+    const msgpack_object *a;
+    if (!(q->args = pe_mp_items(r, &f[7], "request arguments", sizeof *q->args, &a, &q->n_args))) return;
+    for (uint32_t i = 0; i < q->n_args && r->ok; i++) {
+        const msgpack_object *af = pe_mp_record(r, &a[i], ARG_FIELDS, "argument", PE_MP_NO_INDEX);
         if (!af) return;
         pe_ir_arg *arg = &q->args[i];
-        uint64_t kind = pe_mp_uint(r, &af[0], "argument kind");
-        arg->text = pe_mp_strdup(r, &af[1], "argument text");
-        arg->value = pe_mp_double(r, &af[2], "argument value");
-        arg->request = pe_mp_int(r, &af[3], "argument request");
-        arg->kill = get_bool(r, &af[4], "argument kill");
+        uint64_t raw[ARG_FIELDS];
+        pe_mp_read_fields(r, af, arg, arg_fields, ARG_FIELDS, raw);
+        uint64_t kind = raw[0];
         if (kind >= PE_ARG__COUNT) pe_mp_fail(r, "request %u argument %u: unknown kind", index, i);
-        arg->kind = (uint32_t)kind;
         if (kind == PE_ARG_REQUEST ? arg->request < 0 || arg->request >= (int64_t)index : arg->request != -1)
             pe_mp_fail(r, "request %u argument %u: nested request %lld (must be an earlier one)", index, i,
                        (long long)arg->request);
@@ -179,43 +152,32 @@ static void decode_request(pe_mp_reader *r, const msgpack_object *o, pe_ir_reque
 bool pe_ir_decode(pe_ir_unit *u, const void *data, size_t len, char *err, size_t err_len)
 {
     memset(u, 0, sizeof *u);
-    pe_blob blob;
-    char why[256];
-    if (!pe_blob_open(&blob, data, len, PE_IR_MAGIC, PE_IR_VERSION, NULL, why, sizeof why)) {
-        snprintf(err, err_len, "not a readable PE static IR: %s", why);
-        return false;
-    }
-    pe_mp_reader r = {.ok = true};
-    const msgpack_object *root = &blob.root;
-    u->file = pe_mp_strdup(&r, pe_mp_get(&r, root, "file"), "file");
-    u->producer = pe_mp_strdup(&r, pe_mp_get(&r, root, "producer"), "producer");
-    uint32_t n;
-    const msgpack_object *fns = pe_mp_array(&r, pe_mp_get(&r, root, "functions"), "functions", &n);
-    if (r.ok && (u->functions = items(&r, n, sizeof *u->functions))) u->n_functions = n;
-    for (uint32_t i = 0; i < u->n_functions && r.ok; i++) {
-        const msgpack_object *f = fields(&r, &fns[i], FUNCTION_FIELDS, "function");
+    pe_mp_doc d;
+    if (!pe_mp_doc_open(&d, data, len, PE_IR_MAGIC, PE_IR_VERSION, "PE static IR", err, err_len)) return false;
+    pe_mp_reader *r = &d.r;
+    const msgpack_object *root = &d.blob.root, *fns;
+    pe_mp_read_keyed(r, root, u, unit_fields, PE_MP_N_FIELDS(unit_fields));
+    u->functions = pe_mp_items(r, pe_mp_get(r, root, "functions"), "functions", sizeof *u->functions, &fns,
+                               &u->n_functions);
+    for (uint32_t i = 0; i < u->n_functions && r->ok; i++) {
+        const msgpack_object *f = pe_mp_record(r, &fns[i], FUNCTION_FIELDS, "function", PE_MP_NO_INDEX);
         if (!f) break;
         pe_ir_function *fn = &u->functions[i];
-        fn->name = pe_mp_strdup(&r, &f[0], "function name");
-        fn->line = pe_mp_int(&r, &f[1], "function line");
+        pe_mp_read_fields(r, f, fn, function_fields, PE_MP_N_FIELDS(function_fields), NULL);
         uint32_t nr, nq;
-        const msgpack_object *regions = pe_mp_array(&r, &f[2], "regions", &nr);
-        const msgpack_object *requests = pe_mp_array(&r, &f[3], "requests", &nq);
-        if (r.ok && nr == 0) pe_mp_fail(&r, "function %s has no body region", fn->name);
-        if (!r.ok || !(fn->regions = items(&r, nr, sizeof *fn->regions))) break;
+        const msgpack_object *regions = pe_mp_array(r, &f[2], "regions", &nr);
+        const msgpack_object *requests = pe_mp_array(r, &f[3], "requests", &nq);
+        if (r->ok && nr == 0) pe_mp_fail(r, "function %s has no body region", fn->name);
+        if (!r->ok || !(fn->regions = pe_mp_alloc(r, nr, sizeof *fn->regions))) break;
         fn->n_regions = nr;
-        for (uint32_t g = 0; g < nr && r.ok; g++) decode_region(&r, &regions[g], &fn->regions[g], g);
-        if (!r.ok || !(fn->requests = items(&r, nq, sizeof *fn->requests))) break;
+        for (uint32_t g = 0; g < nr && r->ok; g++) decode_region(r, &regions[g], &fn->regions[g], g);
+        if (!r->ok || !(fn->requests = pe_mp_alloc(r, nq, sizeof *fn->requests))) break;
         fn->n_requests = nq;
-        for (uint32_t q = 0; q < nq && r.ok; q++) decode_request(&r, &requests[q], &fn->requests[q], q, nr);
+        for (uint32_t q = 0; q < nq && r->ok; q++) decode_request(r, &requests[q], &fn->requests[q], q, nr);
     }
-    pe_blob_close(&blob);
-    if (!r.ok) {
-        snprintf(err, err_len, "malformed PE static IR: %s", r.err);
-        pe_ir_free(u);
-        return false;
-    }
-    return true;
+    if (pe_mp_doc_close(&d, "PE static IR", err, err_len)) return true;
+    pe_ir_free(u);
+    return false;
 }
 
 void pe_ir_free(pe_ir_unit *u)

@@ -13,12 +13,10 @@
  * recording (a macro) binds each draw-number operand afresh for each replay,
  * from pe_rng_redraw, which advances the generator as a recorded draw
  * does. */
-#include <stdlib.h>
-
 #include "api_rng.h"
 #include "../record/record.h"
 #include "../../exec/base/error.h"
-#include "../../exec/base/grow.h"
+#include "../../exec/base/handle_table.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/site.h"
 #include "../../irformat/philox.h"
@@ -26,50 +24,18 @@
 #define NO_SLOT UINT32_MAX
 
 typedef struct {
-    uint32_t gen;              /* generation of the slot (0: never used); a handle carries it */
-    bool live;
+    pe_handle_slot slot;       /* its handle's generation; where it was destroyed */
     uint8_t rounds;            /* PE_PHILOX_ROUNDS or PE_PHILOX_FAST_ROUNDS */
     uint64_t seed;
     uint64_t draws;            /* the next draw's number; at most 2^32 draws */
-    const pe_site *destroyed;  /* where it was destroyed (diagnostics) */
 } generator;
 
-static generator *gens;
-static size_t n_gens, cap_gens;
-static uint32_t next_generation; /* across pe_init/pe_shutdown cycles: old handles stay stale */
+static pe_handle_table gens = PE_HANDLE_TABLE(generator, "generator", "a generator", "pe_rng_destroy");
 
-void pe_rng_forget_all(void)
-{
-    free(gens);
-    gens = NULL;
-    n_gens = cap_gens = 0;
-}
-
-static pe_rng handle_of(size_t i) { return (pe_rng){((uint64_t)gens[i].gen << 32) | (uint64_t)(i + 1)}; }
+void pe_rng_forget_all(void) { pe_htable_forget_all(&gens); }
 
 /* r's generator, or NULL after raising PE_E_HANDLE naming the misuse. */
-static generator *lookup(const pe_site *s, const char *api, pe_rng r)
-{
-    uint64_t i = (r.h & 0xffffffffu) - 1;
-    if (r.h == 0) {
-        pe_raise(s, PE_E_HANDLE, api, "null generator handle");
-        return NULL;
-    }
-    if (i >= n_gens || gens[i].gen != (uint32_t)(r.h >> 32)) {
-        pe_raise(s, PE_E_HANDLE, api, "not a generator of this session (stale or foreign handle)");
-        return NULL;
-    }
-    generator *g = &gens[i];
-    if (!g->live) {
-        const pe_site *d = g->destroyed;
-        if (d && d->file)
-            pe_raise(s, PE_E_HANDLE, api, "generator used after pe_rng_destroy (destroyed at %s:%d)", d->file, d->line);
-        else
-            pe_raise(s, PE_E_HANDLE, api, "generator used after pe_rng_destroy");
-        return NULL;
-    }
-    return g;
-}
+static generator *lookup(const pe_site *s, const char *api, pe_rng r) { return pe_htable_lookup(&gens, s, api, r.h); }
 
 pe_rng pe_rng_create_at(const pe_site *s, int kind, uint64_t seed)
 {
@@ -81,14 +47,12 @@ pe_rng pe_rng_create_at(const pe_site *s, int kind, uint64_t seed)
         pe_raise(s, PE_E_ARG, api, "unknown generator kind %d (PE_RNG_PHILOX or PE_RNG_FAST)", kind);
         return (pe_rng){0};
     }
-    if (!PE_GROW(gens, cap_gens, n_gens + 1)) {
-        pe_raise(s, PE_E_NOMEM, api, "out of memory for the generator table");
-        return (pe_rng){0};
-    }
-    if (++next_generation == 0) next_generation = 1;
-    gens[n_gens] = (generator){.gen = next_generation, .live = true, .seed = seed,
-                               .rounds = kind == PE_RNG_FAST ? PE_PHILOX_FAST_ROUNDS : PE_PHILOX_ROUNDS};
-    return handle_of(n_gens++);
+    if (!pe_htable_reserve(&gens, s, api)) return (pe_rng){0};
+    pe_rng r;
+    generator *g = pe_htable_add(&gens, &r.h);
+    g->seed = seed;
+    g->rounds = kind == PE_RNG_FAST ? PE_PHILOX_FAST_ROUNDS : PE_PHILOX_ROUNDS;
+    return r;
 }
 
 void pe_rng_destroy_at(const pe_site *s, pe_rng r)
@@ -101,9 +65,7 @@ void pe_rng_destroy_at(const pe_site *s, pe_rng r)
         return;
     }
     generator *g = lookup(s, api, r);
-    if (!g) return;
-    g->live = false;
-    g->destroyed = s;
+    if (g) pe_htable_release(g, s);
 }
 
 /* A 0-d i32 constant holding the 32-bit word w (as its two's complement
@@ -116,7 +78,10 @@ static uint32_t word_constant(uint32_t w, const generator *of)
     if (idx == NO_SLOT) return idx;
     pe_port *p = pe_port_at(idx);
     p->unshared = true;
-    if (of) p->param[0] = (of - gens) + 1, p->param[1] = of->gen;
+    if (of) {
+        uint64_t h = pe_htable_handle(&gens, of);
+        p->param[0] = h & 0xffffffffu, p->param[1] = h >> 32;
+    }
     return idx;
 }
 
@@ -128,25 +93,29 @@ static bool exhausted(const pe_site *s, const char *api, const generator *g)
     return true;
 }
 
-bool pe_rng_redraw(const pe_site *s, const pe_port *q, uint32_t *draw)
+/* pe_rng_redraw's generator, NULL where it is false. */
+static generator *redraw(const pe_site *s, const pe_port *q, uint32_t *draw)
 {
-    if (q->op != PE_OP_constant || !q->unshared || q->param[0] <= 0) return false;
+    if (q->op != PE_OP_constant || !q->unshared || q->param[0] <= 0) return NULL;
     uint64_t slot = (uint64_t)q->param[0];
     pe_rng r = {((uint64_t)(uint32_t)q->param[1] << 32) | slot};
     const char *api = "pe_rng (a replayed draw)";
     generator *g = lookup(s, api, r);
-    if (!g || exhausted(s, api, g)) return false;
+    if (!g || exhausted(s, api, g)) return NULL;
     *draw = (uint32_t)g->draws++;
-    return true;
+    return g;
 }
+
+bool pe_rng_redraw(const pe_site *s, const pe_port *q, uint32_t *draw) { return redraw(s, q, draw) != NULL; }
 
 uint32_t pe_rng_replay_operand(const pe_site *s, uint32_t qi)
 {
     const pe_port *q = pe_port_at(qi);
     if (q->op != PE_OP_constant || !q->unshared || q->param[0] <= 0) return qi;
     uint32_t draw;
-    if (!pe_rng_redraw(s, q, &draw)) return NO_SLOT;
-    uint32_t idx = word_constant(draw, &gens[q->param[0] - 1]);
+    const generator *g = redraw(s, q, &draw);
+    if (!g) return NO_SLOT;
+    uint32_t idx = word_constant(draw, g);
     if (idx == NO_SLOT) pe_raise(s, PE_E_NOMEM, "pe_rng (a replayed draw)", "out of memory for the port table");
     return idx;
 }

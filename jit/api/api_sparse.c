@@ -1,70 +1,38 @@
 /* api_sparse.c — sparse matrices in CSR form (pe_csr_create,
  * pe_csr_destroy) and their product with a vector (pe_spmv).
  *
- * A matrix is a slot of a table behind generation-checked pe_csr handles
- * (as the random generators are, api_rng.c).  It holds two arrays of its
- * own: its structure, row_ptr then col_idx in one i32 array (a pe_concat
- * recorded at creation, so that a product is an op of three operands:
- * structure, values, x), and the values (a reference retained).  Neither
- * belongs to the scope the matrix was made in: the matrix releases them when
- * it is destroyed (or the runtime at pe_shutdown).  Shapes and dtypes are
- * checked here, at the caller's line; the indices only when a product reads
- * them (exec/intrinsics/sparse.c, the interpreter's ref_linalg.c), where a
- * fault makes the product invalid at pe_spmv's line. */
-#include <stdlib.h>
-
+ * A matrix is a record of a table behind generation-checked pe_csr handles
+ * (exec/base/handle_table.h, as the random generators are).  It holds two
+ * arrays of its own: its structure, row_ptr then col_idx in one i32 array
+ * (a pe_concat recorded at creation, so that a product is an op of three
+ * operands: structure, values, x), and the values (a reference retained).
+ * Neither belongs to the scope the matrix was made in: the matrix releases
+ * them when it is destroyed (or the runtime at pe_shutdown).  Shapes and
+ * dtypes are checked here, at the caller's line; the indices only when a
+ * product reads them (exec/intrinsics/sparse.c, the interpreter's
+ * ref_linalg.c), where a fault makes the product invalid at pe_spmv's line. */
 #include "api_sparse.h"
 #include "../record/record.h"
 #include "../../exec/base/error.h"
-#include "../../exec/base/grow.h"
+#include "../../exec/base/handle_table.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/shape.h"
 #include "../../exec/base/site.h"
 
 typedef struct {
-    uint32_t gen;             /* generation of the slot; a handle carries it */
-    bool live;
+    pe_handle_slot slot;      /* its handle's generation; where it was destroyed */
     pe_array structure;       /* i32: row_ptr (n_rows + 1) then col_idx (nnz) */
     pe_array values;          /* f32 or f64, nnz */
     int64_t n_rows, n_cols;
     pe_dtype dtype;
-    const pe_site *destroyed; /* where it was destroyed (diagnostics) */
 } matrix;
 
-static matrix *mats;
-static size_t n_mats, cap_mats;
-static uint32_t next_generation; /* across pe_init/pe_shutdown cycles: old handles stay stale */
+static pe_handle_table mats = PE_HANDLE_TABLE(matrix, "sparse matrix", "a sparse matrix", "pe_csr_destroy");
 
-void pe_csr_forget_all(void)
-{
-    free(mats);
-    mats = NULL;
-    n_mats = cap_mats = 0;
-}
+void pe_csr_forget_all(void) { pe_htable_forget_all(&mats); }
 
 /* m's matrix, or NULL after raising PE_E_HANDLE naming the misuse. */
-static matrix *lookup(const pe_site *s, const char *api, pe_csr m)
-{
-    uint64_t i = (m.h & 0xffffffffu) - 1;
-    if (m.h == 0) {
-        pe_raise(s, PE_E_HANDLE, api, "null sparse matrix handle");
-        return NULL;
-    }
-    if (i >= n_mats || mats[i].gen != (uint32_t)(m.h >> 32)) {
-        pe_raise(s, PE_E_HANDLE, api, "not a sparse matrix of this session (stale or foreign handle)");
-        return NULL;
-    }
-    matrix *x = &mats[i];
-    if (!x->live) {
-        const pe_site *d = x->destroyed;
-        if (d && d->file)
-            pe_raise(s, PE_E_HANDLE, api, "sparse matrix used after pe_csr_destroy (destroyed at %s:%d)", d->file, d->line);
-        else
-            pe_raise(s, PE_E_HANDLE, api, "sparse matrix used after pe_csr_destroy");
-        return NULL;
-    }
-    return x;
-}
+static matrix *lookup(const pe_site *s, const char *api, pe_csr m) { return pe_htable_lookup(&mats, s, api, m.h); }
 
 /* A 1-d array of dtype t (or any float dtype: t < 0); false after raising. */
 static bool vector_of(const pe_site *s, const char *api, const char *name, const pe_port *p, int t)
@@ -109,21 +77,18 @@ pe_csr pe_csr_create_at(const pe_site *s, pe_array row_ptr, pe_array col_idx, pe
                  (long long)v->shape[0], (long long)n_cols);
         return (pe_csr){0};
     }
-    if (!PE_GROW(mats, cap_mats, n_mats + 1)) {
-        pe_raise(s, PE_E_NOMEM, api, "out of memory for the sparse matrix table");
-        return (pe_csr){0};
-    }
+    if (!pe_htable_reserve(&mats, s, api)) return (pe_csr){0};
     int64_t n_rows = rp->shape[0] - 1;
     pe_dtype t = (pe_dtype)v->dtype;
     pe_array structure = pe_concat_at(s, row_ptr, col_idx, 0);
     if (!structure.h) return (pe_csr){0}; /* raised; an invalid row_ptr or col_idx makes an invalid structure instead */
     pe_scope_disown(structure);
     pe_retain_at(s, values);
-    if (++next_generation == 0) next_generation = 1;
-    mats[n_mats] = (matrix){.gen = next_generation, .live = true, .structure = structure, .values = values,
-                            .n_rows = n_rows, .n_cols = n_cols, .dtype = t};
-    n_mats++;
-    return (pe_csr){((uint64_t)next_generation << 32) | (uint64_t)n_mats};
+    pe_csr m;
+    matrix *x = pe_htable_add(&mats, &m.h);
+    x->structure = structure, x->values = values;
+    x->n_rows = n_rows, x->n_cols = n_cols, x->dtype = t;
+    return m;
 }
 
 void pe_csr_destroy_at(const pe_site *s, pe_csr m)
@@ -134,8 +99,7 @@ void pe_csr_destroy_at(const pe_site *s, pe_csr m)
     if (!pe_require_init(s, api)) return;
     matrix *x = lookup(s, api, m);
     if (!x) return;
-    x->live = false;
-    x->destroyed = s;
+    pe_htable_release(x, s);
     pe_release_at(s, x->structure);
     pe_release_at(s, x->values);
 }

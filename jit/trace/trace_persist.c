@@ -31,7 +31,7 @@
 #include "../kir/codegen.h"
 #include "../../exec/base/error.h"
 #include "../../irformat/fnv.h"
-#include "../../irformat/msgblob.h"
+#include "../../irformat/msgfields.h"
 #define MAGIC PE_TRACE_FILE_MAGIC
 #define VERSION PE_TRACE_FILE_VERSION
 /* A kernel's bytes before its parameters (its shape, counts, axis): the
@@ -66,8 +66,7 @@ static void pack_entry(const pe_trace_record *r, void *ctx)
 {
     msgpack_packer *pk = ctx;
     msgpack_pack_array(pk, 5);
-    msgpack_pack_bin(pk, r->key_len);
-    msgpack_pack_bin_body(pk, r->key, r->key_len);
+    pe_mp_pack_bin(pk, r->key, r->key_len);
     msgpack_pack_uint64(pk, r->first_site);
     msgpack_pack_uint32(pk, r->n_externals);
     msgpack_pack_uint32(pk, r->rules);
@@ -114,17 +113,14 @@ void pe_trace_persist_save(uint64_t ir_fingerprint)
     char name[64];
     counter c = {NULL, 0};
     if (!pe_trace_each(count_entry, &c) || c.n == 0 || !file_name(ir_fingerprint, name, sizeof name)) return;
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 1);
-    pe_mp_pack_str(&pk, "entries");
-    msgpack_pack_array(&pk, c.n);
-    pe_trace_each(pack_entry, &pk); /* least recently used first: loading restores the order */
+    pe_mp_writer w;
+    msgpack_packer *pk = pe_mp_writer_start(&w);
+    msgpack_pack_map(pk, 1);
+    pe_mp_pack_str(pk, "entries");
+    msgpack_pack_array(pk, c.n);
+    pe_trace_each(pack_entry, pk); /* least recently used first: loading restores the order */
     size_t len;
-    uint8_t *blob = pe_blob_frame(MAGIC, VERSION, &sb, &len);
-    msgpack_sbuffer_destroy(&sb);
+    uint8_t *blob = pe_mp_writer_frame(&w, MAGIC, VERSION, &len);
     if (!blob || !pe_diskcache_write(name, blob, len))
         pe_log_message(PE_LOG_WARN, "the trace cache was not saved: %s", blob ? strerror(errno) : "out of memory");
     free(blob);
@@ -141,12 +137,8 @@ static uint32_t *read_codes(pe_mp_reader *r, const msgpack_object *o, uint32_t w
         pe_mp_fail(r, "%u codes where %u belong", n, want);
         return NULL;
     }
-    uint32_t *codes = malloc(sizeof *codes * (n ? n : 1));
-    if (!codes) {
-        pe_mp_fail(r, "out of memory");
-        return NULL;
-    }
-    for (uint32_t i = 0; i < n; i++) codes[i] = (uint32_t)pe_mp_uint(r, &items[i], "code");
+    uint32_t *codes = pe_mp_alloc(r, n, sizeof *codes);
+    for (uint32_t i = 0; codes && i < n; i++) codes[i] = (uint32_t)pe_mp_uint(r, &items[i], "code");
     return codes;
 }
 
@@ -173,7 +165,7 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     }
     if (p->kind != PE_PROG_KERNEL) return r->ok;
     if (f[5].type != MSGPACK_OBJECT_BIN || f[5].via.bin.size < KERNEL_HEAD) return pe_mp_fail(r, "a kernel of another build"), false;
-    if (!(p->kir = calloc(1, sizeof *p->kir))) return pe_mp_fail(r, "out of memory"), false;
+    if (!(p->kir = pe_mp_alloc(r, 1, sizeof *p->kir))) return false;
     const char *bytes = f[5].via.bin.ptr;
     if ((uint8_t)bytes[offsetof(kir_kernel, axis_reduction)] > 1 || (uint8_t)bytes[offsetof(kir_kernel, stream_stores)] > 1)
         return pe_mp_fail(r, "a malformed kernel"), false; /* a bool holds 0 or 1 */
@@ -194,7 +186,7 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
     uint32_t n_shares;
     const msgpack_object *shares = pe_mp_array(r, &f[6], "shares", &n_shares);
     if (!r->ok || (n_shares && n_shares != n_members)) return pe_mp_fail(r, "bad share count"), false;
-    if (n_shares && !(p->shares = malloc(sizeof *p->shares * n_shares))) return pe_mp_fail(r, "out of memory"), false;
+    if (n_shares && !(p->shares = pe_mp_alloc(r, n_shares, sizeof *p->shares))) return false;
     for (uint32_t m = 0; m < n_shares && r->ok; m++) { /* what they share is checked at the first hit (trace_check.c) */
         int64_t v = pe_mp_int(r, &shares[m], "share");
         if (v < -1 || v >= (int64_t)n_members) return pe_mp_fail(r, "a share outside the kernel"), false;
@@ -210,41 +202,37 @@ static bool read_program(pe_mp_reader *r, const msgpack_object *o, pe_program *p
  * libFuzzer target tests/fuzz_trace_file.c calls it directly. */
 bool pe_trace_persist_decode(const uint8_t *data, size_t len, bool *stale, char *err, size_t err_len)
 {
-    pe_blob blob;
+    pe_mp_doc d;
     *stale = false;
-    if (!pe_blob_open(&blob, data, len, MAGIC, VERSION, NULL, err, err_len)) return false;
-    if (blob.version != VERSION) {
+    if (!pe_mp_doc_open(&d, data, len, MAGIC, VERSION, NULL, err, err_len)) return false;
+    if (d.blob.version != VERSION) {
         *stale = true;
-        pe_blob_close(&blob);
-        return true;
+        return pe_mp_doc_close(&d, NULL, err, err_len);
     }
-    pe_mp_reader r = {.ok = true};
+    pe_mp_reader *r = &d.r;
     uint32_t n;
-    const msgpack_object *entries = pe_mp_array(&r, pe_mp_get(&r, &blob.root, "entries"), "entries", &n);
-    for (uint32_t i = 0; i < n && r.ok; i++) {
+    const msgpack_object *entries = pe_mp_array(r, pe_mp_get(r, &d.blob.root, "entries"), "entries", &n);
+    for (uint32_t i = 0; i < n && r->ok; i++) {
         uint32_t nf;
-        const msgpack_object *f = pe_mp_array(&r, &entries[i], "entry", &nf);
-        if (!r.ok || nf != 5 || f[0].type != MSGPACK_OBJECT_BIN) {
-            pe_mp_fail(&r, "entry %u is malformed", i);
+        const msgpack_object *f = pe_mp_array(r, &entries[i], "entry", &nf);
+        if (!r->ok || nf != 5 || f[0].type != MSGPACK_OBJECT_BIN) {
+            pe_mp_fail(r, "entry %u is malformed", i);
             break;
         }
         uint32_t np;
-        const msgpack_object *progs = pe_mp_array(&r, &f[4], "programs", &np);
-        pe_program_seq seq = {.progs = calloc(np ? np : 1, sizeof(pe_program)), .cap = np};
-        if (!seq.progs) pe_mp_fail(&r, "out of memory");
-        for (uint32_t k = 0; k < np && r.ok; k++) {
-            read_program(&r, &progs[k], &seq.progs[k]);
+        const msgpack_object *progs = pe_mp_array(r, &f[4], "programs", &np);
+        pe_program_seq seq = {.progs = pe_mp_alloc(r, np, sizeof(pe_program)), .cap = np};
+        for (uint32_t k = 0; k < np && r->ok; k++) {
+            read_program(r, &progs[k], &seq.progs[k]);
             seq.n = k + 1;
         }
-        pe_trace_record rec = {(const uint8_t *)f[0].via.bin.ptr, f[0].via.bin.size, pe_mp_uint(&r, &f[1], "site"),
-                               (uint32_t)pe_mp_uint(&r, &f[2], "externals"), (uint8_t)pe_mp_uint(&r, &f[3], "rules"),
+        pe_trace_record rec = {(const uint8_t *)f[0].via.bin.ptr, f[0].via.bin.size, pe_mp_uint(r, &f[1], "site"),
+                               (uint32_t)pe_mp_uint(r, &f[2], "externals"), (uint8_t)pe_mp_uint(r, &f[3], "rules"),
                                &seq};
-        if (r.ok) pe_trace_adopt(&rec);
+        if (r->ok) pe_trace_adopt(&rec);
         if (seq.progs) pe_program_seq_free(&seq);
     }
-    if (!r.ok) snprintf(err, err_len, "%s", r.err);
-    pe_blob_close(&blob);
-    return r.ok;
+    return pe_mp_doc_close(&d, NULL, err, err_len);
 }
 
 void pe_trace_persist_load(uint64_t ir_fingerprint)
