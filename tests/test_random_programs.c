@@ -2,7 +2,9 @@
  * programs of element-wise ops, broadcasts, reductions and views, with random
  * releases of intermediates, run on the JIT and on the reference interpreter
  * in fresh runtimes, and replayed three times in one runtime (so the trace
- * cache serves the later runs); every value read must agree. */
+ * cache serves the later runs); every value read must agree.
+ * PE_TEST_VALUES_OUT=file writes every value read (the interpreter's, then
+ * each replay's, as doubles) to file: two builds compared bitwise with cmp. */
 #include "test_util.h"
 
 #include <stdbool.h>
@@ -107,17 +109,21 @@ static void test_random_programs_agree_with_interpreter(void **state)
     long total_values = 0, trace_hits = 0;
     snprintf(cache_dir, sizeof cache_dir, "/tmp/pe-test-random-XXXXXX");
     assert_non_null(mkdtemp(cache_dir));
+    const char *values_out = getenv("PE_TEST_VALUES_OUT");
+    FILE *dump = values_out && *values_out ? fopen(values_out, "wb") : NULL;
     for (int prog = 0; prog < PROGRAMS; prog++) {
         uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(prog + 1);
         pe_dtype t = prog % 2 ? PE_F64 : PE_F32;
         double tol = t == PE_F32 ? 2e-5 : 1e-12;
         assert_int_equal(pe_init(&(pe_config){.executor = "interp"}), PE_OK);
         int n_want = run_program(seed, t, want, MAX_OUT);
+        if (dump) fwrite(want, sizeof *want, (size_t)n_want, dump);
         pe_shutdown();
         assert_int_equal(pe_init(&(pe_config){.executor = "jit", .cache_dir = cache_dir}), PE_OK);
         for (int replay = 0; replay < 3; replay++) {
             int n_got = run_program(seed, t, got, MAX_OUT);
             assert_int_equal(n_got, n_want);
+            if (dump) fwrite(got, sizeof *got, (size_t)n_got, dump);
             for (int i = 0; i < n_got; i++) {
                 double scale = fabs(want[i]) > 1 ? fabs(want[i]) : 1;
                 if (!(fabs(got[i] - want[i]) <= tol * scale))
@@ -137,6 +143,7 @@ static void test_random_programs_agree_with_interpreter(void **state)
     assert_true(total_values > 20 * PROGRAMS);
     assert_true(trace_hits > PROGRAMS);
     tu_remove_dir(cache_dir);
+    if (dump) fclose(dump);
     free(want), free(got);
 }
 
