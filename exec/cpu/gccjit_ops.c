@@ -468,7 +468,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
  * op's results made wrong by a part in 128 (floats) or by one (i32, bool), so
  * that PE_CHECK has a kernel to catch.  Never set outside tests; kernels made
  * with it are filed on disk under a tag of their own (provision.c; the CUDA
- * generator's, cuda_emit.c's perturb, under target.c's cuda_disk_tag). */
+ * generator's, cuda_emit_ops.c's perturb, under target.c's cuda_disk_tag). */
 static gcc_jit_rvalue *perturbed(emitter *e, gcc_jit_rvalue *r, pe_dtype t)
 {
     if (!pe_dtype_valid(t)) return r;

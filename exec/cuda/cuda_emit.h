@@ -70,8 +70,9 @@ typedef struct {
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
 /* The threads kernel k wants per item of its [0, n) (any grid works: its
  * loops stride over the grid): 32 for an axis reduction that takes a warp
- * per result (emit_axis_kernel), else 1.  (The executor, below the
- * generator in the layering, gives every axis reduction 32.) */
+ * per result (cuda_emit_loops.c's pe_cu_emit_axis_kernel), else 1.  (The
+ * executor, below the generator in the layering, gives every axis
+ * reduction 32.) */
 int pe_cuda_threads_per_result(const kir_kernel *k);
 /* The CUDA executor's fusion rules: the ops pe_cuda_can_emit takes (today
  * the CPU generator's: ops_codegen.def's cuda_emits column equals its
