@@ -82,20 +82,14 @@ static void op_operands(emitter *e, const kir_inst *in, pe_dtype ct, char a[3][9
     }
 }
 
-/* Arithmetic: i32 wraps (in unsigned), its division and remainder guarded
- * (pe_idiv, pe_imod). */
+/* Arithmetic but C's operators (emit_binop): i32 wraps (in unsigned), its
+ * division and remainder guarded (pe_idiv, pe_imod). */
 static void emit_arith(text *t, pe_op op, pe_dtype ct, char a[3][96])
 {
     const char *T = ctype_name(ct);
     const char *f = ct == PE_F32 ? "f" : "";
     bool fl = is_float(ct);
     switch (op) {
-    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: {
-        char sym = op == PE_OP_add ? '+' : op == PE_OP_sub ? '-' : '*';
-        if (fl) put(t, "%s %c %s", a[0], sym, a[1]);
-        else put(t, "pe_wrap((unsigned)%s %c (unsigned)%s)", a[0], sym, a[1]);
-        break;
-    }
     case PE_OP_neg:
         if (fl) put(t, "-%s", a[0]);
         else put(t, "pe_wrap(0u - (unsigned)%s)", a[0]);
@@ -117,43 +111,34 @@ static void emit_arith(text *t, pe_op op, pe_dtype ct, char a[3][96])
         break;
     case PE_OP_min: put(t, "pe_min(%s, %s)", a[0], a[1]); break;
     case PE_OP_max: put(t, "pe_max(%s, %s)", a[0], a[1]); break;
-    default: break; /* not arithmetic: emit_op sends none here */
+    default: break; /* not arithmetic: emit_own sends none here */
     }
 }
 
-/* Functions: CUDA's device library (f32: the names with "f"), cbrt refined
- * in f64, asec and acsc in double (the prelude's forms), f32 cdf_norm PE's
- * own from the tail (tail: its value's number, else -1). */
+/* Functions but libm's alone (emit_op): reciprocals, cbrt refined in f64,
+ * asec and acsc in double (the prelude's forms), f32 cdf_norm PE's own from
+ * the tail (tail: its value's number, else -1). */
 static void emit_math(text *t, pe_op op, pe_dtype ct, char a[3][96], int tail)
 {
     const char *T = ctype_name(ct);
     const char *f = ct == PE_F32 ? "f" : "";
     switch (op) {
-    case PE_OP_fma: put(t, "%s%s(%s, %s, %s)", pe_libm_name(op), f, a[0], a[1], a[2]); break;
-    case PE_OP_pow: case PE_OP_atan2: put(t, "%s%s(%s, %s)", pe_libm_name(op), f, a[0], a[1]); break;
     case PE_OP_rcp: put(t, "(%s)1 / %s", T, a[0]); break;
     case PE_OP_rsqrt: put(t, "(%s)1 / sqrt%s(%s)", T, f, a[0]); break;
     case PE_OP_cbrt:
         if (*f) put(t, "cbrtf(%s)", a[0]);
         else put(t, "pe_cbrt(%s)", a[0]); /* f64: refmath.c's accurate_cbrt */
         break;
-    case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
-    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_sin: case PE_OP_cos:
-    case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
-    case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
-    case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
-        put(t, "%s%s(%s)", pe_libm_name(op), f, a[0]);
-        break;
     case PE_OP_asec: case PE_OP_acsc: put(t, "pe_%s(%s)", pe_op_table[op].name, a[0]); break; /* in double */
     case PE_OP_cdf_norm:
         if (tail >= 0) put(t, "pe_cdf_norm_f32(%s, tail%d)", a[0], tail);
         else put(t, "normcdf(%s)", a[0]);
         break;
-    default: break; /* not a function: emit_op sends none here */
+    default: break; /* not a function: emit_own sends none here */
     }
 }
 
-/* Tests, comparisons and logic: C's, on values of type ct. */
+/* Tests and logic (comparisons: emit_op), on values of type ct. */
 static void emit_logic(text *t, pe_op op, pe_dtype ct, char a[3][96])
 {
     const char *T = ctype_name(ct);
@@ -162,12 +147,6 @@ static void emit_logic(text *t, pe_op op, pe_dtype ct, char a[3][96])
     case PE_OP_isnan: put(t, "%s != %s", a[0], a[0]); break;
     case PE_OP_isinf: put(t, "fabs%s(%s) == (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
     case PE_OP_isfinite: put(t, "fabs%s(%s) < (%s)__int_as_float(0x7f800000)", f, a[0], T); break;
-    case PE_OP_lt: put(t, "%s < %s", a[0], a[1]); break;
-    case PE_OP_le: put(t, "%s <= %s", a[0], a[1]); break;
-    case PE_OP_gt: put(t, "%s > %s", a[0], a[1]); break;
-    case PE_OP_ge: put(t, "%s >= %s", a[0], a[1]); break;
-    case PE_OP_eq: put(t, "%s == %s", a[0], a[1]); break;
-    case PE_OP_ne: put(t, "%s != %s", a[0], a[1]); break;
     case PE_OP_not: put(t, "!(%s != 0)", a[0]); break;
     case PE_OP_and: put(t, "(%s != 0) && (%s != 0)", a[0], a[1]); break;
     case PE_OP_or: put(t, "(%s != 0) || (%s != 0)", a[0], a[1]); break;
@@ -175,7 +154,7 @@ static void emit_logic(text *t, pe_op op, pe_dtype ct, char a[3][96])
     case PE_OP_nor: put(t, "!((%s != 0) || (%s != 0))", a[0], a[1]); break;
     case PE_OP_xor: put(t, "(%s != 0) != (%s != 0)", a[0], a[1]); break;
     case PE_OP_cond: put(t, "%s != 0 ? %s : %s", a[0], a[1], a[2]); break;
-    default: break; /* neither a test nor logic: emit_op sends none here */
+    default: break; /* neither a test nor logic: emit_own sends none here */
     }
 }
 
@@ -230,12 +209,45 @@ static void emit_data(emitter *e, const kir_inst *in, pe_dtype ct, char a[3][96]
         put(t, "__longlong_as_double(0x%016llxLL)", bits);
         break;
     }
-    default: break; /* emit_op sends none of the others here */
+    default: break; /* emit_own sends none of the others here */
     }
 }
 
-/* One element-wise op: v<v> = its value, its operands converted, then by
- * class. */
+/* The ops of class OWN (irformat/ops_codegen.def), by kind. */
+static void emit_own(emitter *e, const kir_inst *in, pe_dtype ct, char a[3][96], int tail)
+{
+    text *t = e->t;
+    pe_op op = (pe_op)in->op;
+    switch (op) {
+#include "../../jit/kir/not_own_cases.h"
+        break; /* emitted by class (emit_op), or refused (pe_cuda_emit: pe_kernel_generatable) */
+    case PE_OP_neg: case PE_OP_div: case PE_OP_mod: case PE_OP_abs: case PE_OP_sign: case PE_OP_min: case PE_OP_max:
+        emit_arith(t, op, ct, a);
+        break;
+    case PE_OP_rcp: case PE_OP_rsqrt: case PE_OP_cbrt: case PE_OP_asec: case PE_OP_acsc: case PE_OP_cdf_norm:
+        emit_math(t, op, ct, a, tail);
+        break;
+    case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite: case PE_OP_and: case PE_OP_or: case PE_OP_nand:
+    case PE_OP_nor: case PE_OP_xor: case PE_OP_not: case PE_OP_cond:
+        emit_logic(t, op, ct, a);
+        break;
+    case PE_OP_cast: case PE_OP_concat: case PE_OP_index: case PE_OP_identity: case PE_OP_random_uniform:
+    case PE_OP_random_normal: case PE_OP_conj: case PE_OP_real: case PE_OP_imag: case PE_OP_constant:
+        emit_data(e, in, ct, a);
+        break;
+    }
+}
+
+/* A LIBM op: the libm column's function of the n operands (f32: f "f"). */
+static void emit_libm(text *t, pe_op op, const char *f, int n, char a[3][96])
+{
+    put(t, "%s%s(", pe_libm_name(op), f);
+    for (int j = 0; j < n; j++) put(t, j ? ", %s" : "%s", a[j]);
+    put(t, ")");
+}
+
+/* One element-wise op: v<v> = its value, its operands converted, then as
+ * its emission class says. */
 static void emit_op(emitter *e, int v, const kir_inst *in)
 {
     text *t = e->t;
@@ -243,7 +255,7 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
     pe_dtype ct = (pe_dtype)in->ctype, rt = (pe_dtype)in->dtype;
     bool cdf_f32 = op == PE_OP_cdf_norm && ct == PE_F32;
     if (ct == PE_F32 && pe_f32_in_double(op) && !cdf_f32) ct = PE_F64;
-    const char *R = ctype_name(rt);
+    const char *R = ctype_name(rt), *cop = pe_c_operator_text(pe_c_operator_of(op));
     char a[3][96];
     op_operands(e, in, ct, a);
     int tail = cdf_f32 ? cdf_tail_of(e, in->a[0]) : -1;
@@ -252,34 +264,15 @@ static void emit_op(emitter *e, int v, const kir_inst *in)
      * i32, but the emitter takes the IR it is given, as the CPU's does) */
     if (rt == PE_BOOL) put(t, "    unsigned char v%d = (unsigned char)((", v);
     else put(t, "    %s v%d = (%s)(", R, v, R);
-    switch (op) {
-    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_div: case PE_OP_mod: case PE_OP_abs:
-    case PE_OP_sign: case PE_OP_min: case PE_OP_max:
-        emit_arith(t, op, ct, a);
+    switch (pe_emit_class_of(op)) {
+    case PE_EMIT_LIBM: emit_libm(t, op, ct == PE_F32 ? "f" : "", in->n, a); break;
+    case PE_EMIT_BINOP:
+        if (is_float(ct)) put(t, "%s %s %s", a[0], cop, a[1]);
+        else put(t, "pe_wrap((unsigned)%s %s (unsigned)%s)", a[0], cop, a[1]);
         break;
-    case PE_OP_fma: case PE_OP_pow: case PE_OP_atan2: case PE_OP_rcp: case PE_OP_rsqrt: case PE_OP_cbrt:
-    case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
-    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_sin: case PE_OP_cos:
-    case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
-    case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
-    case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
-    case PE_OP_asec: case PE_OP_acsc: case PE_OP_cdf_norm:
-        emit_math(t, op, ct, a, tail);
-        break;
-    case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite: case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge:
-    case PE_OP_eq: case PE_OP_ne: case PE_OP_and: case PE_OP_or: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
-    case PE_OP_not: case PE_OP_cond:
-        emit_logic(t, op, ct, a);
-        break;
-    case PE_OP_cast: case PE_OP_concat: case PE_OP_index: case PE_OP_identity: case PE_OP_random_uniform:
-    case PE_OP_random_normal: case PE_OP_conj: case PE_OP_real: case PE_OP_imag: case PE_OP_constant:
-        emit_data(e, in, ct, a);
-        break;
-    case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
-    PE_CASES_INTERPRETED_ONLY
-    PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
-    PE_CASES_NOT_ELEMENTWISE
-        break;              /* pe_cuda_emit refuses such kernels (pe_kernel_generatable) */
+    case PE_EMIT_CMP: put(t, "%s %s %s", a[0], cop, a[1]); break;
+    case PE_EMIT_OWN: emit_own(e, in, ct, a, tail); break;
+    case PE_EMIT_NONE: break; /* pe_cuda_emit refuses such kernels (pe_kernel_generatable) */
     }
     put(t, rt == PE_BOOL ? ") != 0);\n" : ");\n");
 }

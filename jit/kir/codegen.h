@@ -51,9 +51,31 @@ typedef struct {
     double identity; /* the accumulator's start */
 } pe_reduction;
 
+/* How a generator emits an element-wise op: the emission column, a class
+ * that says how (LuaJIT's IR modes), so that neither generator lists the
+ * ops of a class by hand. */
+typedef enum {
+    PE_EMIT_NONE,  /* never an element-wise op of a kernel (composed, reductions, views, ...) */
+    PE_EMIT_LIBM,  /* of floats: the libm column's function of the operands */
+    PE_EMIT_BINOP, /* C's binary operator `cop`; i32 in unsigned, wrapping */
+    PE_EMIT_CMP,   /* C's comparison `cop`: a bool */
+    PE_EMIT_OWN,   /* each generator's own code for the op */
+} pe_emit_class;
+/* The C operator of a BINOP or CMP op (libgccjit names them alike). */
+typedef enum {
+    PE_COP_NONE, PE_COP_PLUS, PE_COP_MINUS, PE_COP_MULT,
+    PE_COP_LT, PE_COP_LE, PE_COP_GT, PE_COP_GE, PE_COP_EQ, PE_COP_NE,
+    PE_COP__COUNT
+} pe_c_operator;
+typedef struct {
+    uint8_t cls; /* pe_emit_class */
+    uint8_t cop; /* pe_c_operator */
+} pe_emission;
+
 /* One row of ops_codegen.def. */
 typedef struct {
     const char *libm;     /* f64 name; f32 appends "f" */
+    pe_emission emission;
     const char *f32_prim; /* cpu_prims.c's routine, or NULL */
     uint8_t cpu_emits, cuda_emits; /* PE_EMITS_* */
     bool cpu_vectorises;
@@ -67,6 +89,11 @@ extern const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT];
 static inline const pe_op_codegen *pe_codegen_of(pe_op op) { return &pe_op_codegen_table[op]; }
 /* The libm function behind a float op ("exp", "fabs", "fmod"), or NULL. */
 static inline const char *pe_libm_name(pe_op op) { return pe_op_codegen_table[op].libm; }
+/* How a generator emits op (the emission column), and a BINOP's or CMP's
+ * operator as C writes it ("+", "<="). */
+static inline pe_emit_class pe_emit_class_of(pe_op op) { return (pe_emit_class)pe_op_codegen_table[op].emission.cls; }
+static inline pe_c_operator pe_c_operator_of(pe_op op) { return (pe_c_operator)pe_op_codegen_table[op].emission.cop; }
+const char *pe_c_operator_text(pe_c_operator cop);
 /* Whether op in f32 is computed in double and rounded once (see the column). */
 static inline bool pe_f32_in_double(pe_op op) { return pe_op_codegen_table[op].f32_in_double; }
 /* Whether op is composed: kir_lower.c rewrites it into primitives. */
@@ -102,30 +129,19 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
 #define PE_TEXT_(x) #x
 #define PE_TEXT(x) PE_TEXT_(x) /* a constant's text, for the CUDA preamble */
 
-/* The case labels, for a generator's switch over a kernel's ops (switches
- * over ops have no default, so that -Wswitch names an op a generator
- * forgot), of the ops that never reach a generator as a KIR_OP: composed
- * ones (kir_lower.c rewrote them into primitives: the rows whose lowering
- * column is not PRIMITIVE; test_jit checks the two agree) and those that
- * are not element-wise (reductions are KIR_REDUCE, gathers KIR_GATHER;
- * PE_OP__COUNT is no op). */
-#define PE_CASES_COMPOSED                                                                                   \
-    case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:                     \
-    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
-/* ops the pair lowering (kir_complex.c) rewrites: arg needs a complex
- * operand to be more than atan2(0, x) (of a real one: the interpreter's),
- * complex makes a complex result; PE_OP_constant reaches the generators
- * only as the lowering's immediate (kir.h) */
-#define PE_CASES_INTERPRETED_ONLY case PE_OP_arg: case PE_OP_complex:
-#define PE_CASES_NOT_ELEMENTWISE                                                                            \
-    case PE_OP_data: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
-    case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \
-    case PE_OP_all: case PE_OP_argmax: case PE_OP_argmin: case PE_OP_norm1: case PE_OP_norm2:              \
-    case PE_OP_norminf: case PE_OP_dot: case PE_OP_vdot: case PE_OP_reshape: case PE_OP_transpose:            \
-    case PE_OP_slice: case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP_matmul:          \
-    case PE_OP_lu: case PE_OP_lu_pivots: case PE_OP_lu_solve: case PE_OP_lu_cond: case PE_OP_lu_permutation:  \
-    case PE_OP_spmv: case PE_OP_fft: case PE_OP_ifft: case PE_OP_conv_fft:                                  \
-    case PE_OP__COUNT:
+/* A generator's switch over the ops it writes itself (class OWN) has no
+ * default, so that -Wswitch names an op it forgot; the case labels of every
+ * other op come from the emission column, none by hand (not_own_cases.h
+ * expands ops_codegen.def with PE_OP_CODEGEN as PE_CASE_UNLESS_OWN).
+ * BINOP(PLUS)'s label: PE_CASE_UNLESS_OWN_BINOP(PLUS) is PE_CASE_OF, which
+ * the row's name then follows in parentheses. */
+#define PE_CASE_UNLESS_OWN(name, libm, emission, ...) PE_CASE_UNLESS_OWN_##emission(name)
+#define PE_CASE_OF(name) case PE_OP_##name:
+#define PE_CASE_UNLESS_OWN_NONE(name) case PE_OP_##name:
+#define PE_CASE_UNLESS_OWN_LIBM(name) case PE_OP_##name:
+#define PE_CASE_UNLESS_OWN_BINOP(cop) PE_CASE_OF
+#define PE_CASE_UNLESS_OWN_CMP(cop) PE_CASE_OF
+#define PE_CASE_UNLESS_OWN_OWN(name)
 
 /* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
  * `dtype` (operand0: the dtype of the first operand, for casts): the
