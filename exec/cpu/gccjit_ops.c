@@ -207,7 +207,7 @@ static gcc_jit_rvalue *emit_random(emitter *e, const kir_inst *in)
 /* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
 static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
 {
-    const char *name = pe_codegen_of(op)->f32_prim;
+    const char *name = pe_cpu_op_of(op)->f32_prim;
     return name ? pe_prims_get(prims, name, true) : NULL;
 }
 
@@ -546,7 +546,7 @@ bool pe_gj_vectorisable(pe_prims *prims, const kir_kernel *k)
         if (op == PE_OP_constant) continue; /* an immediate */
         if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
         if (pe_f32_in_double(op) && in->ctype == PE_F32) return false;
-        if (!pe_codegen_of(op)->cpu_vectorises) return false;
+        if (!pe_cpu_op_of(op)->vectorises) return false;
     }
     return true;
 }

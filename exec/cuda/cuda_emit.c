@@ -4,15 +4,15 @@
  * normcdf, ...), whose documented accuracy is within PE's 2-ulp contract for
  * f32 except where the CPU emitter, too, computes in double and rounds once
  * (composed ops, erf, erfc, rsqrt); f32 cdf_norm is PE's own
- * (cuda_cdf_norm.cuh).  Which ops, dtypes and reductions it emits, libm
- * names and how reductions accumulate are columns of
- * irformat/ops_codegen.def (codegen.h), as for the CPU generator; composed
- * ops reach it as primitives (kir_lower.c).  Element i of a STRIDED
- * parameter (broadcasts and views) is read through its index map, in
- * 64-bit arithmetic from i's coordinates: offset, strides (negative too),
- * clamps and wraps with shifts (cuda_emit_ops.c), so views run in kernels
- * on the GPU.  Reductions along an axis are kernels too (those
- * axis_reduction_emittable lists; pe_cuda_emit refuses others).
+ * (cuda_cdf_norm.cuh).  Libm names, emission classes and how reductions
+ * accumulate are columns of irformat/ops_codegen.def (codegen.h), as for the
+ * CPU generator; which ops it emits in which compute types is its own
+ * column (cuda_ops.def); composed ops reach it as primitives (kir_lower.c).
+ * Element i of a STRIDED parameter (broadcasts and views) is read through
+ * its index map, in 64-bit arithmetic from i's coordinates: offset, strides
+ * (negative too), clamps and wraps with shifts (cuda_emit_ops.c), so views
+ * run in kernels on the GPU.  Reductions along an axis are kernels too
+ * (those axis_reduction_emittable lists; pe_cuda_emit refuses others).
  *
  * This file is the driver: the fusion rules the program generator asks of
  * this generator, the kernel shape each kernel takes, and a program's
@@ -26,6 +26,29 @@
 #include "cuda_emit_internal.h"
 
 /* ---------------------------------------------------------- fusion rules */
+
+/* The compute types it emits each op in (cuda_ops.def). */
+static const uint8_t cuda_emits[PE_OP__COUNT] = {
+#define PE_CUDA_OP(name, emits) [PE_OP_##name] = PE_EMITS_##emits,
+#include "cuda_ops.def"
+};
+
+/* Exactly one row per op, in the catalog's order: a row missing, doubled or
+ * out of place is a compile error here. */
+enum {
+#define PE_CUDA_OP(name, emits) PE_CUDA_OP_ROW_##name,
+#include "cuda_ops.def"
+    PE_CUDA_OP_ROWS
+};
+_Static_assert((int)PE_CUDA_OP_ROWS == (int)PE_OP__COUNT, "cuda_ops.def has a row for every op of ops.def");
+#define PE_CUDA_OP(name, emits) _Static_assert((int)PE_CUDA_OP_ROW_##name == (int)PE_OP_##name, "cuda_ops.def follows ops.def's order");
+#include "cuda_ops.def"
+
+bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+{
+    uint8_t emits = (unsigned)op < PE_OP__COUNT ? cuda_emits[op] : PE_EMITS_NONE;
+    return pe_codegen_can_emit(emits, op, ctype, dtype, operand0);
+}
 
 /* Reductions along an axis it emits (cuda_emit_loops.c's
  * pe_cu_emit_axis_kernel): every reduction of the catalog but dot, of

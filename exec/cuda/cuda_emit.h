@@ -74,9 +74,13 @@ char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
  * executor, below the generator in the layering, gives every axis
  * reduction 32.) */
 int pe_cuda_threads_per_result(const kir_kernel *k);
+/* True if the CUDA generator can emit `op` computed in `ctype` giving
+ * `dtype` (operand0: the dtype of the first operand, for casts):
+ * cuda_ops.def's emits column; the fusion rules' emittable. */
+bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 /* The CUDA executor's fusion rules: the ops pe_cuda_can_emit takes (today
- * the CPU generator's: ops_codegen.def's cuda_emits column equals its
- * cpu_emits), reductions fused into any body (the CPU's exception is a gcc
- * vectoriser limit). */
+ * the CPU generator's but for i32 and bool extremes: cuda_ops.def's column
+ * against exec/cpu/cpu_ops.def's), reductions fused into any body (the
+ * CPU's exception is a gcc vectoriser limit). */
 extern const pe_fusion_rules pe_cuda_fusion_rules;
 #endif

@@ -43,8 +43,9 @@ typedef struct {
 
 /* ------------------------------------------------------------- helpers */
 
-/* The CUDA C type of an element (irformat/dtypes.def). */
-static inline const char *ctype_name(pe_dtype t) { return pe_cuda_type_name(t); }
+/* The CUDA C type of an element, by pe_dtype (cuda_emit_prelude.c). */
+extern const char *const pe_cu_type_names[PE_DTYPE__COUNT];
+static inline const char *ctype_name(pe_dtype t) { return pe_cu_type_names[t]; }
 
 static inline bool is_float(pe_dtype t) { return pe_dtype_is_float(t); }
 

@@ -1,13 +1,14 @@
 /* cuda_emit_prelude.c — the CUDA generator's text (cuda_emit_internal.h):
- * put, which every piece writes the source with, and the prelude, the
- * device functions every kernel of a program may call, written once at the
- * top of its source: the reference's min and max, i32 wrap-around and
- * guarded division, saturating conversion, index clamping, the reductions'
- * steps and block trees, asec, acsc and cbrt in the reference's forms,
- * Philox draws; then the f32 normal CDF (cuda_cdf_norm.cuh) with what that
- * file asks of its includer.  The kernels (cuda_emit_ops.c and the loop
- * shapes) name these functions; the text of each is here alone.  This file
- * calls no other piece, so the pieces calling put make no loop through it. */
+ * put, which every piece writes the source with, the CUDA C type of each
+ * dtype, and the prelude, the device functions every kernel of a program
+ * may call, written once at the top of its source: the reference's min and
+ * max, i32 wrap-around and guarded division, saturating conversion, index
+ * clamping, the reductions' steps and block trees, asec, acsc and cbrt in
+ * the reference's forms, Philox draws; then the f32 normal CDF
+ * (cuda_cdf_norm.cuh) with what that file asks of its includer.  The
+ * kernels (cuda_emit_ops.c and the loop shapes) name these functions; the
+ * text of each is here alone.  This file calls no other piece, so the
+ * pieces calling put make no loop through it. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -39,6 +40,17 @@ void pe_cu_put(text *t, const char *fmt, ...)
         }
     }
 }
+
+/* ----------------------------------------------------------------- types */
+
+/* The CUDA C type of an element, by pe_dtype: one row per dtype, in
+ * irformat/dtypes.def's order (checked below); complex ones are the
+ * vector types of their parts. */
+#define PE_CUDA_TYPES(X) \
+    X(F32, float) X(F64, double) X(I32, int) X(BOOL, unsigned char) X(C64, float2) X(C128, double2)
+#define PE_CUDA_TYPE(en, type) [PE_##en] = #type,
+const char *const pe_cu_type_names[PE_DTYPE__COUNT] = {PE_CUDA_TYPES(PE_CUDA_TYPE)};
+PE_CHECK_DTYPE_ROWS(PE_CUDA_TYPES)
 
 /* --------------------------------------------------------------- prelude */
 

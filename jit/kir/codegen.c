@@ -1,6 +1,7 @@
 /* codegen.c — the code generators' per-op table, expanded from
- * irformat/ops_codegen.def, and the facts both generators derive from it:
- * which ops they emit in which compute types, and kernel names. */
+ * irformat/ops_codegen.def, and the facts every generator derives from it:
+ * whether it emits an op in given types (from its backend's own column),
+ * the C operators' spelling, which kernels it can take. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,8 @@
 #define PE_EMISSION_OWN {PE_EMIT_OWN, PE_COP_NONE}
 
 const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT] = {
-#define PE_OP_CODEGEN(name, libm, emission, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, \
-                      lowering)                                                                                        \
-    [PE_OP_##name] = {libm,           PE_EMISSION_##emission, f32_prim,      PE_EMITS_##cpu_emits,                   \
-                      PE_EMITS_##cuda_emits, cpu_vectorises,   f32_in_double, PE_REDUCTION_##reduction, lowering},
+#define PE_OP_CODEGEN(name, libm, emission, f32_in_double, reduction, lowering) \
+    [PE_OP_##name] = {libm, PE_EMISSION_##emission, f32_in_double, PE_REDUCTION_##reduction, lowering},
 #include "../../irformat/ops_codegen.def"
 };
 
@@ -76,17 +75,11 @@ static bool involves_complex(pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
     return pe_dtype_is_complex(ctype) || pe_dtype_is_complex(dtype) || pe_dtype_is_complex(operand0);
 }
 
-bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+bool pe_codegen_can_emit(uint8_t emits, pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
 {
     /* casts between any two generated dtypes */
     if (involves_complex(ctype, dtype, operand0)) return kir_complex_emittable(op, ctype, dtype, operand0);
-    return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cpu_emits, ctype, dtype);
-}
-
-bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
-{
-    if (involves_complex(ctype, dtype, operand0)) return kir_complex_emittable(op, ctype, dtype, operand0);
-    return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cuda_emits, ctype, dtype);
+    return (unsigned)op < PE_OP__COUNT && can_emit(emits, ctype, dtype);
 }
 
 bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype, pe_dtype, pe_dtype))

@@ -1,9 +1,11 @@
-/* codegen.h — what both code generators (cpu_gccjit.c, cuda_emit.c) and
- * the executors' fusion rules know of ops and dtypes: the per-op columns of
- * irformat/ops_codegen.def, the dtype columns of irformat/dtypes.def, which
- * ops each generator emits in which compute types (the exported name of a
- * kernel is the kernel IR's: kir_kernel_name).  Neither generator includes
- * the other. */
+/* codegen.h — what every code generator and the executors' fusion rules
+ * know of ops: the per-op columns of irformat/ops_codegen.def (libm names,
+ * emission classes, reductions, lowerings), the sets of compute types a
+ * generator emits an op in and what decides it from a backend's own column
+ * (pe_codegen_can_emit), the lowering passes (the exported name of a
+ * kernel is the kernel IR's: kir_kernel_name).  What one backend alone
+ * knows of ops and dtypes is in its own folder (its <backend>_ops.def and
+ * its generator's type table); no generator includes another. */
 #ifndef PE_KIR_CODEGEN_H
 #define PE_KIR_CODEGEN_H
 
@@ -76,9 +78,6 @@ typedef struct {
 typedef struct {
     const char *libm;     /* f64 name; f32 appends "f" */
     pe_emission emission;
-    const char *f32_prim; /* cpu_prims.c's routine, or NULL */
-    uint8_t cpu_emits, cuda_emits; /* PE_EMITS_* */
-    bool cpu_vectorises;
     bool f32_in_double;
     pe_reduction reduction;
     pe_lowering lowering;
@@ -143,23 +142,35 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
 #define PE_CASE_UNLESS_OWN_CMP(cop) PE_CASE_OF
 #define PE_CASE_UNLESS_OWN_OWN(name)
 
-/* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
- * `dtype` (operand0: the dtype of the first operand, for casts): the
- * executors' fusion rules (pe_emittable_fn). */
-/* The op PE_TEST_PERTURB_OP names, whose results the CPU generator makes
+/* A generator's own table by dtype (its type of an element) is an X-list
+ * LIST(X) of rows X(dtype, value), dtype without PE_ (F32), in
+ * irformat/dtypes.def's order; PE_CHECK_DTYPE_ROWS(LIST), at file scope,
+ * makes a row missing, doubled or out of place a compile error. */
+#define PE_DTYPE_ROW_OF(en, value) PE_DTYPE_LIST_ROW_##en,
+#define PE_DTYPE_ROW_IN_ORDER(en, value) \
+    _Static_assert((int)PE_DTYPE_LIST_ROW_##en == (int)PE_##en, "a generator's dtype table follows pe_dtype's order");
+#define PE_CHECK_DTYPE_ROWS(LIST)                                                                                  \
+    enum { LIST(PE_DTYPE_ROW_OF) PE_DTYPE_LIST_ROWS };                                                             \
+    _Static_assert((int)PE_DTYPE_LIST_ROWS == (int)PE_DTYPE__COUNT, "a generator's dtype table has every dtype"); \
+    LIST(PE_DTYPE_ROW_IN_ORDER)
+
+/* The op PE_TEST_PERTURB_OP names, whose results the generators make
  * wrong for tests of PE_CHECK (tests/test_check.c), or -1 (always, outside tests). */
 int pe_codegen_perturbed_op(void);
-bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
-bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+
+/* True if a generator that emits `op` in the compute types `emits` (its
+ * backend's column, PE_EMITS_*) can emit it computed in `ctype` giving
+ * `dtype` (operand0: the dtype of the first operand, for casts): what each
+ * backend's pe_emittable_fn (its fusion rules) answers from its own table.
+ * Complex operands or results are the pair lowering's (kir_complex.c),
+ * alike for every generator. */
+bool pe_codegen_can_emit(uint8_t emits, pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 
 /* Whether every op of k is one a generator's emit_op handles: lowered
- * (kir_lower.c) and one `can_emit` (pe_cpu_can_emit, pe_cuda_can_emit)
+ * (kir_lower.c) and one `can_emit` (a backend's fusion rules' emittable)
  * takes in its types, as the program generator makes kernels.  The
  * generators refuse any other kernel rather than emit nonsense. */
 bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype, pe_dtype, pe_dtype));
-
-/* The CUDA C type of an element of dtype t ("float", "unsigned char"). */
-static inline const char *pe_cuda_type_name(pe_dtype t) { return pe_dtype_table[t].cuda_type; }
 
 /* Lowering (kir_lower.c): rewrites k's composed ops (sec, asec, logb,
  * clamp...: irformat/ops_codegen.def's lowering column) into primitives, in
