@@ -11,7 +11,7 @@
 #include "pe.h"
 
 enum {
-#define PE_DTYPE(e, name, size, is_float, rank, c_type, gccjit_type, cuda_type, generated) PE_DTYPE_ROW_##e,
+#define PE_DTYPE(e, name, size, is_float, rank, c_type, generated) PE_DTYPE_ROW_##e,
 #include "dtypes.def"
     PE_DTYPE__COUNT
 };
@@ -23,7 +23,6 @@ typedef struct {
     uint8_t promote_rank;  /* bool < i32 < f32 < f64 */
     bool generated;        /* the code generators make kernels of it */
     const char *c_type;    /* "float" */
-    const char *cuda_type; /* "float" */
 } pe_dtype_info;
 
 extern const pe_dtype_info pe_dtype_table[PE_DTYPE__COUNT];

@@ -1,7 +1,7 @@
 /* philox.h — what the random generator ops of the catalog compute
  * (random_uniform, random_normal: irformat/ops.def), in plain C: the
  * reference the interpreter runs and the definition both code generators
- * emit (exec/cpu/gccjit_ops.c, cuda_emit.c), bit for bit.
+ * emit (exec/cpu/gccjit_ops.c, exec/cuda/cuda_emit_prelude.c), bit for bit.
  *
  * The block function is Philox4x32-R (Salmon, Moraes, Dror, Shaw, "Parallel
  * random numbers: as easy as 1, 2, 3", SC11): a 128-bit counter and a 64-bit

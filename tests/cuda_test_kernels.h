@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include "jit/kir/codegen.h"
+#include "exec/cpu/cpu_gccjit.h"
 #include "exec/cuda/cuda_emit.h"
 #include "jit/kir/kir.h"
 

@@ -211,7 +211,7 @@ static void test_cdf_norm_tails(void **state)
     free(x);
 }
 
-/* N(x) and N(-x) in one kernel share the tail of |x| (cuda_emit.c): both
+/* N(x) and N(-x) in one kernel share the tail of |x| (cuda_emit_ops.c): both
  * f32 results against the interpreter, on the same points. */
 static void run_cdf_pair(const float *x, int64_t n, float *plus, float *minus)
 {

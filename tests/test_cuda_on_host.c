@@ -899,7 +899,7 @@ static long double axis_reference(pe_op op, pe_dtype ct, pe_dtype rt, const doub
     return acc;
 }
 
-/* The full reductions that fold (hi, lo) pairs (cuda_emit.c: FOLD_*):
+/* The full reductions that fold (hi, lo) pairs (cuda_emit_internal.h: FOLD_*):
  * float and wrapping i32 products, wrapping i32 and bool sums and i32 dot,
  * any and all, argmax and argmin; and the multi-walk ones (var, stddev, f64
  * norm2: chunk statistics); each kernel over three chunks and a part

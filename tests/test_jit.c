@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exec/cpu/cpu_gccjit.h"
+#include "exec/cuda/cuda_emit.h"
 #include "jit/kir/codegen.h"
 #include "jit/kir/kir.h"
 
@@ -614,27 +616,27 @@ static void test_reductions_fuse_and_are_deterministic(void **state)
     }
 }
 
-/* The code generators' table agrees with itself: PE_CASES_COMPOSED names
- * exactly the ops with a lowering; a lowering's steps are primitives the
- * generators emit, and their catalog costs add up to the op's own (the
- * GPU's vector loop is chosen by the sum of a kernel's op costs, so
- * lowering must not move a kernel across that line). */
-static int composed_case(pe_op op)
-{
-    switch (op) {
-    PE_CASES_COMPOSED
-        return 1;
-    default:
-        return 0;
-    }
-}
-
+/* The code generators' table agrees with itself: a composed op has no
+ * emission class of its own (it reaches no generator), an element-wise op
+ * a generator emits has one, a LIBM op has a libm function; a lowering's
+ * steps are primitives the generators emit, and their catalog costs add up
+ * to the op's own (the GPU's vector loop is chosen by the sum of a kernel's
+ * op costs, so lowering must not move a kernel across that line). */
 static void test_lowering_table_is_consistent(void **state)
 {
     (void)state;
     for (int op = 0; op < PE_OP__COUNT; op++) {
         const pe_lowering *l = &pe_codegen_of((pe_op)op)->lowering;
-        assert_int_equal(composed_case((pe_op)op), l->n_steps != 0);
+        pe_emit_class how = pe_emit_class_of((pe_op)op);
+        bool elementwise = pe_op_table[op].kind != PE_KIND_REDUCE && op != PE_OP_gather;
+        if (l->n_steps || !elementwise) assert_int_equal(how, PE_EMIT_NONE);
+        else
+            for (int t = PE_F32; t <= PE_BOOL; t++) {
+                pe_dtype ct = (pe_dtype)t;
+                if (pe_cpu_can_emit((pe_op)op, ct, ct, ct) || pe_cuda_can_emit((pe_op)op, ct, ct, ct)) assert_int_not_equal(how, PE_EMIT_NONE);
+            }
+        if (how == PE_EMIT_LIBM) assert_non_null(pe_libm_name((pe_op)op));
+        if (how == PE_EMIT_BINOP || how == PE_EMIT_CMP) assert_int_not_equal(pe_c_operator_of((pe_op)op), PE_COP_NONE);
         if (!l->n_steps) continue;
         int cost = 0;
         for (int s = 0; s < l->n_steps; s++) {

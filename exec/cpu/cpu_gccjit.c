@@ -38,8 +38,8 @@ bool pe_gccjit_reduction_fusible(const kir_kernel *body)
 }
 
 /* Reductions along an axis: every reduction of the catalog but dot (one
- * operand along an axis), in the types the reduction column's cpu_emits
- * takes (as the full reductions). */
+ * operand along an axis), in the types cpu_ops.def's emits column takes for
+ * the reduction (as the full reductions). */
 static bool axis_reduction_emittable(pe_op op, pe_dtype ctype, pe_dtype dtype)
 {
     return op != PE_OP_dot && pe_reduction_of(op)->acc != PE_ACC_NONE && pe_cpu_can_emit(op, ctype, dtype, ctype);
@@ -184,6 +184,14 @@ gcc_jit_context *pe_gccjit_context(const char *isa, char *err, size_t err_size)
     return ctx;
 }
 
+/* The libgccjit type of an element, by pe_dtype: one row per dtype, in
+ * irformat/dtypes.def's order (checked below). */
+#define PE_GCCJIT_TYPES(X) \
+    X(F32, FLOAT) X(F64, DOUBLE) X(I32, INT) X(BOOL, UNSIGNED_CHAR) X(C64, COMPLEX_FLOAT) X(C128, COMPLEX_DOUBLE)
+#define PE_GCCJIT_TYPE(en, type) [PE_##en] = GCC_JIT_TYPE_##type,
+static const enum gcc_jit_types gccjit_type[PE_DTYPE__COUNT] = {PE_GCCJIT_TYPES(PE_GCCJIT_TYPE)};
+PE_CHECK_DTYPE_ROWS(PE_GCCJIT_TYPES)
+
 bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *isa, const char *so_path, char *err,
                        size_t err_size)
 {
@@ -198,9 +206,7 @@ bool pe_gccjit_compile(const kir_kernel *const *kernels, size_t n, const char *i
     e.t_long = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_LONG);
     e.t_u32 = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_UNSIGNED_INT);
     e.t_voidp = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID_PTR);
-#define PE_DTYPE(en, name, size, is_float, rank, c_type, gccjit_type, cuda_type, generated) \
-    e.t_of[PE_##en] = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_##gccjit_type);
-#include "../../irformat/dtypes.def"
+    for (int t = 0; t < PE_DTYPE__COUNT; t++) e.t_of[t] = gcc_jit_context_get_type(ctx, gccjit_type[t]);
     e.t_double = e.t_of[PE_F64];
     char (*names)[48] = calloc(n ? n : 1, sizeof *names);
     if (!names) {

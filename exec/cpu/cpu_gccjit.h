@@ -1,7 +1,7 @@
 /* cpu_gccjit.h — the CPU code generator: kernel IR to machine code through
  * libgccjit, all kernels of a program sequence in one compilation.  What it
- * shares with the CUDA generator (which ops it emits, libm names, kernel
- * names) is in codegen.h. */
+ * shares with every generator (libm names, emission classes, kernel names)
+ * is in codegen.h; which ops it emits is its own (cpu_ops.def). */
 #ifndef PE_CPU_GCCJIT_H
 #define PE_CPU_GCCJIT_H
 
@@ -17,8 +17,11 @@
  * 27 ns per element against 3.6 ns for pow as a map; the reduction then
  * runs as a kernel of its own over the stored values. */
 bool pe_gccjit_reduction_fusible(const kir_kernel *body);
-/* The CPU executor's fusion rules: pe_cpu_can_emit (codegen.h) and the
- * predicate above. */
+/* True if the CPU generator can emit `op` computed in `ctype` giving `dtype`
+ * (operand0: the dtype of the first operand, for casts): cpu_ops.def's
+ * emits column (cpu_ops.c); the fusion rules' emittable. */
+bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+/* The CPU executor's fusion rules: pe_cpu_can_emit and the predicate above. */
 extern const pe_fusion_rules pe_gccjit_fusion_rules;
 
 

@@ -77,6 +77,18 @@ typedef struct {
     int perturbed_op;      /* PE_TEST_PERTURB_OP's op, else -1 */
 } emitter;
 
+/* What the CPU generator alone knows of an op: a row of cpu_ops.def
+ * (cpu_ops.c). */
+typedef struct {
+    uint8_t emits;        /* PE_EMITS_*: the compute types it emits the op in */
+    bool vectorises;      /* a loop with it can still vectorise */
+    const char *f32_prim; /* cpu_prims.c's f32 routine, or NULL */
+} pe_cpu_op;
+
+extern const pe_cpu_op pe_cpu_op_table[PE_OP__COUNT];
+
+static inline const pe_cpu_op *pe_cpu_op_of(pe_op op) { return &pe_cpu_op_table[op]; }
+
 /* ------------------------------------------------------------- helpers */
 
 static inline bool is_float(pe_dtype t) { return pe_dtype_is_float(t); }

@@ -207,7 +207,7 @@ static gcc_jit_rvalue *emit_random(emitter *e, const kir_inst *in)
 /* The primitive for f32 op (cpu_prims.c) when the library has one, or NULL. */
 static gcc_jit_function *prim_f32(pe_prims *prims, pe_op op)
 {
-    const char *name = pe_codegen_of(op)->f32_prim;
+    const char *name = pe_cpu_op_of(op)->f32_prim;
     return name ? pe_prims_get(prims, name, true) : NULL;
 }
 
@@ -226,15 +226,13 @@ static void op_operands(emitter *e, const kir_inst *in, pe_dtype ct, gcc_jit_rva
     }
 }
 
-/* Arithmetic: i32 wraps, its division and remainder guarded. */
+/* Arithmetic but C's operators (emit_op): i32 wraps, its division and
+ * remainder guarded. */
 static gcc_jit_rvalue *emit_arith(emitter *e, pe_op op, pe_dtype ct, gcc_jit_rvalue **v)
 {
     gcc_jit_type *T = type_of(e, ct);
     bool fl = is_float(ct);
     switch (op) {
-    case PE_OP_add: return fl ? bin(e, GCC_JIT_BINARY_OP_PLUS, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_PLUS, v[0], v[1]);
-    case PE_OP_sub: return fl ? bin(e, GCC_JIT_BINARY_OP_MINUS, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_MINUS, v[0], v[1]);
-    case PE_OP_mul: return fl ? bin(e, GCC_JIT_BINARY_OP_MULT, ct, v[0], v[1]) : wrap(e, GCC_JIT_BINARY_OP_MULT, v[0], v[1]);
     case PE_OP_neg:
         return fl ? gcc_jit_context_new_unary_op(e->ctx, NULL, GCC_JIT_UNARY_OP_MINUS, T, v[0])
                   : wrap(e, GCC_JIT_BINARY_OP_MINUS, gcc_jit_context_zero(e->ctx, T), v[0]);
@@ -265,26 +263,19 @@ static gcc_jit_rvalue *emit_arith(emitter *e, pe_op op, pe_dtype ct, gcc_jit_rva
     }
     case PE_OP_min: return minmax(e, v[0], v[1], true, ct);
     case PE_OP_max: return minmax(e, v[0], v[1], false, ct);
-    default: break; /* not arithmetic: emit_op sends none here */
+    default: break; /* not arithmetic: emit_own sends none here */
     }
     return NULL;
 }
 
-/* Functions: libm's or the primitives' (math), cbrt refined. */
+/* Functions but libm's alone (emit_op): reciprocals, cbrt refined. */
 static gcc_jit_rvalue *emit_math(emitter *e, const kir_inst *in, pe_dtype ct, gcc_jit_rvalue **v)
 {
     pe_op op = (pe_op)in->op;
     gcc_jit_type *T = type_of(e, ct);
     switch (op) {
-    case PE_OP_fma: case PE_OP_pow: case PE_OP_atan2: return math(e, pe_libm_name(op), ct, in->n, v);
     case PE_OP_rcp: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), v[0]);
     case PE_OP_rsqrt: return bin(e, GCC_JIT_BINARY_OP_DIVIDE, ct, num(e, ct, 1), math1(e, "sqrt", ct, v[0]));
-    case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
-    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_sin: case PE_OP_cos:
-    case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
-    case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
-    case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
-        return math1(e, pe_libm_name(op), ct, v[0]);
     case PE_OP_cbrt: { /* f64: refmath.c's accurate_cbrt, one exact-residual Newton step */
         if (ct != PE_F64) return math1(e, "cbrt", ct, v[0]);
         gcc_jit_rvalue *x = to_local(e, v[0], T), *y = to_local(e, math1(e, "cbrt", ct, x), T);
@@ -301,7 +292,7 @@ static gcc_jit_rvalue *emit_math(emitter *e, const kir_inst *in, pe_dtype ct, gc
                                                                cmp(e, GCC_JIT_COMPARISON_LE, ax, num(e, ct, DBL_MAX)));
         return choose(e, normal, stepped, y, T);
     }
-    default: break; /* not a function: emit_op sends none here */
+    default: break; /* not a function: emit_own sends none here */
     }
     return NULL;
 }
@@ -350,7 +341,7 @@ static gcc_jit_rvalue *emit_cdf_norm(emitter *e, const kir_inst *in, pe_dtype ct
     return gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_binary_op(e->ctx, NULL, GCC_JIT_BINARY_OP_MULT, LD, half, c), T);
 }
 
-/* Tests and logic: a bool (u8) result. */
+/* Tests and logic (comparisons: emit_op): a bool (u8) result. */
 static gcc_jit_rvalue *emit_logic(emitter *e, const kir_inst *in, pe_dtype ct, gcc_jit_rvalue **v)
 {
     pe_op op = (pe_op)in->op;
@@ -361,12 +352,6 @@ static gcc_jit_rvalue *emit_logic(emitter *e, const kir_inst *in, pe_dtype ct, g
         return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
     case PE_OP_isfinite:
         return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LT, math1(e, "fabs", ct, v[0]), num(e, ct, __builtin_inf())));
-    case PE_OP_lt: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LT, v[0], v[1]));
-    case PE_OP_le: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_LE, v[0], v[1]));
-    case PE_OP_gt: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_GT, v[0], v[1]));
-    case PE_OP_ge: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_GE, v[0], v[1]));
-    case PE_OP_eq: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_EQ, v[0], v[1]));
-    case PE_OP_ne: return bool_to_u8(e, cmp(e, GCC_JIT_COMPARISON_NE, v[0], v[1]));
     case PE_OP_and: case PE_OP_or: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor: case PE_OP_not: {
         gcc_jit_rvalue *a = truth(e, v[0], ct);
         if (op == PE_OP_not)
@@ -382,7 +367,7 @@ static gcc_jit_rvalue *emit_logic(emitter *e, const kir_inst *in, pe_dtype ct, g
         pe_dtype c_type = (pe_dtype)e->k->body[in->a[0]].dtype;
         return choose(e, truth(e, v[0], c_type), v[1], v[2], T);
     }
-    default: break; /* neither a test nor logic: emit_op sends none here */
+    default: break; /* neither a test nor logic: emit_own sends none here */
     }
     return NULL;
 }
@@ -419,12 +404,42 @@ static gcc_jit_rvalue *emit_data(emitter *e, const kir_inst *in, pe_dtype ct, gc
         memcpy(&value, &in->imm, sizeof value);
         return gcc_jit_context_new_rvalue_from_double(e->ctx, type_of(e, rt), value);
     }
-    default: break; /* emit_op sends none of the others here */
+    default: break; /* emit_own sends none of the others here */
     }
     return NULL;
 }
 
-/* One element-wise op: its operands converted, then by class. */
+/* The ops of class OWN (irformat/ops_codegen.def), by kind. */
+static gcc_jit_rvalue *emit_own(emitter *e, const kir_inst *in, pe_dtype ct, gcc_jit_rvalue **v)
+{
+    pe_op op = (pe_op)in->op;
+    switch (op) {
+#include "../../jit/kir/not_own_cases.h"
+        break; /* emitted by class (emit_op), or refused (pe_gccjit_compile: pe_kernel_generatable) */
+    case PE_OP_neg: case PE_OP_div: case PE_OP_mod: case PE_OP_abs: case PE_OP_sign: case PE_OP_min: case PE_OP_max:
+        return emit_arith(e, op, ct, v);
+    case PE_OP_rcp: case PE_OP_rsqrt: case PE_OP_cbrt: return emit_math(e, in, ct, v);
+    case PE_OP_asec: case PE_OP_acsc: return emit_asec_acsc(e, op, ct, v);
+    case PE_OP_cdf_norm: return emit_cdf_norm(e, in, ct, v);
+    case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite: case PE_OP_and: case PE_OP_or: case PE_OP_nand:
+    case PE_OP_nor: case PE_OP_xor: case PE_OP_not: case PE_OP_cond:
+        return emit_logic(e, in, ct, v);
+    case PE_OP_cast: case PE_OP_concat: case PE_OP_index: case PE_OP_identity: case PE_OP_random_uniform:
+    case PE_OP_random_normal: case PE_OP_conj: case PE_OP_real: case PE_OP_imag: case PE_OP_constant:
+        return emit_data(e, in, ct, v);
+    }
+    return NULL;
+}
+
+/* The BINOP and CMP operators (the emission column) as libgccjit's. */
+static const enum gcc_jit_binary_op binary_op[PE_COP__COUNT] = {
+    [PE_COP_PLUS] = GCC_JIT_BINARY_OP_PLUS, [PE_COP_MINUS] = GCC_JIT_BINARY_OP_MINUS, [PE_COP_MULT] = GCC_JIT_BINARY_OP_MULT};
+static const enum gcc_jit_comparison comparison[PE_COP__COUNT] = {
+    [PE_COP_LT] = GCC_JIT_COMPARISON_LT, [PE_COP_LE] = GCC_JIT_COMPARISON_LE, [PE_COP_GT] = GCC_JIT_COMPARISON_GT,
+    [PE_COP_GE] = GCC_JIT_COMPARISON_GE, [PE_COP_EQ] = GCC_JIT_COMPARISON_EQ, [PE_COP_NE] = GCC_JIT_COMPARISON_NE};
+
+/* One element-wise op: its operands converted, then as its emission class
+ * says. */
 static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
 {
     if (kir_is_random(in->op)) return emit_random(e, in); /* raw key words, its own types */
@@ -434,34 +449,14 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
     if (ct == PE_F32 && pe_f32_in_double(op) && !(e->use_prims && prim_f32(e->prims, op))) ct = PE_F64;
     gcc_jit_rvalue *v[3];
     op_operands(e, in, ct, v);
-    switch (op) {
-    case PE_OP_add: case PE_OP_sub: case PE_OP_mul: case PE_OP_neg: case PE_OP_div: case PE_OP_mod: case PE_OP_abs:
-    case PE_OP_sign: case PE_OP_min: case PE_OP_max:
-        return emit_arith(e, op, ct, v);
-    case PE_OP_fma: case PE_OP_pow: case PE_OP_atan2: case PE_OP_rcp: case PE_OP_rsqrt:
-    case PE_OP_exp: case PE_OP_exp2: case PE_OP_exp10: case PE_OP_expm1: case PE_OP_log: case PE_OP_log2:
-    case PE_OP_log10: case PE_OP_log1p: case PE_OP_sqrt: case PE_OP_sin: case PE_OP_cos:
-    case PE_OP_tan: case PE_OP_asin: case PE_OP_acos: case PE_OP_atan: case PE_OP_sinh: case PE_OP_cosh:
-    case PE_OP_tanh: case PE_OP_asinh: case PE_OP_acosh: case PE_OP_atanh: case PE_OP_erf: case PE_OP_erfc:
-    case PE_OP_floor: case PE_OP_ceil: case PE_OP_trunc: case PE_OP_round:
-    case PE_OP_cbrt:
-        return emit_math(e, in, ct, v);
-    case PE_OP_asec: case PE_OP_acsc: return emit_asec_acsc(e, op, ct, v);
-    case PE_OP_cdf_norm: return emit_cdf_norm(e, in, ct, v);
-    case PE_OP_isnan: case PE_OP_isinf: case PE_OP_isfinite: case PE_OP_lt: case PE_OP_le: case PE_OP_gt: case PE_OP_ge:
-    case PE_OP_eq: case PE_OP_ne: case PE_OP_and: case PE_OP_or: case PE_OP_nand: case PE_OP_nor: case PE_OP_xor:
-    case PE_OP_not: case PE_OP_cond:
-        return emit_logic(e, in, ct, v);
-    case PE_OP_cast: case PE_OP_concat: case PE_OP_index: case PE_OP_identity: case PE_OP_random_uniform:
-    case PE_OP_random_normal: case PE_OP_conj: case PE_OP_real: case PE_OP_imag: case PE_OP_constant:
-        return emit_data(e, in, ct, v);
-    case PE_OP_root: /* emitted by neither generator (ops_codegen.def) */
-    PE_CASES_INTERPRETED_ONLY
-    PE_CASES_COMPOSED       /* lowered into primitives (kir_lower.c) */
-    PE_CASES_NOT_ELEMENTWISE
-#define PE_OP_INTRINSIC(name, fits, host, reference) case PE_OP_##name: /* library calls */
-#include "../../irformat/ops_intrinsic.def"
-        break;              /* pe_gccjit_compile refuses such kernels (pe_kernel_generatable) */
+    pe_c_operator cop = pe_c_operator_of(op);
+    switch (pe_emit_class_of(op)) {
+    case PE_EMIT_LIBM: return math(e, pe_libm_name(op), ct, in->n, v);
+    case PE_EMIT_BINOP:
+        return is_float(ct) ? bin(e, binary_op[cop], ct, v[0], v[1]) : wrap(e, binary_op[cop], v[0], v[1]);
+    case PE_EMIT_CMP: return bool_to_u8(e, cmp(e, comparison[cop], v[0], v[1]));
+    case PE_EMIT_OWN: return emit_own(e, in, ct, v);
+    case PE_EMIT_NONE: break; /* pe_gccjit_compile refuses such kernels (pe_kernel_generatable) */
     }
     return NULL;
 }
@@ -470,7 +465,7 @@ static gcc_jit_rvalue *emit_op(emitter *e, const kir_inst *in)
  * op's results made wrong by a part in 128 (floats) or by one (i32, bool), so
  * that PE_CHECK has a kernel to catch.  Never set outside tests; kernels made
  * with it are filed on disk under a tag of their own (provision.c; the CUDA
- * generator's, cuda_emit.c's perturb, under target.c's cuda_disk_tag). */
+ * generator's, cuda_emit_ops.c's perturb, under target.c's cuda_disk_tag). */
 static gcc_jit_rvalue *perturbed(emitter *e, gcc_jit_rvalue *r, pe_dtype t)
 {
     if (!pe_dtype_valid(t)) return r;
@@ -551,7 +546,7 @@ bool pe_gj_vectorisable(pe_prims *prims, const kir_kernel *k)
         if (op == PE_OP_constant) continue; /* an immediate */
         if (in->ctype == PE_F32 && prim_f32(prims, op)) continue;
         if (pe_f32_in_double(op) && in->ctype == PE_F32) return false;
-        if (!pe_codegen_of(op)->cpu_vectorises) return false;
+        if (!pe_cpu_op_of(op)->vectorises) return false;
     }
     return true;
 }

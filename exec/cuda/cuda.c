@@ -169,7 +169,7 @@ static bool launch(cuda_gpu *g, const pe_program *p, const compiled *fn, bool *l
          * elements: measured on an H100, one element per thread made the
          * triad 68% and the chain 50% of the copy bandwidth instead of 79
          * and 68% */
-        /* an axis reduction may take a warp per result (cuda_emit.c decides
+        /* an axis reduction may take a warp per result (cuda_emit_loops.c decides
          * which; the executor cannot ask it, below it in the layering): a
          * warp's worth of threads per result for each, idle past the
          * results in a kernel taking a thread per result (both stride over

@@ -70,12 +70,17 @@ typedef struct {
 char *pe_cuda_emit(const kir_kernel *const *kernels, size_t n);
 /* The threads kernel k wants per item of its [0, n) (any grid works: its
  * loops stride over the grid): 32 for an axis reduction that takes a warp
- * per result (emit_axis_kernel), else 1.  (The executor, below the
- * generator in the layering, gives every axis reduction 32.) */
+ * per result (cuda_emit_loops.c's pe_cu_emit_axis_kernel), else 1.  (The
+ * executor, below the generator in the layering, gives every axis
+ * reduction 32.) */
 int pe_cuda_threads_per_result(const kir_kernel *k);
+/* True if the CUDA generator can emit `op` computed in `ctype` giving
+ * `dtype` (operand0: the dtype of the first operand, for casts):
+ * cuda_ops.def's emits column; the fusion rules' emittable. */
+bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 /* The CUDA executor's fusion rules: the ops pe_cuda_can_emit takes (today
- * the CPU generator's: ops_codegen.def's cuda_emits column equals its
- * cpu_emits), reductions fused into any body (the CPU's exception is a gcc
- * vectoriser limit). */
+ * the CPU generator's but for i32 and bool extremes: cuda_ops.def's column
+ * against exec/cpu/cpu_ops.def's), reductions fused into any body (the
+ * CPU's exception is a gcc vectoriser limit). */
 extern const pe_fusion_rules pe_cuda_fusion_rules;
 #endif

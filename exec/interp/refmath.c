@@ -69,7 +69,7 @@ static double real_root(double x, double n)
  * (y*y = y2 + y2lo by fma; y2*y - x rounded once): glibc's cbrt is off by
  * up to 3 ulp, this is within 1 (docs/accuracy.md).  Subnormal, zero,
  * infinite and NaN x keep cbrt's value.  Both generators emit the same
- * steps for f64 (gccjit_ops.c, cuda_emit.c's pe_cbrt). */
+ * steps for f64 (gccjit_ops.c, cuda_emit_prelude.c's pe_cbrt). */
 static double accurate_cbrt(double x)
 {
     double y = cbrt(x);

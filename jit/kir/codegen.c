@@ -1,6 +1,7 @@
 /* codegen.c — the code generators' per-op table, expanded from
- * irformat/ops_codegen.def, and the facts both generators derive from it:
- * which ops they emit in which compute types, and kernel names. */
+ * irformat/ops_codegen.def, and the facts every generator derives from it:
+ * whether it emits an op in given types (from its backend's own column),
+ * the C operators' spelling, which kernels it can take. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,25 +28,37 @@
 #define PE_REDUCTION_ARGMIN {PE_ACC_ARGMIN, PE_ELEM_VALUE, __builtin_inf()}
 #define PE_REDUCTION_VAR {PE_ACC_VAR, PE_ELEM_VALUE, 0.0}
 
+#define PE_EMISSION_NONE {PE_EMIT_NONE, PE_COP_NONE}
+#define PE_EMISSION_LIBM {PE_EMIT_LIBM, PE_COP_NONE}
+#define PE_EMISSION_BINOP(cop) {PE_EMIT_BINOP, PE_COP_##cop}
+#define PE_EMISSION_CMP(cop) {PE_EMIT_CMP, PE_COP_##cop}
+#define PE_EMISSION_OWN {PE_EMIT_OWN, PE_COP_NONE}
+
 const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT] = {
-#define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \
-    [PE_OP_##name] = {libm,         f32_prim,      PE_EMITS_##cpu_emits,       PE_EMITS_##cuda_emits,       \
-                      cpu_vectorises, f32_in_double, PE_REDUCTION_##reduction, lowering},
+#define PE_OP_CODEGEN(name, libm, emission, f32_in_double, reduction, lowering) \
+    [PE_OP_##name] = {libm, PE_EMISSION_##emission, f32_in_double, PE_REDUCTION_##reduction, lowering},
 #include "../../irformat/ops_codegen.def"
 };
 
 /* Exactly one row per op, in the catalog's order: a row missing, doubled or
  * out of place is a compile error here. */
 enum {
-#define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \
-    PE_CODEGEN_ROW_##name,
+#define PE_OP_CODEGEN(name, ...) PE_CODEGEN_ROW_##name,
 #include "../../irformat/ops_codegen.def"
     PE_CODEGEN_ROWS
 };
 _Static_assert((int)PE_CODEGEN_ROWS == (int)PE_OP__COUNT, "ops_codegen.def has a row for every op of ops.def");
-#define PE_OP_CODEGEN(name, libm, f32_prim, cpu_emits, cuda_emits, cpu_vectorises, f32_in_double, reduction, lowering) \
+#define PE_OP_CODEGEN(name, ...) \
     _Static_assert((int)PE_CODEGEN_ROW_##name == (int)PE_OP_##name, "ops_codegen.def follows ops.def's order");
 #include "../../irformat/ops_codegen.def"
+
+/* C's spelling of the BINOP and CMP operators (the emission column). */
+static const char *const c_operator_text[PE_COP__COUNT] = {
+    [PE_COP_NONE] = "", [PE_COP_PLUS] = "+", [PE_COP_MINUS] = "-", [PE_COP_MULT] = "*", [PE_COP_LT] = "<",
+    [PE_COP_LE] = "<=", [PE_COP_GT] = ">",   [PE_COP_GE] = ">=",   [PE_COP_EQ] = "==",  [PE_COP_NE] = "!=",
+};
+
+const char *pe_c_operator_text(pe_c_operator cop) { return c_operator_text[cop]; }
 
 static bool can_emit(uint8_t emits, pe_dtype ctype, pe_dtype dtype)
 {
@@ -62,17 +75,11 @@ static bool involves_complex(pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
     return pe_dtype_is_complex(ctype) || pe_dtype_is_complex(dtype) || pe_dtype_is_complex(operand0);
 }
 
-bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
+bool pe_codegen_can_emit(uint8_t emits, pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
 {
     /* casts between any two generated dtypes */
     if (involves_complex(ctype, dtype, operand0)) return kir_complex_emittable(op, ctype, dtype, operand0);
-    return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cpu_emits, ctype, dtype);
-}
-
-bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0)
-{
-    if (involves_complex(ctype, dtype, operand0)) return kir_complex_emittable(op, ctype, dtype, operand0);
-    return (unsigned)op < PE_OP__COUNT && can_emit(pe_op_codegen_table[op].cuda_emits, ctype, dtype);
+    return (unsigned)op < PE_OP__COUNT && can_emit(emits, ctype, dtype);
 }
 
 bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype, pe_dtype, pe_dtype))

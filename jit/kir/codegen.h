@@ -1,9 +1,11 @@
-/* codegen.h — what both code generators (cpu_gccjit.c, cuda_emit.c) and
- * the executors' fusion rules know of ops and dtypes: the per-op columns of
- * irformat/ops_codegen.def, the dtype columns of irformat/dtypes.def, which
- * ops each generator emits in which compute types (the exported name of a
- * kernel is the kernel IR's: kir_kernel_name).  Neither generator includes
- * the other. */
+/* codegen.h — what every code generator and the executors' fusion rules
+ * know of ops: the per-op columns of irformat/ops_codegen.def (libm names,
+ * emission classes, reductions, lowerings), the sets of compute types a
+ * generator emits an op in and what decides it from a backend's own column
+ * (pe_codegen_can_emit), the lowering passes (the exported name of a
+ * kernel is the kernel IR's: kir_kernel_name).  What one backend alone
+ * knows of ops and dtypes is in its own folder (its <backend>_ops.def and
+ * its generator's type table); no generator includes another. */
 #ifndef PE_KIR_CODEGEN_H
 #define PE_KIR_CODEGEN_H
 
@@ -51,12 +53,31 @@ typedef struct {
     double identity; /* the accumulator's start */
 } pe_reduction;
 
+/* How a generator emits an element-wise op: the emission column, a class
+ * that says how (LuaJIT's IR modes), so that neither generator lists the
+ * ops of a class by hand. */
+typedef enum {
+    PE_EMIT_NONE,  /* never an element-wise op of a kernel (composed, reductions, views, ...) */
+    PE_EMIT_LIBM,  /* of floats: the libm column's function of the operands */
+    PE_EMIT_BINOP, /* C's binary operator `cop`; i32 in unsigned, wrapping */
+    PE_EMIT_CMP,   /* C's comparison `cop`: a bool */
+    PE_EMIT_OWN,   /* each generator's own code for the op */
+} pe_emit_class;
+/* The C operator of a BINOP or CMP op (libgccjit names them alike). */
+typedef enum {
+    PE_COP_NONE, PE_COP_PLUS, PE_COP_MINUS, PE_COP_MULT,
+    PE_COP_LT, PE_COP_LE, PE_COP_GT, PE_COP_GE, PE_COP_EQ, PE_COP_NE,
+    PE_COP__COUNT
+} pe_c_operator;
+typedef struct {
+    uint8_t cls; /* pe_emit_class */
+    uint8_t cop; /* pe_c_operator */
+} pe_emission;
+
 /* One row of ops_codegen.def. */
 typedef struct {
     const char *libm;     /* f64 name; f32 appends "f" */
-    const char *f32_prim; /* cpu_prims.c's routine, or NULL */
-    uint8_t cpu_emits, cuda_emits; /* PE_EMITS_* */
-    bool cpu_vectorises;
+    pe_emission emission;
     bool f32_in_double;
     pe_reduction reduction;
     pe_lowering lowering;
@@ -67,6 +88,11 @@ extern const pe_op_codegen pe_op_codegen_table[PE_OP__COUNT];
 static inline const pe_op_codegen *pe_codegen_of(pe_op op) { return &pe_op_codegen_table[op]; }
 /* The libm function behind a float op ("exp", "fabs", "fmod"), or NULL. */
 static inline const char *pe_libm_name(pe_op op) { return pe_op_codegen_table[op].libm; }
+/* How a generator emits op (the emission column), and a BINOP's or CMP's
+ * operator as C writes it ("+", "<="). */
+static inline pe_emit_class pe_emit_class_of(pe_op op) { return (pe_emit_class)pe_op_codegen_table[op].emission.cls; }
+static inline pe_c_operator pe_c_operator_of(pe_op op) { return (pe_c_operator)pe_op_codegen_table[op].emission.cop; }
+const char *pe_c_operator_text(pe_c_operator cop);
 /* Whether op in f32 is computed in double and rounded once (see the column). */
 static inline bool pe_f32_in_double(pe_op op) { return pe_op_codegen_table[op].f32_in_double; }
 /* Whether op is composed: kir_lower.c rewrites it into primitives. */
@@ -102,47 +128,49 @@ static inline bool pe_reduction_wraps(pe_op op, pe_dtype ctype)
 #define PE_TEXT_(x) #x
 #define PE_TEXT(x) PE_TEXT_(x) /* a constant's text, for the CUDA preamble */
 
-/* The case labels, for a generator's switch over a kernel's ops (switches
- * over ops have no default, so that -Wswitch names an op a generator
- * forgot), of the ops that never reach a generator as a KIR_OP: composed
- * ones (kir_lower.c rewrote them into primitives: the rows whose lowering
- * column is not PRIMITIVE; test_jit checks the two agree) and those that
- * are not element-wise (reductions are KIR_REDUCE, gathers KIR_GATHER;
- * PE_OP__COUNT is no op).  The intrinsics' labels come from their rows, at
- * the switch: #define PE_OP_INTRINSIC(name, ...) case PE_OP_##name: and
- * #include irformat/ops_intrinsic.def (a macro cannot include). */
-#define PE_CASES_COMPOSED                                                                                   \
-    case PE_OP_clamp: case PE_OP_logb: case PE_OP_sec: case PE_OP_csc: case PE_OP_cot:                     \
-    case PE_OP_acot: case PE_OP_sech: case PE_OP_csch: case PE_OP_coth:
-/* ops the pair lowering (kir_complex.c) rewrites: arg needs a complex
- * operand to be more than atan2(0, x) (of a real one: the interpreter's),
- * complex makes a complex result; PE_OP_constant reaches the generators
- * only as the lowering's immediate (kir.h) */
-#define PE_CASES_INTERPRETED_ONLY case PE_OP_arg: case PE_OP_complex:
-#define PE_CASES_NOT_ELEMENTWISE                                                                            \
-    case PE_OP_data: case PE_OP_sum: case PE_OP_prod: case PE_OP_max_reduce:          \
-    case PE_OP_min_reduce: case PE_OP_mean: case PE_OP_var: case PE_OP_stddev: case PE_OP_any:             \
-    case PE_OP_all: case PE_OP_argmax: case PE_OP_argmin: case PE_OP_norm1: case PE_OP_norm2:              \
-    case PE_OP_norminf: case PE_OP_dot: case PE_OP_vdot: case PE_OP_reshape: case PE_OP_transpose:            \
-    case PE_OP_slice: case PE_OP_periodic: case PE_OP_spread: case PE_OP_gather: case PE_OP__COUNT:
+/* A generator's switch over the ops it writes itself (class OWN) has no
+ * default, so that -Wswitch names an op it forgot; the case labels of every
+ * other op come from the emission column, none by hand (not_own_cases.h
+ * expands ops_codegen.def with PE_OP_CODEGEN as PE_CASE_UNLESS_OWN).
+ * BINOP(PLUS)'s label: PE_CASE_UNLESS_OWN_BINOP(PLUS) is PE_CASE_OF, which
+ * the row's name then follows in parentheses. */
+#define PE_CASE_UNLESS_OWN(name, libm, emission, ...) PE_CASE_UNLESS_OWN_##emission(name)
+#define PE_CASE_OF(name) case PE_OP_##name:
+#define PE_CASE_UNLESS_OWN_NONE(name) case PE_OP_##name:
+#define PE_CASE_UNLESS_OWN_LIBM(name) case PE_OP_##name:
+#define PE_CASE_UNLESS_OWN_BINOP(cop) PE_CASE_OF
+#define PE_CASE_UNLESS_OWN_CMP(cop) PE_CASE_OF
+#define PE_CASE_UNLESS_OWN_OWN(name)
 
-/* True if the CPU (CUDA) generator can emit `op` computed in `ctype` giving
- * `dtype` (operand0: the dtype of the first operand, for casts): the
- * executors' fusion rules (pe_emittable_fn). */
-/* The op PE_TEST_PERTURB_OP names, whose results the CPU generator makes
+/* A generator's own table by dtype (its type of an element) is an X-list
+ * LIST(X) of rows X(dtype, value), dtype without PE_ (F32), in
+ * irformat/dtypes.def's order; PE_CHECK_DTYPE_ROWS(LIST), at file scope,
+ * makes a row missing, doubled or out of place a compile error. */
+#define PE_DTYPE_ROW_OF(en, value) PE_DTYPE_LIST_ROW_##en,
+#define PE_DTYPE_ROW_IN_ORDER(en, value) \
+    _Static_assert((int)PE_DTYPE_LIST_ROW_##en == (int)PE_##en, "a generator's dtype table follows pe_dtype's order");
+#define PE_CHECK_DTYPE_ROWS(LIST)                                                                                  \
+    enum { LIST(PE_DTYPE_ROW_OF) PE_DTYPE_LIST_ROWS };                                                             \
+    _Static_assert((int)PE_DTYPE_LIST_ROWS == (int)PE_DTYPE__COUNT, "a generator's dtype table has every dtype"); \
+    LIST(PE_DTYPE_ROW_IN_ORDER)
+
+/* The op PE_TEST_PERTURB_OP names, whose results the generators make
  * wrong for tests of PE_CHECK (tests/test_check.c), or -1 (always, outside tests). */
 int pe_codegen_perturbed_op(void);
-bool pe_cpu_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
-bool pe_cuda_can_emit(pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
+
+/* True if a generator that emits `op` in the compute types `emits` (its
+ * backend's column, PE_EMITS_*) can emit it computed in `ctype` giving
+ * `dtype` (operand0: the dtype of the first operand, for casts): what each
+ * backend's pe_emittable_fn (its fusion rules) answers from its own table.
+ * Complex operands or results are the pair lowering's (kir_complex.c),
+ * alike for every generator. */
+bool pe_codegen_can_emit(uint8_t emits, pe_op op, pe_dtype ctype, pe_dtype dtype, pe_dtype operand0);
 
 /* Whether every op of k is one a generator's emit_op handles: lowered
- * (kir_lower.c) and one `can_emit` (pe_cpu_can_emit, pe_cuda_can_emit)
+ * (kir_lower.c) and one `can_emit` (a backend's fusion rules' emittable)
  * takes in its types, as the program generator makes kernels.  The
  * generators refuse any other kernel rather than emit nonsense. */
 bool pe_kernel_generatable(const kir_kernel *k, bool (*can_emit)(pe_op, pe_dtype, pe_dtype, pe_dtype));
-
-/* The CUDA C type of an element of dtype t ("float", "unsigned char"). */
-static inline const char *pe_cuda_type_name(pe_dtype t) { return pe_dtype_table[t].cuda_type; }
 
 /* Lowering (kir_lower.c): rewrites k's composed ops (sec, asec, logb,
  * clamp...: irformat/ops_codegen.def's lowering column) into primitives, in
