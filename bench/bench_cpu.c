@@ -201,30 +201,18 @@ static void report_read_release(const char *name, timing pe, timing c, double by
 
 /* One iteration: a 10-op chain on 16 elements with scalar operands, each
  * intermediate released once consumed, the result read once and released. */
-static void small_chain(pe_array x16, float *out)
-{
-    pe_array t = x16;
-    for (int op = 0; op < 10; op++) {
-        pe_array next = (op & 1) ? pe_add(t, 1.0f) : pe_mul(t, 0.5f);
-        if (op) pe_release(t);
-        t = next;
-    }
-    pe_read(t, out, 16 * sizeof(float));
-    pe_release(t);
-}
-
 static void dispatch_bench(void)
 {
     float in[16], out[16];
     for (int i = 0; i < 16; i++) in[i] = (float)i;
     pe_array x16 = pe_f32_1d(in, 16);
     pe_stats s0, s1;
-    for (int i = 0; i < 200; i++) small_chain(x16, out); /* compile, fill the trace cache */
+    for (int i = 0; i < 200; i++) wl_small_chain(x16, out); /* compile, fill the trace cache */
     pe_get_stats(&s0);
     double t[RUNS];
     for (int r = 0; r < RUNS; r++) {
         double t0 = now();
-        for (int i = 0; i < DISPATCH_ITERS; i++) small_chain(x16, out);
+        for (int i = 0; i < DISPATCH_ITERS; i++) wl_small_chain(x16, out);
         t[r] = (now() - t0) / DISPATCH_ITERS;
     }
     pe_get_stats(&s1);

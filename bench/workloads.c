@@ -82,6 +82,18 @@ pe_array wl_chain16(pe_array x, pe_array y)
     return t;
 }
 
+void wl_small_chain(pe_array x16, float *out)
+{
+    pe_array t = x16;
+    for (int op = 0; op < 10; op++) {
+        pe_array next = (op & 1) ? pe_add(t, 1.0f) : pe_mul(t, 0.5f);
+        if (op) pe_release(t);
+        t = next;
+    }
+    pe_read(t, out, 16 * sizeof(float));
+    pe_release(t);
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
