@@ -126,25 +126,24 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     gcc_jit_rvalue *begin = gcc_jit_param_as_rvalue(params[0]), *end = gcc_jit_param_as_rvalue(params[1]);
     const kir_inst *reduce = kir_reduction_of(k);
     e->rows = k->rank > 0 && (!reduce || k->axis_reduction);
-    gcc_jit_block *done;
-    if (pe_gj_row_kernel(k)) done = pe_gj_emit_row_passes(e, k, begin, end);
-    else if (k->axis_reduction && pe_gj_passes_of(reduce) > 1) done = pe_gj_emit_axis_passes(e, k, begin, end);
-    else if (k->axis_reduction) done = pe_gj_emit_axis_outer(e, k, begin, end);
-    else if (reduce && pe_gj_passes_of(reduce) > 1) done = pe_gj_emit_flat_passes(e, k, begin, end);
-    else if (e->rows && pe_gj_reads_across_lines(k)) done = pe_gj_emit_tiles(e, k, begin, end);
-    else if (e->rows) done = pe_gj_emit_rows(e, k, begin, end);
-    else if (k->stream_stores) done = pe_gj_emit_streaming(e, k, begin, end, args);
-    else done = pe_gj_emit_flat(e, k, begin, end);
+    if (pe_gj_row_kernel(k)) pe_gj_emit_row_passes(e, k, begin, end);
+    else if (k->axis_reduction && pe_gj_passes_of(reduce) > 1) pe_gj_emit_axis_passes(e, k, begin, end);
+    else if (k->axis_reduction) pe_gj_emit_axis_outer(e, k, begin, end);
+    else if (reduce && pe_gj_passes_of(reduce) > 1) pe_gj_emit_flat_passes(e, k, begin, end);
+    else if (e->rows && pe_gj_reads_across_lines(k)) pe_gj_emit_tiles(e, k, begin, end);
+    else if (e->rows) pe_gj_emit_rows(e, k, begin, end);
+    else if (k->stream_stores) pe_gj_emit_streaming(e, k, begin, end, args);
+    else pe_gj_emit_flat(e, k, begin, end);
     if (flag >= 0) { /* other launches may set it too: one atomic OR per launch */
         gcc_jit_type *vp = gcc_jit_type_get_pointer(gcc_jit_type_get_volatile(e->t_void));
         gcc_jit_type *t_int = gcc_jit_context_get_type(e->ctx, GCC_JIT_TYPE_INT);
         gcc_jit_rvalue *args[3] = {gcc_jit_context_new_cast(e->ctx, NULL, e->ptr[flag], vp),
                                    gcc_jit_context_new_cast(e->ctx, NULL, rv(e->bad), t_int),
                                    gcc_jit_context_new_rvalue_from_int(e->ctx, t_int, __ATOMIC_RELAXED)};
-        gcc_jit_block_add_eval(done, NULL, gcc_jit_context_new_call(e->ctx, NULL,
+        gcc_jit_block_add_eval(e->cur, NULL, gcc_jit_context_new_call(e->ctx, NULL,
                                                                   gcc_jit_context_get_builtin_function(e->ctx, "__atomic_fetch_or_4"), 3, args));
     }
-    gcc_jit_block_end_with_void_return(done, NULL);
+    gcc_jit_block_end_with_void_return(e->cur, NULL);
 }
 
 gcc_jit_context *pe_gccjit_context(const char *isa, char *err, size_t err_size)

@@ -25,6 +25,7 @@
 
 #include "cpu_gccjit.h"
 #include "cpu_spmv.h"
+#include "gccjit_build.h"
 
 bool pe_gccjit_spmv_dtype(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
 
@@ -83,29 +84,22 @@ static void emit_rows(spmv_emitter *e, pe_dtype dtype)
                    *n_cols = local(e, e->t_uint, "n_cols"), *bad = local(e, e->t_uint, "bad"), *i = local(e, e->t_long, "i"),
                    *lo = local(e, e->t_int, "lo"), *hi = local(e, e->t_int, "hi"), *k = local(e, e->t_int, "k"),
                    *c = local(e, e->t_uint, "c"), *s = local(e, acc, "s");
-    gcc_jit_block *entry = gcc_jit_function_new_block(e->fn, "entry"), *row_cond = gcc_jit_function_new_block(e->fn, "row_cond"),
-                  *row_head = gcc_jit_function_new_block(e->fn, "row_head"), *row_bad = gcc_jit_function_new_block(e->fn, "row_bad"),
-                  *row_ok = gcc_jit_function_new_block(e->fn, "row_ok"), *k_cond = gcc_jit_function_new_block(e->fn, "k_cond"),
-                  *k_body = gcc_jit_function_new_block(e->fn, "k_body"), *col_bad = gcc_jit_function_new_block(e->fn, "col_bad"),
-                  *k_add = gcc_jit_function_new_block(e->fn, "k_add"), *row_end = gcc_jit_function_new_block(e->fn, "row_end"),
-                  *done = gcc_jit_function_new_block(e->fn, "done"), *report = gcc_jit_function_new_block(e->fn, "report"),
-                  *ret = gcc_jit_function_new_block(e->fn, "ret");
-    gcc_jit_block_add_assignment(entry, NULL, rp, arg(e, args, PE_SPMV_ROW_PTR, p_int, false));
-    gcc_jit_block_add_assignment(entry, NULL, col, arg(e, args, PE_SPMV_COL, p_int, false));
-    gcc_jit_block_add_assignment(entry, NULL, v, arg(e, args, PE_SPMV_VALUES, p_in, false));
-    gcc_jit_block_add_assignment(entry, NULL, x, arg(e, args, PE_SPMV_X, p_in, false));
-    gcc_jit_block_add_assignment(entry, NULL, y, arg(e, args, PE_SPMV_Y, p_out, false));
-    gcc_jit_block_add_assignment(entry, NULL, nnz, arg(e, args, PE_SPMV_NNZ, e->t_long, true));
-    gcc_jit_block_add_assignment(entry, NULL, n_cols, arg(e, args, PE_SPMV_N_COLS, e->t_uint, true));
-    gcc_jit_block_add_assignment(entry, NULL, bad, gcc_jit_context_zero(ctx, e->t_uint));
-    gcc_jit_block_add_assignment(entry, NULL, i, gcc_jit_param_as_rvalue(params[0]));
-    gcc_jit_block_end_with_jump(entry, NULL, row_cond);
-    gcc_jit_block_end_with_conditional(row_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end), row_head, done);
+    gcc_jit_block *cur = gcc_jit_function_new_block(e->fn, "entry");
+    gcc_jit_block_add_assignment(cur, NULL, rp, arg(e, args, PE_SPMV_ROW_PTR, p_int, false));
+    gcc_jit_block_add_assignment(cur, NULL, col, arg(e, args, PE_SPMV_COL, p_int, false));
+    gcc_jit_block_add_assignment(cur, NULL, v, arg(e, args, PE_SPMV_VALUES, p_in, false));
+    gcc_jit_block_add_assignment(cur, NULL, x, arg(e, args, PE_SPMV_X, p_in, false));
+    gcc_jit_block_add_assignment(cur, NULL, y, arg(e, args, PE_SPMV_Y, p_out, false));
+    gcc_jit_block_add_assignment(cur, NULL, nnz, arg(e, args, PE_SPMV_NNZ, e->t_long, true));
+    gcc_jit_block_add_assignment(cur, NULL, n_cols, arg(e, args, PE_SPMV_N_COLS, e->t_uint, true));
+    gcc_jit_block_add_assignment(cur, NULL, bad, gcc_jit_context_zero(ctx, e->t_uint));
+    gcc_jit_block_add_assignment(cur, NULL, i, gcc_jit_param_as_rvalue(params[0]));
+    pe_jit_loop rows = pe_jit_loop_while(e->fn, &cur, "rows", cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end));
 
-    /* the row's offsets, checked at both ends */
-    gcc_jit_block_add_assignment(row_head, NULL, lo, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(rp), rv(i))));
+    /* the row's offsets, checked at both ends; a bad row's y is 0 */
+    gcc_jit_block_add_assignment(cur, NULL, lo, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(rp), rv(i))));
     gcc_jit_rvalue *next = gcc_jit_context_new_binary_op(ctx, NULL, GCC_JIT_BINARY_OP_PLUS, e->t_long, rv(i), gcc_jit_context_one(ctx, e->t_long));
-    gcc_jit_block_add_assignment(row_head, NULL, hi, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(rp), next)));
+    gcc_jit_block_add_assignment(cur, NULL, hi, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(rp), next)));
     gcc_jit_type *t_bool = gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_BOOL);
     gcc_jit_rvalue *wrong = gcc_jit_context_new_binary_op(
         ctx, NULL, GCC_JIT_BINARY_OP_LOGICAL_OR, t_bool,
@@ -113,35 +107,40 @@ static void emit_rows(spmv_emitter *e, pe_dtype dtype)
                                       cmp(e, GCC_JIT_COMPARISON_LT, rv(lo), gcc_jit_context_zero(ctx, e->t_int)),
                                       cmp(e, GCC_JIT_COMPARISON_GT, rv(lo), rv(hi))),
         cmp(e, GCC_JIT_COMPARISON_GT, gcc_jit_context_new_cast(ctx, NULL, rv(hi), e->t_long), rv(nnz)));
-    gcc_jit_block_end_with_conditional(row_head, NULL, wrong, row_bad, row_ok);
+    gcc_jit_block *row_bad = gcc_jit_function_new_block(e->fn, "row_bad"), *row_ok = gcc_jit_function_new_block(e->fn, "row_ok");
+    gcc_jit_block_end_with_conditional(cur, NULL, wrong, row_bad, row_ok);
     gcc_jit_lvalue *y_i = gcc_jit_context_new_array_access(ctx, NULL, rv(y), rv(i));
     gcc_jit_block_add_assignment(row_bad, NULL, y_i, gcc_jit_context_zero(ctx, elem));
     gcc_jit_block_add_assignment(row_bad, NULL, bad, gcc_jit_context_one(ctx, e->t_uint));
     increment(e, row_bad, i, e->t_long);
-    gcc_jit_block_end_with_jump(row_bad, NULL, row_cond);
+    gcc_jit_block_end_with_jump(row_bad, NULL, rows.test); /* the next row */
 
-    /* the row's sum in column order, each column checked as it is read */
-    gcc_jit_block_add_assignment(row_ok, NULL, s, gcc_jit_context_zero(ctx, acc));
-    gcc_jit_block_add_assignment(row_ok, NULL, k, rv(lo));
-    gcc_jit_block_end_with_jump(row_ok, NULL, k_cond);
-    gcc_jit_block_end_with_conditional(k_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(k), rv(hi)), k_body, row_end);
-    gcc_jit_block_add_assignment(k_body, NULL, c,
+    /* the row's sum in column order, each column checked as it is read
+     * (out of range: the row ends with what it summed) */
+    cur = row_ok;
+    gcc_jit_block_add_assignment(cur, NULL, s, gcc_jit_context_zero(ctx, acc));
+    gcc_jit_block_add_assignment(cur, NULL, k, rv(lo));
+    pe_jit_loop cols = pe_jit_loop_while(e->fn, &cur, "columns", cmp(e, GCC_JIT_COMPARISON_LT, rv(k), rv(hi)));
+    gcc_jit_block_add_assignment(cur, NULL, c,
                                  gcc_jit_context_new_cast(ctx, NULL, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(col), rv(k))), e->t_uint));
-    gcc_jit_block_end_with_conditional(k_body, NULL, cmp(e, GCC_JIT_COMPARISON_GE, rv(c), rv(n_cols)), col_bad, k_add);
+    gcc_jit_block *col_bad = gcc_jit_function_new_block(e->fn, "col_bad"), *col_ok = gcc_jit_function_new_block(e->fn, "col_ok");
+    gcc_jit_block_end_with_conditional(cur, NULL, cmp(e, GCC_JIT_COMPARISON_GE, rv(c), rv(n_cols)), col_bad, col_ok);
     gcc_jit_block_add_assignment(col_bad, NULL, bad, gcc_jit_context_one(ctx, e->t_uint));
-    gcc_jit_block_end_with_jump(col_bad, NULL, row_end);
+    gcc_jit_block_end_with_jump(col_bad, NULL, cols.after); /* out of the row's columns */
+    cur = col_ok;
     gcc_jit_rvalue *vk = gcc_jit_context_new_cast(ctx, NULL, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(v), rv(k))), acc);
     gcc_jit_rvalue *xc = gcc_jit_context_new_cast(ctx, NULL, rv(gcc_jit_context_new_array_access(ctx, NULL, rv(x), rv(c))), acc);
-    gcc_jit_block_add_assignment_op(k_add, NULL, s, GCC_JIT_BINARY_OP_PLUS,
+    gcc_jit_block_add_assignment_op(cur, NULL, s, GCC_JIT_BINARY_OP_PLUS,
                                     gcc_jit_context_new_binary_op(ctx, NULL, GCC_JIT_BINARY_OP_MULT, acc, vk, xc));
-    increment(e, k_add, k, e->t_int);
-    gcc_jit_block_end_with_jump(k_add, NULL, k_cond);
-    gcc_jit_block_add_assignment(row_end, NULL, y_i, gcc_jit_context_new_cast(ctx, NULL, rv(s), elem));
-    increment(e, row_end, i, e->t_long);
-    gcc_jit_block_end_with_jump(row_end, NULL, row_cond);
+    increment(e, cur, k, e->t_int);
+    pe_jit_loop_end(&cols, &cur);
+    gcc_jit_block_add_assignment(cur, NULL, y_i, gcc_jit_context_new_cast(ctx, NULL, rv(s), elem));
+    increment(e, cur, i, e->t_long);
+    pe_jit_loop_end(&rows, &cur);
 
     /* other launches may set the flag too: one atomic OR, only from a launch that saw a bad row */
-    gcc_jit_block_end_with_conditional(done, NULL, cmp(e, GCC_JIT_COMPARISON_NE, rv(bad), gcc_jit_context_zero(ctx, e->t_uint)),
+    gcc_jit_block *report = gcc_jit_function_new_block(e->fn, "report"), *ret = gcc_jit_function_new_block(e->fn, "ret");
+    gcc_jit_block_end_with_conditional(cur, NULL, cmp(e, GCC_JIT_COMPARISON_NE, rv(bad), gcc_jit_context_zero(ctx, e->t_uint)),
                                        report, ret);
     gcc_jit_type *vp = gcc_jit_type_get_pointer(gcc_jit_type_get_volatile(gcc_jit_context_get_type(ctx, GCC_JIT_TYPE_VOID)));
     gcc_jit_rvalue *or_args[3] = {gcc_jit_context_new_cast(ctx, NULL, arg(e, args, PE_SPMV_BAD, voidp, false), vp),

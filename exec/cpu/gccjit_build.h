@@ -1,6 +1,7 @@
 /* gccjit_build.h — libgccjit building blocks shared by the code generator
- * (cpu_gccjit.c and its pieces) and the primitive library (cpu_prims.c): a
- * local holding a value, and a branch-free select. */
+ * (cpu_gccjit.c and its pieces), the SpMV kernels (cpu_spmv.c) and the
+ * primitive library (cpu_prims.c): a local holding a value, a branch-free
+ * select, and the loop every one of them builds its loops with. */
 #ifndef PE_CPU_GCCJIT_BUILD_H
 #define PE_CPU_GCCJIT_BUILD_H
 
@@ -46,6 +47,44 @@ static inline gcc_jit_rvalue *pe_jit_select(pe_jit_cursor at, gcc_jit_rvalue *c,
     gcc_jit_rvalue *r = gcc_jit_context_new_binary_op(ctx, NULL, GCC_JIT_BINARY_OP_BITWISE_OR, bits, keep_a, keep_b);
     r = is_float ? gcc_jit_context_new_bitcast(ctx, NULL, r, t) : gcc_jit_context_new_cast(ctx, NULL, r, t);
     return pe_jit_local(at, r, t);
+}
+
+/* A loop of generated code — the one way the CPU's generators build one:
+ *
+ *     pe_jit_loop rows = pe_jit_loop_while(fn, &cur, "rows", cond);
+ *     ... the body at cur, its own loops inside, its step last ...
+ *     pe_jit_loop_end(&rows, &cur);
+ *
+ * loop_while ends the current block with a jump to the loop's test
+ * (cond true: the body, made current; false: the block after the loop) and
+ * loop_end ends the body, wherever its own blocks left `cur`, with a jump
+ * back to the test and makes the block after the loop current.  cond is an
+ * expression built once and evaluated at every test, so it reads the
+ * counter afresh.  A body that leaves early jumps to test (the next
+ * iteration: after its step) or to after (out of the loop). */
+typedef struct {
+    gcc_jit_block *test, *after;
+} pe_jit_loop;
+
+static inline pe_jit_loop pe_jit_loop_while(gcc_jit_function *fn, gcc_jit_block **cur, const char *name, gcc_jit_rvalue *cond)
+{
+    char label[48];
+    snprintf(label, sizeof label, "%s_test", name);
+    pe_jit_loop l = {.test = gcc_jit_function_new_block(fn, label)};
+    snprintf(label, sizeof label, "%s_body", name);
+    gcc_jit_block *body = gcc_jit_function_new_block(fn, label);
+    snprintf(label, sizeof label, "%s_after", name);
+    l.after = gcc_jit_function_new_block(fn, label);
+    gcc_jit_block_end_with_jump(*cur, NULL, l.test);
+    gcc_jit_block_end_with_conditional(l.test, NULL, cond, body, l.after);
+    *cur = body;
+    return l;
+}
+
+static inline void pe_jit_loop_end(const pe_jit_loop *l, gcc_jit_block **cur)
+{
+    gcc_jit_block_end_with_jump(*cur, NULL, l->test);
+    *cur = l->after;
 }
 
 #endif

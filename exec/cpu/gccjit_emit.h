@@ -42,7 +42,6 @@ typedef struct {
     gcc_jit_rvalue *ptr[KIR_MAX_PARAMS]; /* typed buffer pointers, or scalar values */
     gcc_jit_rvalue *val[KIR_MAX_BODY];
     const kir_kernel *k;
-    gcc_jit_lvalue *i;
     gcc_jit_rvalue *index; /* the element the body being emitted works on (flat, in the iteration shape) */
     /* Row mode (kernels with a shape): coordinates of the axes before the
      * last one, hoisted per row, the coordinate along the last axis, and
@@ -209,7 +208,7 @@ static inline bool is_arg_extreme(const kir_inst *reduce)
     return kind == PE_ACC_ARGMAX || kind == PE_ACC_ARGMIN;
 }
 
-/* A new block, made current. */
+/* A new block (a branch's target; loops come from loop_while). */
 static inline gcc_jit_block *block(emitter *e, const char *name)
 {
     return gcc_jit_function_new_block(e->fn, name);
@@ -232,6 +231,27 @@ static inline gcc_jit_rvalue *rv(gcc_jit_lvalue *l) { return gcc_jit_lvalue_as_r
 static inline gcc_jit_lvalue *double_local(emitter *e, const char *name, double init)
 {
     return init_local(e, e->t_double, name, num(e, PE_F64, init));
+}
+
+/* The kernel's loops (pe_jit_loop, gccjit_build.h) at the emitter's block:
+ * while (cond), and the common `for (; counter < to; counter += step)`
+ * whose counter the caller set before. */
+static inline pe_jit_loop loop_while(emitter *e, const char *name, gcc_jit_rvalue *cond)
+{
+    return pe_jit_loop_while(e->fn, &e->cur, name, cond);
+}
+
+static inline void loop_end(emitter *e, const pe_jit_loop *l) { pe_jit_loop_end(l, &e->cur); }
+
+static inline pe_jit_loop loop_upto(emitter *e, const char *name, gcc_jit_lvalue *counter, gcc_jit_rvalue *to)
+{
+    return loop_while(e, name, cmp(e, GCC_JIT_COMPARISON_LT, rv(counter), to));
+}
+
+static inline void loop_step_end(emitter *e, const pe_jit_loop *l, gcc_jit_lvalue *counter, int64_t step)
+{
+    gcc_jit_block_add_assignment_op(e->cur, NULL, counter, GCC_JIT_BINARY_OP_PLUS, lng(e, step));
+    loop_end(e, l);
 }
 
 /* ------------------------------------------------- across the pieces */
@@ -257,20 +277,20 @@ gcc_jit_rvalue *pe_gj_finish_axis_result(emitter *e, const kir_inst *reduce, gcc
                                          int64_t len);
 
 /* gccjit_loops.c: which shape a kernel takes, and the shapes, each a loop
- * over the launch's [begin, end) from e->cur, returning the block after it */
+ * over the launch's [begin, end) from e->cur, leaving e->cur at the block
+ * after it */
 bool pe_gj_reads_across_lines(const kir_kernel *k);
 bool pe_gj_row_kernel(const kir_kernel *k);
-gcc_jit_block *pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-gcc_jit_block *pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-gcc_jit_block *pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-gcc_jit_block *pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-gcc_jit_block *pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-gcc_jit_block *pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+void pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 
 /* gccjit_stream.c: a flat element-wise kernel with streaming stores (args:
  * the kernel's argument array, for the outputs' alignment) */
-gcc_jit_block *pe_gj_emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end,
-                                    gcc_jit_rvalue *args);
+void pe_gj_emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end, gcc_jit_rvalue *args);
 
 #endif

@@ -40,43 +40,33 @@ static gcc_jit_rvalue *row_start(emitter *e)
 /* The linear loop over flat elements [from, to) of the row whose element 0
  * is flat `start` (its coordinates and views' row elements hoisted), from
  * the current block on to `next`. */
-static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
-                          gcc_jit_block *next)
+static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start)
 {
-    gcc_jit_block *cond = block(e, "inner_cond"), *body = block(e, "inner_body");
     gcc_jit_lvalue *j = long_local(e, "j", from);
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), to), body, next);
-    e->cur = body;
+    pe_jit_loop span = loop_upto(e, "span", j, to);
     e->index = rv(j);
     e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
     pe_gj_emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    loop_step_end(e, &span, j, 1);
 }
 
 /* An element-wise kernel with a shape, row by row: per row the coordinates
  * and each view's element at its start, then a loop along the last axis in
  * which every index is linear (the vectoriser's case). */
-gcc_jit_block *pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     int64_t n_last = k->shape[k->rank - 1];
     gcc_jit_lvalue *i = long_local(e, "i", begin);
-    gcc_jit_block *rows_cond = block(e, "rows_cond"), *row_head = block(e, "row_head"), *row_next = block(e, "row_next");
-    gcc_jit_block *done = block(e, "done");
-    gcc_jit_block_end_with_jump(e->cur, NULL, rows_cond);
-    gcc_jit_block_end_with_conditional(rows_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end), row_head, done);
-    e->cur = row_head;
+    pe_jit_loop rows = loop_upto(e, "rows", i, end);
     gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(i), lng(e, n_last)), e->t_long);
     gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
     gcc_jit_rvalue *row_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
     row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
     row_coordinates(e, row, -1);
     pe_gj_row_bases(e);
-    emit_row_span(e, k, rv(i), row_end, start, row_next);
-    gcc_jit_block_add_assignment(row_next, NULL, i, row_end);
-    gcc_jit_block_end_with_jump(row_next, NULL, rows_cond);
-    return done;
+    emit_row_span(e, k, rv(i), row_end, start);
+    gcc_jit_block_add_assignment(e->cur, NULL, i, row_end);
+    loop_end(e, &rows);
 }
 
 /* Tiles of the tiled walk: TILE x TILE elements of the last two axes (32:
@@ -133,21 +123,15 @@ static gcc_jit_rvalue *lmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
  * the coordinates of the outer axes and each view's element at their
  * start; per row of a tile its coordinate and the views' row elements; the
  * loop within a tile's row is linear, as the row walk's. */
-gcc_jit_block *pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     int last = k->rank - 1;
     int64_t n_last = k->shape[last], n_rows = k->shape[last - 1];
     gcc_jit_lvalue *q = long_local(e, "q", lbin(e, GCC_JIT_BINARY_OP_DIVIDE, begin, lng(e, n_last)));
     gcc_jit_rvalue *q_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, lbin(e, GCC_JIT_BINARY_OP_PLUS, end, lng(e, n_last - 1)),
                                              lng(e, n_last)), e->t_long);
-    gcc_jit_block *blocks_cond = block(e, "blocks_cond"), *block_head = block(e, "block_head"), *tiles_cond = block(e, "tiles_cond");
-    gcc_jit_block *row_cond = block(e, "tile_row_cond"), *row_head = block(e, "tile_row_head"), *row_next = block(e, "tile_row_next");
-    gcc_jit_block *tile_next = block(e, "tile_next");
-    gcc_jit_block *block_next = block(e, "block_next"), *done = block(e, "done");
-    gcc_jit_block_end_with_jump(e->cur, NULL, blocks_cond);
-    gcc_jit_block_end_with_conditional(blocks_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(q), q_end), block_head, done);
-
-    e->cur = block_head; /* rows [q, q_block) of one plane, q_block at most the next multiple of TILE */
+    pe_jit_loop blocks = loop_upto(e, "blocks", q, q_end);
+    /* rows [q, q_block) of one plane, q_block at most the next multiple of TILE */
     row_coordinates(e, rv(q), -1);
     gcc_jit_rvalue *r0 = e->coord[last - 1];
     gcc_jit_rvalue *to_tile = lbin(e, GCC_JIT_BINARY_OP_MINUS, lng(e, TILE), lbin(e, GCC_JIT_BINARY_OP_MODULO, r0, lng(e, TILE)));
@@ -157,29 +141,22 @@ gcc_jit_block *pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
     for (int p = 0; p < k->n_params; p++)
         if (k->params[p].kind == KIR_IN_STRIDED) outer[p] = pe_gj_axes_base(e, &k->params[p], lng(e, k->params[p].offset), 0, last - 1);
     gcc_jit_lvalue *c0 = long_local(e, "c0", lng(e, 0));
-    gcc_jit_block_end_with_jump(e->cur, NULL, tiles_cond);
-    e->cur = tiles_cond;
+    pe_jit_loop tiles = loop_upto(e, "tiles", c0, lng(e, n_last));
     gcc_jit_lvalue *row = long_local(e, "row", rv(q));
     gcc_jit_rvalue *c1 = to_local(e, lmin(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(c0), lng(e, TILE)), lng(e, n_last)), e->t_long);
-    gcc_jit_block_end_with_conditional(e->cur, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(c0), lng(e, n_last)), row_cond, block_next);
-    gcc_jit_block_end_with_conditional(row_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(row), q_block), row_head, tile_next);
-
-    e->cur = row_head; /* this row's columns of the tile, clipped to the launch */
+    pe_jit_loop tile_rows = loop_upto(e, "tile_rows", row, q_block);
+    /* this row's columns of the tile, clipped to the launch */
     gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(row), lng(e, n_last)), e->t_long);
     gcc_jit_rvalue *lo = lmax(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(c0)), begin);
     gcc_jit_rvalue *hi = to_local(e, lmin(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, c1), end), e->t_long);
     e->coord[last - 1] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, r0, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(row), rv(q))), e->t_long);
     for (int p = 0; p < k->n_params; p++)
         if (k->params[p].kind == KIR_IN_STRIDED) e->base[p] = pe_gj_axes_base(e, &k->params[p], outer[p], last - 1, last);
-    emit_row_span(e, k, lo, hi, start, row_next);
-
-    gcc_jit_block_add_assignment_op(row_next, NULL, row, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(row_next, NULL, row_cond);
-    gcc_jit_block_add_assignment_op(tile_next, NULL, c0, GCC_JIT_BINARY_OP_PLUS, lng(e, TILE));
-    gcc_jit_block_end_with_jump(tile_next, NULL, tiles_cond);
-    gcc_jit_block_add_assignment(block_next, NULL, q, q_block);
-    gcc_jit_block_end_with_jump(block_next, NULL, blocks_cond);
-    return done;
+    emit_row_span(e, k, lo, hi, start);
+    loop_step_end(e, &tile_rows, row, 1);
+    loop_step_end(e, &tiles, c0, TILE);
+    gcc_jit_block_add_assignment(e->cur, NULL, q, q_block);
+    loop_end(e, &blocks);
 }
 
 /* ------------------------------------------------- along an outer axis */
@@ -191,7 +168,7 @@ gcc_jit_block *pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue 
  * consecutive results along the last axis accumulated side by side (the
  * vectoriser's loop runs across the kept axis), the reduced axis walked in
  * order for each (the same result for any launch). */
-gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
     int a = k->reduce_axis, last = k->rank - 1;
@@ -205,14 +182,7 @@ gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rv
                              ? gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, e->t_long, AXIS_BLOCK), "at_block")
                              : NULL;
     gcc_jit_lvalue *o = long_local(e, "o", begin);
-    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *init_cond = block(e, "init_cond");
-    gcc_jit_block *init_body = block(e, "init_body"), *k_cond = block(e, "k_cond"), *k_head = block(e, "k_head");
-    gcc_jit_block *j_cond = block(e, "j_cond"), *j_body = block(e, "j_body"), *k_next = block(e, "k_next");
-    gcc_jit_block *fin_cond = block(e, "fin_cond"), *fin_body = block(e, "fin_body"), *o_next = block(e, "o_next");
-    gcc_jit_block *done = block(e, "done");
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
-    e->cur = o_head;
+    pe_jit_loop blocks = loop_upto(e, "o", o, end);
     gcc_jit_rvalue *orow = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(o), lng(e, n_last)), e->t_long);
     gcc_jit_rvalue *c0 = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), lbin(e, GCC_JIT_BINARY_OP_MULT, orow, lng(e, n_last))), e->t_long);
     gcc_jit_rvalue *stop = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), c0), lng(e, n_last)), e->t_long);
@@ -222,28 +192,20 @@ gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rv
     gcc_jit_rvalue *nb = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, stop, rv(o)), e->t_long);
     row_coordinates(e, orow, a);
     gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
-    gcc_jit_block_end_with_jump(e->cur, NULL, init_cond);
-    gcc_jit_block *k_init = block(e, "k_init");
-    gcc_jit_block_end_with_conditional(init_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), lng(e, AXIS_BLOCK)), init_body, k_init);
-    gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), pe_gj_acc_identity(e, reduce));
+    pe_jit_loop init = loop_upto(e, "init", j, lng(e, AXIS_BLOCK));
+    gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), pe_gj_acc_identity(e, reduce));
     if (at)
-        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
     if (comp)
-        gcc_jit_block_add_assignment(init_body, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
-    gcc_jit_block_add_assignment_op(init_body, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(init_body, NULL, init_cond);
-    gcc_jit_lvalue *kk = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "k_outer");
-    gcc_jit_block_add_assignment(k_init, NULL, kk, lng(e, 0));
-    gcc_jit_block_end_with_jump(k_init, NULL, k_cond);
-    gcc_jit_block_end_with_conditional(k_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), k_head, fin_cond);
-    e->cur = k_head;
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
+    loop_step_end(e, &init, j, 1);
+    gcc_jit_lvalue *kk = long_local(e, "k_outer", lng(e, 0));
+    pe_jit_loop along = loop_upto(e, "k", kk, lng(e, len));
     e->coord[a] = rv(kk);
     pe_gj_row_bases(e);
     gcc_jit_rvalue *start = row_start(e);
     gcc_jit_block_add_assignment(e->cur, NULL, j, lng(e, 0));
-    gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
-    gcc_jit_block_end_with_conditional(j_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), j_body, k_next);
-    e->cur = j_body;
+    pe_jit_loop side = loop_upto(e, "j", j, nb);
     e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, c0, rv(j)), e->t_long);
     e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
     e->acc = gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j));
@@ -251,15 +213,10 @@ gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rv
     e->at = at ? gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)) : NULL;
     e->pos = rv(kk);
     pe_gj_emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, j_cond);
-    gcc_jit_block_add_assignment_op(k_next, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(k_next, NULL, k_cond);
-    gcc_jit_block_add_assignment(fin_cond, NULL, j, lng(e, 0));
-    gcc_jit_block *fin_loop = block(e, "fin_loop");
-    gcc_jit_block_end_with_jump(fin_cond, NULL, fin_loop);
-    gcc_jit_block_end_with_conditional(fin_loop, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(j), nb), fin_body, o_next);
-    e->cur = fin_body;
+    loop_step_end(e, &side, j, 1);
+    loop_step_end(e, &along, kk, 1);
+    gcc_jit_block_add_assignment(e->cur, NULL, j, lng(e, 0));
+    pe_jit_loop results = loop_upto(e, "fin", j, nb);
     gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), pe_gj_acc_type(e, reduce));
     gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), e->t_double)
                          : at ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j))), e->t_long)
@@ -267,11 +224,9 @@ gcc_jit_block *pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rv
     gcc_jit_block_add_assignment(e->cur, NULL,
                                  gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), rv(j))),
                                  pe_gj_finish_axis_result(e, reduce, hi, lo, len));
-    gcc_jit_block_add_assignment_op(e->cur, NULL, j, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, fin_loop);
-    gcc_jit_block_add_assignment(o_next, NULL, o, stop);
-    gcc_jit_block_end_with_jump(o_next, NULL, o_cond);
-    return done;
+    loop_step_end(e, &results, j, 1);
+    gcc_jit_block_add_assignment(e->cur, NULL, o, stop);
+    loop_end(e, &blocks);
 }
 
 /* ------------------------------------------------------------ row passes */
@@ -381,9 +336,7 @@ static int row_lanes(emitter *e, const kir_kernel *k, const int *reductions, int
  * says (vectorisable: no lanes, no reduction). */
 static void emit_row_loop(emitter *e, const kir_kernel *k, gcc_jit_rvalue *start, int64_t len)
 {
-    gcc_jit_block *next = block(e, "pass_next");
-    emit_row_span(e, k, start, to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, len)), e->t_long), start, next);
-    e->cur = next;
+    emit_row_span(e, k, start, to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, len)), e->t_long), start);
 }
 
 /* A kernel of row passes (pe_gj_emit_row_passes): the pass computing each
@@ -445,13 +398,7 @@ static void emit_row_lanes(emitter *e, const kir_kernel *k, const row_plan *rp, 
         pe_gj_lane_locals(e, red, lanes, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
     }
     gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
-    gcc_jit_block *lanes_cond = block(e, "lanes_cond"), *lanes_body = block(e, "lanes_body");
-    gcc_jit_block *rem_cond = block(e, "rem_cond"), *rem_body = block(e, "rem_body"), *finish = block(e, "finish");
-    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
-    gcc_jit_block_end_with_conditional(lanes_cond, NULL,
-                                       cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, lanes)), lng(e, len)),
-                                       lanes_body, rem_cond);
-    e->cur = lanes_body;
+    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, lanes)), lng(e, len)));
     for (int l = 0; l < lanes; l++) {
         e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
         e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
@@ -459,18 +406,14 @@ static void emit_row_lanes(emitter *e, const kir_kernel *k, const row_plan *rp, 
         for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][l], comp[r][l], at[r][l]);
         pe_gj_emit_body(e, k);
     }
-    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, lanes));
-    gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
-    gcc_jit_block_end_with_conditional(rem_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), rem_body, finish);
-    e->cur = rem_body;
+    loop_step_end(e, &groups, kk, lanes);
+    pe_jit_loop rest = loop_upto(e, "rest", kk, lng(e, len)); /* the elements after the last whole group, into lane 0 */
     e->c_last = rv(kk);
     e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
     e->pos = rv(kk);
     for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][0], comp[r][0], at[r][0]);
     pe_gj_emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, rem_cond);
-    e->cur = finish;
+    loop_step_end(e, &rest, kk, 1);
     for (int r = 0; r < n_red; r++) { /* the row's result: stored, and a local for the passes after */
         const kir_inst *red = &k->body[reductions[r]];
         gcc_jit_rvalue *hi, *lo;
@@ -524,7 +467,7 @@ static void emit_row_pass(emitter *e, const kir_kernel *k, row_plan *rp, int p, 
  * fixed order: the same result for any launch); a pass also stores the
  * members it computes.  Each pass loads the row again (from cache) and
  * recomputes what it needs, so nothing between the reductions is stored. */
-gcc_jit_block *pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     memset(e->row_copy, 0, sizeof e->row_copy);
     row_plan rp = {.len = k->shape[k->rank - 1]};
@@ -532,18 +475,13 @@ gcc_jit_block *pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rv
     e->reload = rp.reload;
     e->spill_here = rp.spill_here;
     gcc_jit_lvalue *o = long_local(e, "o", begin);
-    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
-    e->cur = o_head;
+    pe_jit_loop rows = loop_upto(e, "o", o, end);
     row_coordinates(e, rv(o), -1);
     pe_gj_row_bases(e);
     gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, rv(o), lng(e, rp.len)), e->t_long);
     for (int p = 0; p < rp.n_passes; p++) emit_row_pass(e, k, &rp, p, start, o);
     e->emits = NULL;
-    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    return done;
+    loop_step_end(e, &rows, o, 1);
 }
 
 /* ------------------------------------------------------------------- flat */
@@ -561,57 +499,41 @@ static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *be
 /* A kernel without a shape, or ending in a full reduction: one flat loop
  * over [begin, end) (views' indices from the flat index), a reduction's
  * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
-gcc_jit_block *pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
-    gcc_jit_block *entry = e->cur;
-    gcc_jit_block *cond = block(e, "cond"), *body = block(e, "body"), *done = block(e, "done");
-    e->i = gcc_jit_function_new_local(e->fn, NULL, e->t_long, "i");
-    gcc_jit_block_add_assignment(entry, NULL, e->i, begin);
-    gcc_jit_rvalue *i = rv(e->i);
+    gcc_jit_lvalue *counter = long_local(e, "i", begin);
+    gcc_jit_rvalue *i = rv(counter);
     gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
     bool with_comp = reduce && compensated(reduce);
     if (reduce) {
         /* REDUCE_LANES accumulators over consecutive elements: independent
          * chains the vectoriser packs, combined in a fixed tree at the end */
         pe_gj_lane_locals(e, reduce, REDUCE_LANES, with_comp, begin, acc, comp, at);
-        gcc_jit_block *lanes_cond = block(e, "lanes_cond");
-        gcc_jit_block *lanes_body = block(e, "lanes_body");
-        gcc_jit_block_end_with_jump(entry, NULL, lanes_cond);
-        gcc_jit_rvalue *last = bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES);
-        gcc_jit_block_end_with_conditional(lanes_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LE, last, end), lanes_body, cond);
-        e->cur = lanes_body;
+        pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES), end));
         for (int l = 0; l < REDUCE_LANES; l++) {
             e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
             e->acc = acc[l], e->comp = comp[l], e->at = at[l], e->pos = e->index;
             pe_gj_emit_body(e, k);
         }
-        gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, lng(e, REDUCE_LANES));
-        gcc_jit_block_end_with_jump(e->cur, NULL, lanes_cond);
-    } else {
-        gcc_jit_block_end_with_jump(entry, NULL, cond);
+        loop_step_end(e, &groups, counter, REDUCE_LANES);
     }
     /* the remaining elements one by one (into lane 0) */
-    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, i, end), body, done);
-    e->cur = body;
+    pe_jit_loop rest = loop_upto(e, "rest", counter, end);
     e->index = i;
     e->acc = reduce ? acc[0] : NULL;
     e->comp = reduce ? comp[0] : NULL;
     e->at = reduce ? at[0] : NULL, e->pos = i;
     pe_gj_emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, e->i, GCC_JIT_BINARY_OP_PLUS, gcc_jit_context_one(e->ctx, e->t_long));
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
+    loop_step_end(e, &rest, counter, 1);
     if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
-        e->cur = done;
         gcc_jit_rvalue *hi, *lo;
         pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, acc, comp, at, &hi, &lo);
         if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
             hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
         gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
         store_partial(e, reduce, begin, parts, 2);
-        done = e->cur;
     }
-    return done;
 }
 
 /* ------------------------------------------- multi-pass reductions */
@@ -663,16 +585,11 @@ static pass_stats emit_passes(emitter *e, const kir_kernel *k, const kir_inst *r
     for (int pass = 0; pass < pe_gj_passes_of(reduce); pass++) {
         gcc_jit_lvalue *acc = double_local(e, "acc", 0.0), *comp = double_local(e, "comp", 0.0);
         gcc_jit_lvalue *kk = long_local(e, "kk", lng(e, 0));
-        gcc_jit_block *cond = block(e, "pass_cond"), *body = block(e, "pass_body"), *after = block(e, "pass_done");
-        gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-        gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), n), body, after);
-        e->cur = body;
+        pe_jit_loop elements = loop_upto(e, "pass", kk, n);
         place(e, w, rv(kk));
         e->acc = acc, e->comp = comp, e->at = NULL, e->pass = pass;
         pe_gj_emit_body(e, k);
-        gcc_jit_block_add_assignment_op(e->cur, NULL, kk, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-        gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-        e->cur = after;
+        loop_step_end(e, &elements, kk, 1);
         gcc_jit_rvalue *hi = to_local(e, rv(acc), e->t_double), *lo = to_local(e, rv(comp), e->t_double);
         if (var && pass == 0) {
             st.sum_hi = hi, st.sum_lo = lo;
@@ -705,16 +622,13 @@ static gcc_jit_rvalue *ldexp_(emitter *e, gcc_jit_rvalue *x, gcc_jit_rvalue *exp
 /* A multi-pass reduction along any axis: per result, its elements walked
  * in order by each pass, re-evaluating the fused body (bitwise the
  * reference's value for f64). */
-gcc_jit_block *pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
     int a = k->reduce_axis, last = k->rank - 1;
     int64_t len = k->shape[a], n_last = k->shape[last];
     gcc_jit_lvalue *o = long_local(e, "o", begin);
-    gcc_jit_block *o_cond = block(e, "o_cond"), *o_head = block(e, "o_head"), *done = block(e, "done");
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    gcc_jit_block_end_with_conditional(o_cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(o), end), o_head, done);
-    e->cur = o_head;
+    pe_jit_loop results = loop_upto(e, "o", o, end);
     walk w = {.axis = a};
     if (a == last) {
         row_coordinates(e, rv(o), -1);
@@ -740,15 +654,13 @@ gcc_jit_block *pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_r
     }
     gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], rv(o)),
                                  gcc_jit_context_new_cast(e->ctx, NULL, to_local(e, v, e->t_double), type_of(e, (pe_dtype)reduce->dtype)));
-    gcc_jit_block_add_assignment_op(e->cur, NULL, o, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, o_cond);
-    return done;
+    loop_step_end(e, &results, o, 1);
 }
 
 /* A chunk of a multi-pass full reduction: its passes over [begin, end) and
  * its statistics as the chunk's partial (kir.h; combined by Chan's formula
  * or rescaled, partials.c). */
-gcc_jit_block *pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+void pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
     walk w = {.axis = -1, .start = begin};
@@ -761,5 +673,4 @@ gcc_jit_block *pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_r
         gcc_jit_rvalue *parts[4] = {st.scale, st.squares_hi, st.squares_lo, num(e, PE_F64, 0.0)};
         store_partial(e, reduce, begin, parts, 4);
     }
-    return e->cur;
 }

@@ -39,14 +39,9 @@ static void emit_counted(emitter *e, const char *name, gcc_jit_rvalue *n, void (
                          void *ctx)
 {
     gcc_jit_lvalue *v = long_local(e, name, lng(e, 0));
-    gcc_jit_block *cond = block(e, name), *loop = block(e, name), *after = block(e, name);
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    gcc_jit_block_end_with_conditional(cond, NULL, cmp(e, GCC_JIT_COMPARISON_LT, rv(v), n), loop, after);
-    e->cur = loop;
+    pe_jit_loop counted = loop_upto(e, name, v, n);
     body(e, rv(v), ctx);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, v, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, cond);
-    e->cur = after;
+    loop_step_end(e, &counted, v, 1);
 }
 
 typedef struct {
@@ -113,27 +108,20 @@ static void stream_tile(emitter *e, gcc_jit_rvalue *t, void *arg)
     }
 }
 
-gcc_jit_block *pe_gj_emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end,
-                                     gcc_jit_rvalue *args)
+void pe_gj_emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end, gcc_jit_rvalue *args)
 {
     /* the buffers' addresses as integers: libgccjit casts no pointer to one */
     gcc_jit_rvalue *addr = gcc_jit_context_new_cast(e->ctx, NULL, args, gcc_jit_type_get_pointer(e->t_long));
     int first_out = 0;
     while (k->params[first_out].kind != KIR_OUT) first_out++;
     gcc_jit_lvalue *i = long_local(e, "s_i", begin);
-    gcc_jit_block *head_cond = block(e, "head_cond"), *head_body = block(e, "head_body"), *check = block(e, "aligned");
-    gcc_jit_block *stream = block(e, "stream"), *plain = block(e, "plain"), *finish = block(e, "streamed");
-    gcc_jit_block_end_with_jump(e->cur, NULL, head_cond);
     gcc_jit_rvalue *zero = lng(e, 0);
-    gcc_jit_block_end_with_conditional(head_cond, NULL,
-                                       and_(e, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end),
-                                            cmp(e, GCC_JIT_COMPARISON_NE, misaligned(e, addr, first_out, rv(i)), zero)),
-                                       head_body, check);
-    e->cur = head_body;
+    /* the elements before the first output's first aligned one, plainly */
+    pe_jit_loop head = loop_while(e, "head", and_(e, cmp(e, GCC_JIT_COMPARISON_LT, rv(i), end),
+                                                  cmp(e, GCC_JIT_COMPARISON_NE, misaligned(e, addr, first_out, rv(i)), zero)));
     e->index = rv(i);
     pe_gj_emit_body(e, k);
-    gcc_jit_block_add_assignment_op(e->cur, NULL, i, GCC_JIT_BINARY_OP_PLUS, lng(e, 1));
-    gcc_jit_block_end_with_jump(e->cur, NULL, head_cond);
+    loop_step_end(e, &head, i, 1);
 
     gcc_jit_rvalue *all_aligned = NULL;
     for (int p = 0; p < k->n_params; p++) {
@@ -141,7 +129,8 @@ gcc_jit_block *pe_gj_emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rva
         gcc_jit_rvalue *c = cmp(e, GCC_JIT_COMPARISON_EQ, misaligned(e, addr, p, rv(i)), zero);
         all_aligned = all_aligned ? and_(e, all_aligned, c) : c;
     }
-    gcc_jit_block_end_with_conditional(check, NULL, all_aligned, stream, plain);
+    gcc_jit_block *stream = block(e, "stream"), *plain = block(e, "plain");
+    gcc_jit_block_end_with_conditional(e->cur, NULL, all_aligned, stream, plain);
 
     /* every array rebased at the aligned element; the tiles */
     e->cur = stream;
@@ -177,6 +166,5 @@ gcc_jit_block *pe_gj_emit_streaming(emitter *e, const kir_kernel *k, gcc_jit_rva
 
     /* what is left (all of it where the outputs disagree on alignment) */
     e->cur = plain;
-    gcc_jit_block_end_with_jump(pe_gj_emit_flat(e, k, rv(i), end), NULL, finish);
-    return finish;
+    pe_gj_emit_flat(e, k, rv(i), end);
 }
