@@ -3,7 +3,11 @@
  * This header implements the contract of the design repository's spec/api.md.
  * Every operation is a macro that records its call site (PE_HERE) and calls a
  * real function pe_<name>_at(const pe_site *site, ...); bindings for other
- * languages call the _at functions with site == NULL.  Nothing is computed
+ * languages call the _at functions with site == NULL.  The macros of calls
+ * that take a shape, a start, axes or a buffer are variadic, so that a
+ * compound literal passes through whole: pe_fill(PE_F32, 2, (int64_t[]){4, 4},
+ * 1.0); a wrong count of arguments is the compiler's error about the _at
+ * function.  Nothing is computed
  * when an operation is called: PE records the request and computes it when a
  * result is needed (a read, a map, a hint, pe_flush/pe_sync or a queue limit).
  *
@@ -142,8 +146,8 @@ typedef struct {
 int pe_device_count(void);                       /* CPU is device 0; CUDA devices follow */
 int pe_device_info_at(const pe_site *s, int dev, pe_device_info *out);
 int pe_set_device_at(const pe_site *s, int dev); /* preferred device for following work; -1 = automatic */
-#define pe_device_info(dev, out) pe_device_info_at(PE_HERE, (dev), (out))
-#define pe_set_device(dev) pe_set_device_at(PE_HERE, (dev))
+#define pe_device_info(...) pe_device_info_at(PE_HERE, __VA_ARGS__)
+#define pe_set_device(...) pe_set_device_at(PE_HERE, __VA_ARGS__)
 
 /* Counters of the runtime, for tests and tools. */
 typedef struct {
@@ -212,25 +216,24 @@ pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape
 pe_array pe_index_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, int axis);
 pe_array pe_identity_at(const pe_site *s, pe_dtype t, int64_t n);
 
-#define pe_from_host(t, rank, shape, data) pe_from_host_at(PE_HERE, (t), (rank), (shape), (data))
-#define pe_adopt(t, rank, shape, data, free_fn, ctx) \
-    pe_adopt_at(PE_HERE, (t), (rank), (shape), (data), (free_fn), (ctx))
-#define pe_f32_1d(data, n) pe_f32_1d_at(PE_HERE, (data), (n))
-#define pe_f64_1d(data, n) pe_f64_1d_at(PE_HERE, (data), (n))
-#define pe_f32_2d(data, r, c) pe_f32_2d_at(PE_HERE, (data), (r), (c))
-#define pe_f64_2d(data, r, c) pe_f64_2d_at(PE_HERE, (data), (r), (c))
-#define pe_scalar(t, v) pe_scalar_at(PE_HERE, (t), (v))
-#define pe_fill(t, rank, shape, v) pe_fill_at(PE_HERE, (t), (rank), (shape), (v))
-#define pe_index(t, rank, shape, axis) pe_index_at(PE_HERE, (t), (rank), (shape), (axis))
-#define pe_identity(t, n) pe_identity_at(PE_HERE, (t), (n))
+#define pe_from_host(...) pe_from_host_at(PE_HERE, __VA_ARGS__)
+#define pe_adopt(...) pe_adopt_at(PE_HERE, __VA_ARGS__)
+#define pe_f32_1d(...) pe_f32_1d_at(PE_HERE, __VA_ARGS__)
+#define pe_f64_1d(...) pe_f64_1d_at(PE_HERE, __VA_ARGS__)
+#define pe_f32_2d(...) pe_f32_2d_at(PE_HERE, __VA_ARGS__)
+#define pe_f64_2d(...) pe_f64_2d_at(PE_HERE, __VA_ARGS__)
+#define pe_scalar(...) pe_scalar_at(PE_HERE, __VA_ARGS__)
+#define pe_fill(...) pe_fill_at(PE_HERE, __VA_ARGS__)
+#define pe_index(...) pe_index_at(PE_HERE, __VA_ARGS__)
+#define pe_identity(...) pe_identity_at(PE_HERE, __VA_ARGS__)
 /* Complex constants (t: PE_C64 or PE_C128, else PE_E_TYPE); pe_scalar and
  * pe_fill of a complex t give re + 0i.  One with an imaginary part is
  * stored as an array (numel elements): in a PE_MACRO body it is host data
  * (PE_E_MACRO), pass it in as an input. */
 pe_array pe_scalar_c_at(const pe_site *s, pe_dtype t, double re, double im);
 pe_array pe_fill_c_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double re, double im);
-#define pe_scalar_c(t, re, im) pe_scalar_c_at(PE_HERE, (t), (re), (im))
-#define pe_fill_c(t, rank, shape, re, im) pe_fill_c_at(PE_HERE, (t), (rank), (shape), (re), (im))
+#define pe_scalar_c(...) pe_scalar_c_at(PE_HERE, __VA_ARGS__)
+#define pe_fill_c(...) pe_fill_c_at(PE_HERE, __VA_ARGS__)
 
 /* ------------------------------------------------------- random numbers
  *
@@ -257,10 +260,10 @@ void pe_rng_destroy_at(const pe_site *s, pe_rng r);
 pe_array pe_rng_uniform_at(const pe_site *s, pe_rng r, pe_dtype t, int rank, const int64_t *shape);
 pe_array pe_rng_normal_at(const pe_site *s, pe_rng r, pe_dtype t, int rank, const int64_t *shape);
 
-#define pe_rng_create(kind, seed) pe_rng_create_at(PE_HERE, (kind), (seed))
-#define pe_rng_destroy(r) pe_rng_destroy_at(PE_HERE, (r))
-#define pe_rng_uniform(r, t, rank, shape) pe_rng_uniform_at(PE_HERE, (r), (t), (rank), (shape))
-#define pe_rng_normal(r, t, rank, shape) pe_rng_normal_at(PE_HERE, (r), (t), (rank), (shape))
+#define pe_rng_create(...) pe_rng_create_at(PE_HERE, __VA_ARGS__)
+#define pe_rng_destroy(...) pe_rng_destroy_at(PE_HERE, __VA_ARGS__)
+#define pe_rng_uniform(...) pe_rng_uniform_at(PE_HERE, __VA_ARGS__)
+#define pe_rng_normal(...) pe_rng_normal_at(PE_HERE, __VA_ARGS__)
 
 /* Reads wait for the value.  pe_read copies numel * element-size bytes and
  * needs dst_bytes to be exactly that; PE_BOOL elements are one byte (0 or 1). */
@@ -274,22 +277,22 @@ int pe_read_f32_at(const pe_site *s, pe_array a, float *v);   /* 1-element array
 int pe_read_f64_at(const pe_site *s, pe_array a, double *v);
 const void *pe_map_at(const pe_site *s, pe_array a);          /* read-only host view until pe_unmap */
 void pe_unmap_at(const pe_site *s, pe_array a);
-#define pe_read(a, dst, n) pe_read_at(PE_HERE, (a), (dst), (n))
-#define pe_read_release(a, dst, n) pe_read_release_at(PE_HERE, (a), (dst), (n))
-#define pe_read_f32(a, v) pe_read_f32_at(PE_HERE, (a), (v))
-#define pe_read_f64(a, v) pe_read_f64_at(PE_HERE, (a), (v))
-#define pe_map(a) pe_map_at(PE_HERE, (a))
-#define pe_unmap(a) pe_unmap_at(PE_HERE, (a))
+#define pe_read(...) pe_read_at(PE_HERE, __VA_ARGS__)
+#define pe_read_release(...) pe_read_release_at(PE_HERE, __VA_ARGS__)
+#define pe_read_f32(...) pe_read_f32_at(PE_HERE, __VA_ARGS__)
+#define pe_read_f64(...) pe_read_f64_at(PE_HERE, __VA_ARGS__)
+#define pe_map(...) pe_map_at(PE_HERE, __VA_ARGS__)
+#define pe_unmap(...) pe_unmap_at(PE_HERE, __VA_ARGS__)
 
 /* Queries answer at once (shapes are known when an operation is recorded). */
 pe_dtype pe_dtype_of_at(const pe_site *s, pe_array a);
 int pe_rank_at(const pe_site *s, pe_array a);
 int64_t pe_dim_at(const pe_site *s, pe_array a, int axis);
 int64_t pe_numel_at(const pe_site *s, pe_array a);
-#define pe_dtype_of(a) pe_dtype_of_at(PE_HERE, (a))
-#define pe_rank(a) pe_rank_at(PE_HERE, (a))
-#define pe_dim(a, axis) pe_dim_at(PE_HERE, (a), (axis))
-#define pe_numel(a) pe_numel_at(PE_HERE, (a))
+#define pe_dtype_of(...) pe_dtype_of_at(PE_HERE, __VA_ARGS__)
+#define pe_rank(...) pe_rank_at(PE_HERE, __VA_ARGS__)
+#define pe_dim(...) pe_dim_at(PE_HERE, __VA_ARGS__)
+#define pe_numel(...) pe_numel_at(PE_HERE, __VA_ARGS__)
 int pe_is_valid(pe_array a); /* 1: a live, valid array; 0 otherwise (no error raised) */
 
 /* ------------------------------------------------------------- lifetime */
@@ -299,11 +302,11 @@ void pe_release_at(const pe_site *s, pe_array a);
 pe_scope pe_scope_begin_at(const pe_site *s);
 void pe_scope_end_at(const pe_site *s, pe_scope sc);    /* releases arrays created in the scope, not kept */
 pe_array pe_keep_at(const pe_site *s, pe_array a);     /* moves a to the enclosing scope */
-#define pe_retain(a) pe_retain_at(PE_HERE, (a))
-#define pe_release(a) pe_release_at(PE_HERE, (a))
+#define pe_retain(...) pe_retain_at(PE_HERE, __VA_ARGS__)
+#define pe_release(...) pe_release_at(PE_HERE, __VA_ARGS__)
 #define pe_scope_begin() pe_scope_begin_at(PE_HERE)
-#define pe_scope_end(sc) pe_scope_end_at(PE_HERE, (sc))
-#define pe_keep(a) pe_keep_at(PE_HERE, (a))
+#define pe_scope_end(...) pe_scope_end_at(PE_HERE, __VA_ARGS__)
+#define pe_keep(...) pe_keep_at(PE_HERE, __VA_ARGS__)
 
 /* ------------------------------------------------ element-wise operations
  *
@@ -531,42 +534,42 @@ PE__DECL1(conj) PE__DECL1(real) PE__DECL1(imag) PE__DECL1(arg) PE__DECL2(complex
 PE__DECLR(sum) PE__DECLR(prod) PE__DECLR(mean) PE__DECLR(var)
 PE__DECLR(stddev) PE__DECLR(any) PE__DECLR(all) PE__DECLR(argmax) PE__DECLR(argmin)
 PE__DECLR(norm1) PE__DECLR(norm2) PE__DECLR(norminf)
-#define pe_sum(a) pe_sum_at(PE_HERE, (a))
-#define pe_sum_axis(a, x) pe_sum_axis_at(PE_HERE, (a), (x))
+#define pe_sum(...) pe_sum_at(PE_HERE, __VA_ARGS__)
+#define pe_sum_axis(...) pe_sum_axis_at(PE_HERE, __VA_ARGS__)
 /* pe_max(a) / pe_min(a) reduce; pe_max(a, b) / pe_min(a, b) are element-wise. */
 pe_array pe_max_reduce_at(const pe_site *s, pe_array a);
 pe_array pe_min_reduce_at(const pe_site *s, pe_array a);
 pe_array pe_max_reduce_axis_at(const pe_site *s, pe_array a, int axis);
 pe_array pe_min_reduce_axis_at(const pe_site *s, pe_array a, int axis);
 #define PE__BY_ARITY(_1, _2, NAME, ...) NAME
-#define pe__max_reduce(a) pe_max_reduce_at(PE_HERE, (a))
-#define pe__min_reduce(a) pe_min_reduce_at(PE_HERE, (a))
+#define pe__max_reduce(...) pe_max_reduce_at(PE_HERE, __VA_ARGS__)
+#define pe__min_reduce(...) pe_min_reduce_at(PE_HERE, __VA_ARGS__)
 #define pe__max_elementwise(a, b) PE__OP2(max, a, b)
 #define pe__min_elementwise(a, b) PE__OP2(min, a, b)
-#define pe_max_axis(a, x) pe_max_reduce_axis_at(PE_HERE, (a), (x))
-#define pe_min_axis(a, x) pe_min_reduce_axis_at(PE_HERE, (a), (x))
-#define pe_prod(a) pe_prod_at(PE_HERE, (a))
-#define pe_prod_axis(a, x) pe_prod_axis_at(PE_HERE, (a), (x))
-#define pe_mean(a) pe_mean_at(PE_HERE, (a))
-#define pe_mean_axis(a, x) pe_mean_axis_at(PE_HERE, (a), (x))
-#define pe_var(a) pe_var_at(PE_HERE, (a))
-#define pe_var_axis(a, x) pe_var_axis_at(PE_HERE, (a), (x))
-#define pe_stddev(a) pe_stddev_at(PE_HERE, (a))
-#define pe_stddev_axis(a, x) pe_stddev_axis_at(PE_HERE, (a), (x))
-#define pe_any(a) pe_any_at(PE_HERE, (a))
-#define pe_any_axis(a, x) pe_any_axis_at(PE_HERE, (a), (x))
-#define pe_all(a) pe_all_at(PE_HERE, (a))
-#define pe_all_axis(a, x) pe_all_axis_at(PE_HERE, (a), (x))
-#define pe_argmax(a) pe_argmax_at(PE_HERE, (a))
-#define pe_argmax_axis(a, x) pe_argmax_axis_at(PE_HERE, (a), (x))
-#define pe_argmin(a) pe_argmin_at(PE_HERE, (a))
-#define pe_argmin_axis(a, x) pe_argmin_axis_at(PE_HERE, (a), (x))
-#define pe_norm1(a) pe_norm1_at(PE_HERE, (a))
-#define pe_norm1_axis(a, x) pe_norm1_axis_at(PE_HERE, (a), (x))
-#define pe_norm2(a) pe_norm2_at(PE_HERE, (a))
-#define pe_norm2_axis(a, x) pe_norm2_axis_at(PE_HERE, (a), (x))
-#define pe_norminf(a) pe_norminf_at(PE_HERE, (a))
-#define pe_norminf_axis(a, x) pe_norminf_axis_at(PE_HERE, (a), (x))
+#define pe_max_axis(...) pe_max_reduce_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_min_axis(...) pe_min_reduce_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_prod(...) pe_prod_at(PE_HERE, __VA_ARGS__)
+#define pe_prod_axis(...) pe_prod_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_mean(...) pe_mean_at(PE_HERE, __VA_ARGS__)
+#define pe_mean_axis(...) pe_mean_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_var(...) pe_var_at(PE_HERE, __VA_ARGS__)
+#define pe_var_axis(...) pe_var_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_stddev(...) pe_stddev_at(PE_HERE, __VA_ARGS__)
+#define pe_stddev_axis(...) pe_stddev_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_any(...) pe_any_at(PE_HERE, __VA_ARGS__)
+#define pe_any_axis(...) pe_any_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_all(...) pe_all_at(PE_HERE, __VA_ARGS__)
+#define pe_all_axis(...) pe_all_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_argmax(...) pe_argmax_at(PE_HERE, __VA_ARGS__)
+#define pe_argmax_axis(...) pe_argmax_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_argmin(...) pe_argmin_at(PE_HERE, __VA_ARGS__)
+#define pe_argmin_axis(...) pe_argmin_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_norm1(...) pe_norm1_at(PE_HERE, __VA_ARGS__)
+#define pe_norm1_axis(...) pe_norm1_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_norm2(...) pe_norm2_at(PE_HERE, __VA_ARGS__)
+#define pe_norm2_axis(...) pe_norm2_axis_at(PE_HERE, __VA_ARGS__)
+#define pe_norminf(...) pe_norminf_at(PE_HERE, __VA_ARGS__)
+#define pe_norminf_axis(...) pe_norminf_axis_at(PE_HERE, __VA_ARGS__)
 /* pe_dot: the sum of a * b over all elements (shapes broadcast); 1-d · 1-d is the dot product.
  * Complex operands are not conjugated (NumPy's dot); pe_vdot is the sum of conj(a) * b (NumPy's
  * vdot, the inner product of C^n; of real operands the same as pe_dot). */
@@ -589,19 +592,19 @@ pe_array pe_concat_at(const pe_site *s, pe_array a, pe_array b, int axis);
 pe_array pe_slice_step_at(const pe_site *s, pe_array a, const int64_t *start, const int64_t *count, const int64_t *step);
 /* any rank: axis d of the result is axis axes[d] of a (axes: a permutation of 0..rank-1) */
 pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
-#define pe_reshape(a, rank, shape) pe_reshape_at(PE_HERE, (a), (rank), (shape))
-#define pe_transpose(a) pe_transpose_at(PE_HERE, (a))
-#define pe_slice(a, start, count) pe_slice_at(PE_HERE, (a), (start), (count))
-#define pe_periodic(a, rank, shape) pe_periodic_at(PE_HERE, (a), (rank), (shape))
+#define pe_reshape(...) pe_reshape_at(PE_HERE, __VA_ARGS__)
+#define pe_transpose(...) pe_transpose_at(PE_HERE, __VA_ARGS__)
+#define pe_slice(...) pe_slice_at(PE_HERE, __VA_ARGS__)
+#define pe_periodic(...) pe_periodic_at(PE_HERE, __VA_ARGS__)
 /* pe_spread: if a's axis `axis` has size 1 it is replicated n times; otherwise
  * (or when axis == rank) a new axis of size n is inserted at `axis`. */
-#define pe_spread(a, axis, n) pe_spread_at(PE_HERE, (a), (axis), (n))
+#define pe_spread(...) pe_spread_at(PE_HERE, __VA_ARGS__)
 /* pe_gather: result[i] = a.flat[index[i]]; shape of index, dtype of a.  An
  * index out of range makes the result invalid, with a PE_E_ARG error at read. */
-#define pe_gather(a, index) pe_gather_at(PE_HERE, (a), (index))
-#define pe_concat(a, b, axis) pe_concat_at(PE_HERE, (a), (b), (axis))
-#define pe_slice_step(a, start, count, step) pe_slice_step_at(PE_HERE, (a), (start), (count), (step))
-#define pe_permute(a, axes) pe_permute_at(PE_HERE, (a), (axes))
+#define pe_gather(...) pe_gather_at(PE_HERE, __VA_ARGS__)
+#define pe_concat(...) pe_concat_at(PE_HERE, __VA_ARGS__)
+#define pe_slice_step(...) pe_slice_step_at(PE_HERE, __VA_ARGS__)
+#define pe_permute(...) pe_permute_at(PE_HERE, __VA_ARGS__)
 
 /* ------------------------------------------------------------- intrinsics
  * Library calls, never fused: the element-wise work before and after them
@@ -637,11 +640,11 @@ int pe_lu_at(const pe_site *s, pe_array a, pe_array *lu, pe_array *pivots);
 pe_array pe_lu_solve_at(const pe_site *s, pe_array lu, pe_array pivots, pe_array b);
 pe_array pe_lu_cond_at(const pe_site *s, pe_array lu, pe_array pivots);
 pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_array *l, pe_array *u);
-#define pe_matmul(a, b) pe_matmul_at(PE_HERE, (a), (b))
-#define pe_lu(a, lu, pivots) pe_lu_at(PE_HERE, (a), (lu), (pivots))
-#define pe_lu_solve(lu, pivots, b) pe_lu_solve_at(PE_HERE, (lu), (pivots), (b))
-#define pe_lu_cond(lu, pivots) pe_lu_cond_at(PE_HERE, (lu), (pivots))
-#define pe_lu_unpack(lu, pivots, l, u) pe_lu_unpack_at(PE_HERE, (lu), (pivots), (l), (u))
+#define pe_matmul(...) pe_matmul_at(PE_HERE, __VA_ARGS__)
+#define pe_lu(...) pe_lu_at(PE_HERE, __VA_ARGS__)
+#define pe_lu_solve(...) pe_lu_solve_at(PE_HERE, __VA_ARGS__)
+#define pe_lu_cond(...) pe_lu_cond_at(PE_HERE, __VA_ARGS__)
+#define pe_lu_unpack(...) pe_lu_unpack_at(PE_HERE, __VA_ARGS__)
 
 /* Sparse matrices in CSR form.  pe_csr_create: an n_rows x n_cols matrix
  * from row_ptr (i32, n_rows + 1: row i's entries are [row_ptr[i],
@@ -667,9 +670,9 @@ pe_array pe_lu_unpack_at(const pe_site *s, pe_array lu, pe_array pivots, pe_arra
 pe_csr pe_csr_create_at(const pe_site *s, pe_array row_ptr, pe_array col_idx, pe_array values, int64_t n_cols);
 void pe_csr_destroy_at(const pe_site *s, pe_csr m);
 pe_array pe_spmv_at(const pe_site *s, pe_csr m, pe_array x);
-#define pe_csr_create(row_ptr, col_idx, values, n_cols) pe_csr_create_at(PE_HERE, (row_ptr), (col_idx), (values), (n_cols))
-#define pe_csr_destroy(m) pe_csr_destroy_at(PE_HERE, (m))
-#define pe_spmv(m, x) pe_spmv_at(PE_HERE, (m), (x))
+#define pe_csr_create(...) pe_csr_create_at(PE_HERE, __VA_ARGS__)
+#define pe_csr_destroy(...) pe_csr_destroy_at(PE_HERE, __VA_ARGS__)
+#define pe_spmv(...) pe_spmv_at(PE_HERE, __VA_ARGS__)
 
 /* Spectra (FFTW3 on the CPU; plans cached per shape, FFTW's wisdom kept in
  * the cache directory, FFTW on PE_THREADS threads).
@@ -696,10 +699,10 @@ pe_array pe_fft_at(const pe_site *s, pe_array a, int dims);
 pe_array pe_ifft_at(const pe_site *s, pe_array a, int dims);
 pe_array pe_conv_at(const pe_site *s, pe_array a, pe_array kernel);
 pe_array pe_correlate_at(const pe_site *s, pe_array a, pe_array kernel);
-#define pe_fft(a, dims) pe_fft_at(PE_HERE, (a), (dims))
-#define pe_ifft(a, dims) pe_ifft_at(PE_HERE, (a), (dims))
-#define pe_conv(a, kernel) pe_conv_at(PE_HERE, (a), (kernel))
-#define pe_correlate(a, kernel) pe_correlate_at(PE_HERE, (a), (kernel))
+#define pe_fft(...) pe_fft_at(PE_HERE, __VA_ARGS__)
+#define pe_ifft(...) pe_ifft_at(PE_HERE, __VA_ARGS__)
+#define pe_conv(...) pe_conv_at(PE_HERE, __VA_ARGS__)
+#define pe_correlate(...) pe_correlate_at(PE_HERE, __VA_ARGS__)
 
 /* ---------------------------------------------- hints and synchronisation */
 void pe_hint_read_at(const pe_site *s, pe_array a); /* the application will read a soon: start now */
@@ -707,7 +710,7 @@ void pe_block_begin_at(const pe_site *s);           /* defer processing until th
 void pe_block_end_at(const pe_site *s);
 void pe_flush_at(const pe_site *s);                 /* process the queue now, do not wait */
 void pe_sync_at(const pe_site *s);                  /* wait until all queued work is done */
-#define pe_hint_read(a) pe_hint_read_at(PE_HERE, (a))
+#define pe_hint_read(...) pe_hint_read_at(PE_HERE, __VA_ARGS__)
 #define pe_block_begin() pe_block_begin_at(PE_HERE)
 #define pe_block_end() pe_block_end_at(PE_HERE)
 #define pe_flush() pe_flush_at(PE_HERE)
@@ -732,8 +735,8 @@ int pe_peek_at(const pe_site *s, pe_array a, void *dst, size_t dst_bytes);
  * a's inputs); without, a's pending expression computed on the interpreter
  * from the values it reads (a value computed already is its own reference). */
 pe_array pe_reference_at(const pe_site *s, pe_array a);
-#define pe_peek(a, dst, n) pe_peek_at(PE_HERE, (a), (dst), (n))
-#define pe_reference(a) pe_reference_at(PE_HERE, (a))
+#define pe_peek(...) pe_peek_at(PE_HERE, __VA_ARGS__)
+#define pe_reference(...) pe_reference_at(PE_HERE, __VA_ARGS__)
 
 /* ------------------------------------------------- code reuse sections
  *
