@@ -268,6 +268,36 @@ void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha)
     if (steps % 2) memcpy(tmp, u, (size_t)(n * n) * sizeof *u); /* the result where the caller's u is */
 }
 
+double c_jacobi_sweeps(double *u, double *tmp, int64_t n, int sweeps)
+{
+    double change = 0.0;
+    for (int s = 0; s < sweeps; s++) {
+        change = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : change)
+        for (int64_t i = 0; i < n; i++) {
+            const double *up = u + (i - 1) * n, *row = u + i * n, *down = u + (i + 1) * n;
+            double *o = tmp + i * n;
+            if (i == 0 || i == n - 1) {
+                for (int64_t j = 0; j < n; j++) o[j] = row[j];
+                continue;
+            }
+            o[0] = row[0], o[n - 1] = row[n - 1];
+            double largest = 0.0;
+#pragma omp simd reduction(max : largest)
+            for (int64_t j = 1; j < n - 1; j++) {
+                o[j] = ((up[j] + down[j]) + (row[j - 1] + row[j + 1])) * 0.25;
+                double d = fabs(o[j] - row[j]);
+                largest = d > largest ? d : largest;
+            }
+            change = largest > change ? largest : change;
+        }
+        double *t = u;
+        u = tmp, tmp = t;
+    }
+    if (sweeps % 2) memcpy(tmp, u, (size_t)(n * n) * sizeof *u); /* the result where the caller's u is */
+    return change;
+}
+
 /* nbody.c's accelerations, all pairs, summed in double. */
 void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening)
 {

@@ -22,6 +22,10 @@ void c_gather(const float *a, const int32_t *index, float *out, int64_t n);
 int64_t c_monte_carlo_pi(uint64_t seed, uint32_t draw_x, uint32_t draw_y, int64_t n); /* bench_rng's */
 /* bench_gallery's: the gallery programs' computations (examples/) */
 void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha); /* u updated in place (tmp: n x n) */
+/* jacobi.c's sweeps: the interior the mean of its four neighbours, the
+ * boundary kept, the largest change of each sweep found; u updated in place
+ * (tmp: n x n); the last sweep's change. */
+double c_jacobi_sweeps(double *u, double *tmp, int64_t n, int sweeps);
 void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening); /* x, a: 3 x n */
 void c_mandelbrot(const float *re, const float *im, int32_t *count, int64_t n, int iterations);
 void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int64_t k, int iterations); /* x: n x 2 */

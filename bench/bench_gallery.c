@@ -5,6 +5,8 @@
  * main calls them.
  *
  *   1. heat2d: STEPS steps on an n x n grid (n = 2048), one pe_block each
+ *   1b. jacobi: 100 sweeps on a 1024 x 1024 grid, the largest change read
+ *      after each (the solver loop: a scope per sweep, the grid kept)
  *   2. nbody: one all-pairs acceleration of 4096 bodies, read back
  *   3. mandelbrot: 1024 x 768, 100 iterations; the C loop stops each point
  *      when it escapes (as C is written), PE iterates every point (frozen
@@ -43,6 +45,9 @@
 #include "../examples/heat2d.c"
 #undef main
 #undef ALPHA
+#define main jacobi_main
+#include "../examples/jacobi.c"
+#undef main
 #define main nbody_main
 #include "../examples/nbody.c"
 #undef main
@@ -56,6 +61,8 @@
 #define MAX_RUNS 100
 #define HEAT_N 2048
 #define HEAT_STEPS 10
+#define JACOBI_N 1024
+#define JACOBI_SWEEPS 100
 #define BODIES 4096
 #define MANDEL_W 1024
 #define MANDEL_H 768
@@ -97,6 +104,31 @@ static void heat_pe_run(void)
     pe_release(u), pe_release(in);
 }
 static double heat_check(void) { return rel_diff(heat_pe, heat_c, (int64_t)HEAT_N * HEAT_N); }
+
+/* ---------------------------------------------------------------- jacobi */
+static double *jac0, *jac_c, *jac_tmp, *jac_pe, jac_change_c, jac_change_pe;
+static unsigned char *jac_inside;
+static void jacobi_c_run(void)
+{
+    memcpy(jac_c, jac0, sizeof(double) * JACOBI_N * JACOBI_N);
+    jac_change_c = c_jacobi_sweeps(jac_c, jac_tmp, JACOBI_N, JACOBI_SWEEPS);
+}
+static void jacobi_pe_run(void)
+{
+    const int64_t n = JACOBI_N;
+    long sweeps;
+    pe_array in = pe_from_host(PE_BOOL, 2, (int64_t[]){n, n}, jac_inside);
+    pe_array u = solve(pe_f64_2d(jac0, n, n), in, n, 1e-300, JACOBI_SWEEPS, &sweeps); /* the tolerance never met */
+    pe_read(u, jac_pe, sizeof(double) * n * n);
+    pe_release(u), pe_release(in);
+    jac_change_pe = sweeps == JACOBI_SWEEPS ? 0 : INFINITY;
+}
+static double jacobi_check(void)
+{
+    double worst = jac_change_pe;
+    for (int64_t k = 0; k < (int64_t)JACOBI_N * JACOBI_N; k++) worst = fmax(worst, fabs(jac_pe[k] - jac_c[k]));
+    return worst;
+}
 
 /* ----------------------------------------------------------------- nbody */
 static float *body_x, *body_m, *acc_c, *acc_pe;
@@ -161,6 +193,16 @@ static void setup(void)
         for (int64_t j = 0; j < HEAT_N; j++) {
             heat0[i * HEAT_N + j] = i == 0 ? 1.0f : 0.0f;
             heat_inside[i * HEAT_N + j] = i > 0 && j > 0 && i < HEAT_N - 1 && j < HEAT_N - 1;
+        }
+    jac0 = bench_alloc_or_exit(calloc((size_t)JACOBI_N * JACOBI_N, sizeof *jac0));
+    jac_c = bench_alloc_or_exit(malloc(sizeof(double) * JACOBI_N * JACOBI_N));
+    jac_tmp = bench_alloc_or_exit(malloc(sizeof(double) * JACOBI_N * JACOBI_N));
+    jac_pe = bench_alloc_or_exit(malloc(sizeof(double) * JACOBI_N * JACOBI_N));
+    jac_inside = bench_alloc_or_exit(malloc((size_t)JACOBI_N * JACOBI_N));
+    for (int64_t i = 0; i < JACOBI_N; i++)
+        for (int64_t j = 0; j < JACOBI_N; j++) {
+            jac0[i * JACOBI_N + j] = i == 0 ? 1.0 : 0.0;
+            jac_inside[i * JACOBI_N + j] = i > 0 && j > 0 && i < JACOBI_N - 1 && j < JACOBI_N - 1;
         }
     body_x = filled(3 * BODIES, -1, 1, 21), body_m = filled(BODIES, 0.5f / BODIES, 1.5f / BODIES, 22);
     acc_c = buffer(3 * BODIES), acc_pe = buffer(3 * BODIES);
@@ -231,6 +273,8 @@ int main(int argc, char **argv)
     const workload all[] = {
         {"heat2d 2048x2048, 10 steps", "heat2d 2048^2 x10", heat_c_run, heat_pe_run, heat_check, 1e-6, "heat2d.f32", heat_c,
          sizeof(float) * HEAT_N * HEAT_N},
+        {"jacobi 1024x1024, 100 sweeps + reads", "jacobi 1024^2 x100", jacobi_c_run, jacobi_pe_run, jacobi_check, 1e-12,
+         "jacobi.f64", jac_c, sizeof(double) * JACOBI_N * JACOBI_N},
         {"nbody 4096 bodies, accelerations", "nbody 4096", nbody_c_run, nbody_pe_run, nbody_check, 1e-4, "nbody.f32", acc_c,
          sizeof(float) * 3 * BODIES},
         {"mandelbrot 1024x768, 100 iterations", "mandelbrot 1024x768", mandel_c_run, mandel_pe_run, mandel_check,

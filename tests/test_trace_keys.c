@@ -14,7 +14,11 @@
  *     equal: a call site run with equal, then different, then equal values
  *     again (a trace hit) computes each pass's own values;
  *   - one computation recorded in two orders is one kernel (the body is
- *     scheduled canonically): compiled once, the same bits.
+ *     scheduled canonically): compiled once, the same bits;
+ *   - a value its kernel stores because its site's values were computed
+ *     again (pe_port.store_when_held) makes other programs than the same
+ *     value left an expression: a batch that defers it, run again once the
+ *     site is marked, must not reuse the deferring programs.
  * Oracle: C loops. */
 #define _GNU_SOURCE
 #include "test_util.h"
@@ -194,6 +198,43 @@ static void test_one_computation_in_two_orders_is_one_kernel(void **state)
     pe_release(x), pe_release(r1), pe_release(r2);
 }
 
+/* (x + 1) * 2, held; only its sum demanded. */
+static pe_array held_at_one_site(pe_array x) { return pe_mul(pe_add(x, 1.0f), 2.0f); }
+
+static void test_stored_for_reuse_in_the_key(void **state)
+{
+    (void)state;
+    enum { PASSES = 4, HEAD = 10 };
+    float xs[N], head[HEAD];
+    for (int i = 0; i < N; i++) xs[i] = (float)i * 0.25f - 7.0f;
+    pe_array x = pe_f32_1d(xs, N);
+    uint64_t recomputed[PASSES];
+    for (int pass = 0; pass < PASSES; pass++) {
+        pe_scope scope = pe_scope_begin(); /* x + 1 is held too, until the scope ends */
+        pe_array y = held_at_one_site(x), total = pe_sum(y);
+        double sum;
+        assert_int_equal(pe_read_f64(total, &sum), PE_OK); /* y: computed for the sum, held */
+        pe_stats before = tu_stats();
+        pe_array part = pe_slice(y, (int64_t[]){0}, (int64_t[]){HEAD});
+        assert_int_equal(pe_read(part, head, sizeof head), PE_OK);
+        recomputed[pass] = tu_stats().values_recomputed - before.values_recomputed;
+        for (int i = 0; i < HEAD; i++)
+            if (head[i] != (xs[i] + 1.0f) * 2.0f) fail_msg("pass %d [%d]: %.9g != %.9g", pass, i, head[i], (xs[i] + 1.0f) * 2.0f);
+        pe_scope_end(scope);
+    }
+    /* pass 0 leaves y (and x + 1) expressions and the slice's batch
+     * computes them again (the marks); from pass 1 on the first batch, equal
+     * but for the marks, stores them: with the marks out of the key it would
+     * replay pass 0's programs and compute y again every pass */
+    if (!tu_on_interpreter()) {
+        assert_true(recomputed[0] >= 1);
+        for (int pass = 1; pass < PASSES; pass++)
+            if (recomputed[pass] != 0) fail_msg("pass %d: y computed again %llu times", pass, (unsigned long long)recomputed[pass]);
+    }
+    pe_release(x);
+    tu_expect_no_error();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +244,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_hash_covers_literals, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_equal_scalars_shared_only_where_the_key_says, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_one_computation_in_two_orders_is_one_kernel, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_stored_for_reuse_in_the_key, tu_setup, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

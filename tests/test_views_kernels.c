@@ -728,6 +728,33 @@ static void build_large_reduce(outputs *o, int t, int unused)
     }
 }
 
+/* Full reductions of views and broadcasts with rows long enough to be
+ * walked row by row (the CPU's pe_gj_emit_rows_reduce), past a chunk, the
+ * chunks ending inside rows: a stencil's shifted periodic views, a
+ * transpose, a broadcast row. */
+static void build_full_reduce_views(outputs *o, int t, int unused)
+{
+    (void)unused;
+    int64_t s[2] = {301, 257}, row[2] = {1, 257};
+    pe_array x = rnd(t, 2, s), v = rnd(t, 2, row);
+    pe_array tiled = pe_periodic(x, 2, (int64_t[]){602, 514});
+    pe_array up = pe_slice(tiled, (int64_t[]){300, 0}, s), left = pe_slice(tiled, (int64_t[]){0, 256}, s);
+    pe_array around = pe_add(pe_add(up, left), x), t_x = pe_transpose(x), plus_row = pe_add(x, v);
+    out(o, pe_sum(around)), out(o, pe_max(around)), out(o, pe_min(t_x)), out(o, pe_argmax(plus_row)), out(o, pe_argmin(around));
+    out(o, pe_mean(t_x)), out(o, pe_norm1(pe_sub(around, x))), out(o, pe_norminf(pe_sub(up, left))), out(o, pe_dot(up, left));
+    out(o, pe_any(pe_gt(around, 3))), out(o, pe_all(pe_gt(plus_row, -5))), out(o, pe_sum(pe_gt(up, left)));
+    out(o, around); /* stored by the kernel that reduces it too */
+    if (t != PE_I32) out(o, pe_prod(pe_add(pe_mul(pe_sub(up, left), 0.0001), 1.0)));
+}
+
+static void build_full_reduce_views_threads(outputs *o, int unused1, int unused2)
+{
+    (void)unused1, (void)unused2;
+    build_full_reduce_views(o, PE_F32, 0);
+    build_full_reduce_views(o, PE_F64, 0);
+    build_full_reduce_views(o, PE_I32, 0);
+}
+
 /* products over long axes: not compensated, so only within n roundings */
 static void build_large_prod(outputs *o, int t, int unused)
 {
@@ -799,6 +826,8 @@ static const program programs[] = {
     TF("large_reduce", build_large_reduce, .f32_ulps = 4, .f64_ulps = 8, .f32_rel = 1e-6),
     T1("large_reduce i32", build_large_reduce, PE_I32, EXACT),
     TF("large_prod", build_large_prod, .f32_rel = 1e-5, .f64_rel = 1e-13),
+    TF("full_reduce_views", build_full_reduce_views, .f32_ulps = 4, .f64_ulps = 8, .f32_rel = 1e-6, .f64_rel = 1e-13),
+    T1("full_reduce_views i32", build_full_reduce_views, PE_I32, EXACT),
     TF("nan_extremes", build_nan, EXACT),
     {.name = "reduction_edges", .build = build_reduction_edges, .f64_ulps = 8},
 };
@@ -1168,6 +1197,14 @@ static void test_reductions_same_bits_for_any_thread_count(void **state)
     same_bits_for_any_thread_count(&long_reductions);
 }
 
+/* full reductions walked row by row, their launches split inside rows: the same bits for any thread count */
+static void test_full_reductions_of_views_same_bits_for_any_thread_count(void **state)
+{
+    (void)state;
+    static const program full = {.name = "full_reduce_views_threads", .build = build_full_reduce_views_threads};
+    same_bits_for_any_thread_count(&full);
+}
+
 static void build_tiles_threads(outputs *o, int unused1, int unused2)
 {
     (void)unused1, (void)unused2;
@@ -1365,6 +1402,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_axis_sums_same_bits_for_any_thread_count, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_reductions_same_bits_for_any_thread_count, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_tiles_same_bits_for_any_thread_count, push_handler, pop_handler),
+        cmocka_unit_test_setup_teardown(test_full_reductions_of_views_same_bits_for_any_thread_count, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_stddev_does_not_overflow_in_kernels, push_handler, pop_handler),
         cmocka_unit_test_setup_teardown(test_errors_at_the_callers_line, push_handler, pop_handler),
     };

@@ -15,6 +15,12 @@
  * member stored (equal values, one store: pe_program.shares) takes that
  * buffer (port.c); where that value is on a GPU (a sequence not made for
  * one: the GPU's fusion rules store each) it stays an expression instead.
+ * A value of a site whose values were computed again before (a Jacobi
+ * step's grid, kept and read by the next step through shifted views: the
+ * kernel reducing its change would leave it an expression, and the next
+ * step computes it in a kernel of its own) is stored by the kernel that
+ * computes it (pe_port.store_when_held, set at recording from the site's
+ * record, which jit/record/demand.c marks): no value computed twice.
  * Everything else is a value (READY: a buffer, or a scalar for a
  * reduction) or nobody's, and its inputs are let go.  A view the kernels
  * read through its index map (jit/proggen/viewmap.c) was never computed:
@@ -33,7 +39,7 @@
 bool pe_port_deferrable(const pe_port *p, uint32_t outside_uses)
 {
     return !p->released_in_batch && !p->demanded_in_batch && outside_uses == 0 && p->live_consumers > 0 &&
-           pe_op_table[p->op].kind != PE_KIND_REDUCE;
+           pe_op_table[p->op].kind != PE_KIND_REDUCE && !p->store_when_held;
 }
 
 void pe_port_update_retained(pe_port *p)

@@ -84,6 +84,9 @@ typedef struct pe_port {
     uint32_t lent_fills;     /* times a kernel computed it into a reader's buffer and gave that back */
     uint32_t expr_readers;   /* expressions (DEFERRED ports) holding it as an input */
     bool holds_as_expression; /* an expression: counted in its inputs' expr_readers until it is computed */
+    bool store_when_held;    /* its site's values were computed again after a kernel had computed them
+                                without storing (demand.c): the kernel computing this one stores it even
+                                where it could stay an expression (deferred.c); part of its trace key */
     bool retained;           /* counted in pe_retention.bytes: a stored value only expressions hold */
     uint32_t visit;          /* demand.c's traversal stamp */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
@@ -153,6 +156,7 @@ typedef struct pe_executor pe_executor;
  * (jit/api/lifecycle.c sets them up; exec/base/port.c owns the table). */
 typedef struct {
     bool initialised;
+    uint32_t life;          /* pe_init's count: what one runtime's life learnt is marked with it */
     /* pe_shutdown runs (calls that come in now fail with PE_E_INVALID), or
      * has run and no pe_init followed (the message says so) */
     bool shutting_down, shut_down;

@@ -18,6 +18,9 @@ typedef struct {
     bool release_refuted;          /* the program used or released a value the IR released here: no more */
     int once_seen;                 /* units registered when `once` was computed */
     bool once;                     /* its result is read once, by its last use (irload.c) */
+    uint32_t recomputed_in;        /* the runtime's life (pe_rt.life) in which a value made here was
+                                      computed again after a kernel computed it without storing it
+                                      (demand.c): that life stores them (pe_port.store_when_held) */
     uint32_t literal;              /* operands that are source literals ... */
     double value[PE_SITE_MAX_LITERALS]; /* ... with these values */
 } pe_site_record;

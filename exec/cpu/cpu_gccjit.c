@@ -130,6 +130,7 @@ static void emit_kernel(emitter *e, const kir_kernel *k, const char *name)
     else if (k->axis_reduction && pe_gj_passes_of(reduce) > 1) pe_gj_emit_axis_passes(e, k, begin, end);
     else if (k->axis_reduction) pe_gj_emit_axis_outer(e, k, begin, end);
     else if (reduce && pe_gj_passes_of(reduce) > 1) pe_gj_emit_flat_passes(e, k, begin, end);
+    else if (reduce && pe_gj_rows_reduce_pays(k)) e->rows = true, pe_gj_emit_rows_reduce(e, k, begin, end);
     else if (e->rows && pe_gj_reads_across_lines(k)) pe_gj_emit_tiles(e, k, begin, end);
     else if (e->rows) pe_gj_emit_rows(e, k, begin, end);
     else if (k->stream_stores) pe_gj_emit_streaming(e, k, begin, end, args);

@@ -282,6 +282,8 @@ gcc_jit_rvalue *pe_gj_finish_axis_result(emitter *e, const kir_inst *reduce, gcc
 bool pe_gj_reads_across_lines(const kir_kernel *k);
 bool pe_gj_row_kernel(const kir_kernel *k);
 void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+bool pe_gj_rows_reduce_pays(const kir_kernel *k);
+void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);

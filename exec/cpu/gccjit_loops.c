@@ -1,8 +1,8 @@
 /* gccjit_loops.c — the CPU generator's loop shapes (gccjit_emit.h), the one
  * a kernel takes chosen by emit_kernel (cpu_gccjit.c): flat, row by row, in
  * tiles of the last two axes, axis reductions along an outer axis in blocks
- * of results and along the last axis in passes over each row, and the
- * multi-pass reductions (var, stddev, f64 norm2) along an axis or over a
+ * of results and along the last axis in passes over each row, full
+ * reductions of views row by row, and the multi-pass reductions (var, stddev, f64 norm2) along an axis or over a
  * chunk.  Each shape sets where the element is and emits the body
  * (gccjit_ops.c) per element or lane; the order in which a reduction meets
  * its elements is fixed here, so a result is the same for any launch. */
@@ -98,6 +98,22 @@ bool pe_gj_reads_across_lines(const kir_kernel *k)
         int64_t before = q->stride[last - 1] < 0 ? -q->stride[last - 1] : q->stride[last - 1];
         if (along * size >= CACHE_LINE && before * size < CACHE_LINE) return true;
     }
+    return false;
+}
+
+/* Elements a row needs for pe_gj_emit_rows_reduce's setup per row (the
+ * coordinates, each view's row element) to pay. */
+#define ROWS_REDUCE_MIN 64
+
+/* Whether a full reduction's kernel walks rows (pe_gj_emit_rows_reduce):
+ * it has a shape of two axes or more with rows of ROWS_REDUCE_MIN elements
+ * or more, and reads a view or a broadcast operand (a STRIDED parameter),
+ * whose index the flat walk computes from the flat index per element. */
+bool pe_gj_rows_reduce_pays(const kir_kernel *k)
+{
+    if (k->rank < 2 || k->shape[k->rank - 1] < ROWS_REDUCE_MIN) return false;
+    for (int p = 0; p < k->n_params; p++)
+        if (k->params[p].kind == KIR_IN_STRIDED) return true;
     return false;
 }
 
@@ -496,6 +512,19 @@ static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *be
                                      parts[j]);
 }
 
+/* A chunk's partial from its REDUCE_LANES lanes: partials[2 * (begin /
+ * chunk)] = the lanes combined pairwise, in a fixed order. */
+static void store_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begin, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
+                        gcc_jit_lvalue **at)
+{
+    gcc_jit_rvalue *hi, *lo;
+    pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, acc, comp, at, &hi, &lo);
+    if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
+        hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
+    gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
+    store_partial(e, reduce, begin, parts, 2);
+}
+
 /* A kernel without a shape, or ending in a full reduction: one flat loop
  * over [begin, end) (views' indices from the flat index), a reduction's
  * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
@@ -526,14 +555,48 @@ void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc
     e->at = reduce ? at[0] : NULL, e->pos = i;
     pe_gj_emit_body(e, k);
     loop_step_end(e, &rest, counter, 1);
-    if (reduce) { /* partials[2 * (begin / chunk)] = the lanes combined pairwise, in a fixed order */
-        gcc_jit_rvalue *hi, *lo;
-        pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, acc, comp, at, &hi, &lo);
-        if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
-            hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
-        gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
-        store_partial(e, reduce, begin, parts, 2);
+    if (reduce) store_lanes(e, reduce, begin, acc, comp, at);
+}
+
+/* A full reduction over a kernel with a shape that reads views (STRIDED
+ * parameters: a stencil's neighbours, a transpose), whose indices the flat
+ * loop computes from the flat index with a division and a modulo per axis
+ * and element: row by row instead, as pe_gj_emit_rows walks (each view's
+ * row element hoisted, the last axis linear), each row's part of the
+ * launch accumulated in REDUCE_LANES lanes (groups of consecutive elements
+ * from the part's first, the rest into lane 0), the lanes stored as the
+ * chunk's partial as pe_gj_emit_flat stores them.  The order is the
+ * launch's, a chunk of fixed bounds: the same result for any thread count. */
+void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+{
+    const kir_inst *reduce = kir_reduction_of(k);
+    int64_t n_last = k->shape[k->rank - 1];
+    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
+    pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, acc, comp, at);
+    gcc_jit_lvalue *i = long_local(e, "i", begin);
+    pe_jit_loop rows = loop_upto(e, "rows", i, end);
+    gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(i), lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *row_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
+    row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
+    row_coordinates(e, row, -1);
+    pe_gj_row_bases(e);
+    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), row_end));
+    for (int l = 0; l < REDUCE_LANES; l++) {
+        e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long);
+        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, e->index, start), e->t_long);
+        e->acc = acc[l], e->comp = comp[l], e->at = at[l], e->pos = e->index;
+        pe_gj_emit_body(e, k);
     }
+    loop_step_end(e, &groups, i, REDUCE_LANES);
+    pe_jit_loop rest = loop_upto(e, "rest", i, row_end);
+    e->index = rv(i);
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(i), start), e->t_long);
+    e->acc = acc[0], e->comp = comp[0], e->at = at[0], e->pos = rv(i);
+    pe_gj_emit_body(e, k);
+    loop_step_end(e, &rest, i, 1);
+    loop_end(e, &rows);
+    store_lanes(e, reduce, begin, acc, comp, at);
 }
 
 /* ------------------------------------------- multi-pass reductions */

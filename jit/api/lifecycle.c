@@ -197,6 +197,7 @@ int pe_init(const pe_config *cfg)
     /* draws in PE_MACRO bodies advance on every replay */
     pe_macro_start((int)env_int("PE_MACRO_CACHE", DEFAULT_MACRO_ENTRIES, 0), pe_rng_replay_operand);
     pe_rt.initialised = true;
+    pe_rt.life++;
     pe_rt.shut_down = false;
     pe_aot_start(); /* after the executor: it compiles for it */
     char device[sizeof cpu_info.name + sizeof cpu_info.arch + 64];

@@ -12,6 +12,7 @@
 #include "record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/shape.h"
+#include "../../exec/base/site.h"
 
 /* ops.def's cost units (adds per element) a CPU thread does in the time it
  * streams one byte: 1.5e10 units/s against 12e9 bytes/s (jit/sched/placement.c). */
@@ -55,6 +56,9 @@ static bool requeue(uint32_t idx)
         p->state = PE_PORT_DEFERRED;
         return false;
     }
+    /* computed twice: the site's next values are stored where computed (deferred.c) */
+    pe_site_record *sr = pe_site_record_of(p->site);
+    if (sr) sr->recomputed_in = pe_rt.life;
     p->prof_stored = p->prof_read = false; /* the profiler's marks are the new computation's */
     pe_counters.values_recomputed++;
     /* No RELEASE entry, even where only expressions hold it: computed for

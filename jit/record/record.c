@@ -14,6 +14,7 @@
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/shape.h"
+#include "../../exec/base/site.h"
 #include "../../exec/interp/refmath.h"
 #include "../../profiler/collect.h"
 
@@ -206,6 +207,8 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
     pe_port *p = pe_port_at(idx);
     pe_port_describe(p, op, in_idx, n, dtype, ctype, rank, shape, params, n_params);
     p->site = s;
+    const pe_site_record *sr = pe_site_record_of(s);
+    p->store_when_held = sr && sr->recomputed_in == pe_rt.life; /* deferred.c: this site's values are used again */
     for (int i = 0; i < n; i++) pe_port_ref(in_idx[i]);
     if (!pe_queue_push(PE_ENTRY_COMPUTE, idx)) {
         pe_port_drop_inputs(p);

@@ -125,7 +125,8 @@ static uint32_t external_code(pe_trace_key *k, uint32_t qi)
 
 static size_t fixed_bytes(const pe_port *p, uint64_t site, uint8_t out[FIXED_MAX])
 {
-    uint8_t head[6] = {'C', p->op, p->dtype, p->ctype, p->rank, p->n_in}, *o = out;
+    /* a value stored where it could stay an expression makes other programs */
+    uint8_t head[6] = {p->store_when_held ? 'S' : 'C', p->op, p->dtype, p->ctype, p->rank, p->n_in}, *o = out;
     memcpy(o, head, sizeof head), o += sizeof head;
     memcpy(o, &site, sizeof site), o += sizeof site;
     memcpy(o, p->shape, sizeof p->shape[0] * p->rank), o += sizeof p->shape[0] * p->rank;
