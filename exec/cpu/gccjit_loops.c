@@ -50,6 +50,21 @@ static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from,
     loop_step_end(e, &span, j, 1);
 }
 
+/* The row of flat element i in a walk of [i, end) by rows of n_last
+ * elements: its coordinates and each view's element at its start hoisted;
+ * the flat index of its element 0, and in *row_end where the walk leaves
+ * it (its end, or end). */
+static gcc_jit_rvalue *enter_row(emitter *e, gcc_jit_rvalue *i, gcc_jit_rvalue *end, int64_t n_last, gcc_jit_rvalue **row_end)
+{
+    gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, i, lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
+    gcc_jit_rvalue *stop = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
+    *row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, stop), end, stop);
+    row_coordinates(e, row, -1);
+    pe_gj_row_bases(e);
+    return start;
+}
+
 /* An element-wise kernel with a shape, row by row: per row the coordinates
  * and each view's element at its start, then a loop along the last axis in
  * which every index is linear (the vectoriser's case). */
@@ -58,12 +73,7 @@ void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc
     int64_t n_last = k->shape[k->rank - 1];
     gcc_jit_lvalue *i = long_local(e, "i", begin);
     pe_jit_loop rows = loop_upto(e, "rows", i, end);
-    gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(i), lng(e, n_last)), e->t_long);
-    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
-    gcc_jit_rvalue *row_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
-    row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
-    row_coordinates(e, row, -1);
-    pe_gj_row_bases(e);
+    gcc_jit_rvalue *row_end, *start = enter_row(e, rv(i), end, n_last, &row_end);
     emit_row_span(e, k, rv(i), row_end, start);
     gcc_jit_block_add_assignment(e->cur, NULL, i, row_end);
     loop_end(e, &rows);
@@ -575,12 +585,7 @@ void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *beg
     pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, acc, comp, at);
     gcc_jit_lvalue *i = long_local(e, "i", begin);
     pe_jit_loop rows = loop_upto(e, "rows", i, end);
-    gcc_jit_rvalue *row = to_local(e, lbin(e, GCC_JIT_BINARY_OP_DIVIDE, rv(i), lng(e, n_last)), e->t_long);
-    gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, row, lng(e, n_last)), e->t_long);
-    gcc_jit_rvalue *row_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, n_last)), e->t_long);
-    row_end = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, row_end), end, row_end);
-    row_coordinates(e, row, -1);
-    pe_gj_row_bases(e);
+    gcc_jit_rvalue *row_end, *start = enter_row(e, rv(i), end, n_last, &row_end);
     pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), row_end));
     for (int l = 0; l < REDUCE_LANES; l++) {
         e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long);
