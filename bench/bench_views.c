@@ -138,7 +138,7 @@ static void c_column_sums_run(views *v) { c_column_sums(v->a, v->ref, v->rows, v
 
 /* pe_max_axis and pe_sum_axis remove the axis ({rows}); broadcasting as in
  * NumPy aligns the last axes, so each goes back as a column {rows, 1}. */
-static void pe_softmax(views *v) /* 4 */
+static void pe_rows_softmax(views *v) /* 4 */
 {
     pe_scope scope = pe_scope_begin();
     const int64_t column[2] = {v->rows, 1};
@@ -313,7 +313,7 @@ int main(int argc, char **argv)
     v.pa = pe_f32_2d(v.a, rows, cols);
     v.out_n = rows * cols;
     snprintf(name, sizeof name, "softmax %lldx%lld", (long long)rows, (long long)cols);
-    measure(name, &v, c_softmax, pe_softmax, 1e-30, false);
+    measure(name, &v, c_softmax, pe_rows_softmax, 1e-30, false);
     teardown(&v);
 
     /* 5. a + a^T */

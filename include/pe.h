@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -293,6 +294,15 @@ int64_t pe_numel_at(const pe_site *s, pe_array a);
 #define pe_rank(...) pe_rank_at(PE_HERE, __VA_ARGS__)
 #define pe_dim(...) pe_dim_at(PE_HERE, __VA_ARGS__)
 #define pe_numel(...) pe_numel_at(PE_HERE, __VA_ARGS__)
+/* The whole shape: dims[0..rank) set; returns the rank, -1 if a is invalid. */
+int pe_shape_at(const pe_site *s, pe_array a, int64_t dims[PE_MAX_RANK]);
+#define pe_shape(...) pe_shape_at(PE_HERE, __VA_ARGS__)
+/* The values as NumPy prints them (nested brackets, one width, rows on lines
+ * of their own), summarised past 1000 elements (the first and last 3 of each
+ * long axis); f32 with 8 significant digits, f64 with 17, complex as a+bj;
+ * a newline after.  Computes what a is (a read). 0 or an error code. */
+int pe_print_at(const pe_site *s, FILE *f, pe_array a);
+#define pe_print(...) pe_print_at(PE_HERE, __VA_ARGS__)
 int pe_is_valid(pe_array a); /* 1: a live, valid array; 0 otherwise (no error raised) */
 
 /* ------------------------------------------------------------- lifetime */
@@ -578,6 +588,21 @@ pe_array pe_vdot_at(const pe_site *s, pe_array a, pe_array b);
 #define pe_dot(a, b) pe_dot_at(PE_HERE, PE_ARG(a), PE_ARG(b))
 #define pe_vdot(a, b) pe_vdot_at(PE_HERE, PE_ARG(a), PE_ARG(b))
 
+/* Composed functions, recorded as the operations they are made of
+ * (jit/api/api_compose.c), of real arrays (i32 and bool as f64; complex:
+ * PE_E_TYPE):
+ * pe_sigmoid: 1 / (1 + exp(-a)), 0 and 1 at the far ends, never NaN for a number.
+ * pe_softmax: exp(a - max) / its sum along `axis` (SciPy's: no overflow).
+ * pe_logsumexp: log(sum(exp(a))) along `axis`, the axis removed, computed as
+ *   m + log(sum(exp(a - m))) with m the largest element where finite (else
+ *   0): logsumexp of [1000, 1000] is 1000 + log 2; of all -inf, -inf. */
+pe_array pe_sigmoid_at(const pe_site *s, pe_array a);
+pe_array pe_softmax_at(const pe_site *s, pe_array a, int axis);
+pe_array pe_logsumexp_at(const pe_site *s, pe_array a, int axis);
+#define pe_sigmoid(a) pe_sigmoid_at(PE_HERE, PE_ARG(a))
+#define pe_softmax(...) pe_softmax_at(PE_HERE, __VA_ARGS__)
+#define pe_logsumexp(...) pe_logsumexp_at(PE_HERE, __VA_ARGS__)
+
 /* ------------------------------------------------- views and data movement
  * Views are copies in value semantics: the source array is never modified. */
 pe_array pe_reshape_at(const pe_site *s, pe_array a, int rank, const int64_t *shape); /* one -1 is inferred */
@@ -605,6 +630,22 @@ pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
 #define pe_concat(...) pe_concat_at(PE_HERE, __VA_ARGS__)
 #define pe_slice_step(...) pe_slice_step_at(PE_HERE, __VA_ARGS__)
 #define pe_permute(...) pe_permute_at(PE_HERE, __VA_ARGS__)
+
+/* Shape helpers (views, fused where read) and generators, recorded as the
+ * operations they are made of (jit/api/api_compose.c).
+ * pe_expand_dims: a size-1 axis inserted at `axis` (-rank-1 .. rank): keepdims.
+ * pe_roll: NumPy's roll along one axis, result[i] = a[(i - shift) mod n].
+ * pe_arange: NumPy's arange, start + i * step (in double) for
+ *   i < ceil((stop - start) / step), as t (f32, f64, i32).
+ * pe_linspace: n values from lo to hi, both included (the last exactly hi). */
+pe_array pe_expand_dims_at(const pe_site *s, pe_array a, int axis);
+pe_array pe_roll_at(const pe_site *s, pe_array a, int64_t shift, int axis);
+pe_array pe_arange_at(const pe_site *s, pe_dtype t, double start, double stop, double step);
+pe_array pe_linspace_at(const pe_site *s, pe_dtype t, double lo, double hi, int64_t n);
+#define pe_expand_dims(...) pe_expand_dims_at(PE_HERE, __VA_ARGS__)
+#define pe_roll(...) pe_roll_at(PE_HERE, __VA_ARGS__)
+#define pe_arange(...) pe_arange_at(PE_HERE, __VA_ARGS__)
+#define pe_linspace(...) pe_linspace_at(PE_HERE, __VA_ARGS__)
 
 /* ------------------------------------------------------------- intrinsics
  * Library calls, never fused: the element-wise work before and after them

@@ -191,6 +191,14 @@ public:
     int rank(site s = site()) const { return checked(pe_rank_at(s.at, h_)); }
     int64_t dim(int axis, site s = site()) const { return checked(pe_dim_at(s.at, h_, axis)); }
     int64_t numel(site s = site()) const { return checked(pe_numel_at(s.at, h_)); }
+    std::vector<int64_t> shape(site s = site()) const
+    {
+        int64_t dims[PE_MAX_RANK];
+        int rank = checked(pe_shape_at(s.at, h_, dims));
+        return std::vector<int64_t>(dims, dims + (rank > 0 ? rank : 0));
+    }
+    /* the values as NumPy prints them (pe_print) */
+    void print(FILE *f = stdout, site s = site()) const { check_read(pe_print_at(s.at, f, h_)); }
 
     /* the value, computed if need be, into n elements at dst (n must be numel) */
     template <class T> void read(T *dst, std::size_t n, site s = site()) const
@@ -429,6 +437,22 @@ inline array gather(const array &a, const array &index, site s = site())
 inline array concat(const array &a, const array &b, int axis, site s = site())
 {
     return detail::wrap(pe_concat_at(s.at, a.get(), b.get(), axis));
+}
+inline array expand_dims(const array &a, int axis, site s = site()) { return detail::wrap(pe_expand_dims_at(s.at, a.get(), axis)); }
+inline array roll(const array &a, int64_t shift, int axis, site s = site()) { return detail::wrap(pe_roll_at(s.at, a.get(), shift, axis)); }
+
+/* ------------------------------------------- composed functions, generators */
+
+inline array sigmoid(const operand &a, site s = site()) { return detail::wrap(pe_sigmoid_at(s.at, a.get())); }
+inline array softmax(const array &a, int axis, site s = site()) { return detail::wrap(pe_softmax_at(s.at, a.get(), axis)); }
+inline array logsumexp(const array &a, int axis, site s = site()) { return detail::wrap(pe_logsumexp_at(s.at, a.get(), axis)); }
+inline array arange(pe_dtype t, double start, double stop, double step = 1.0, site s = site())
+{
+    return detail::wrap(pe_arange_at(s.at, t, start, stop, step));
+}
+inline array linspace(pe_dtype t, double lo, double hi, int64_t n, site s = site())
+{
+    return detail::wrap(pe_linspace_at(s.at, t, lo, hi, n));
 }
 
 /* ------------------------------------------- hints and synchronisation */

@@ -297,6 +297,17 @@ int pe_rank_at(const pe_site *s, pe_array a)
     return p ? p->rank : -1;
 }
 
+int pe_shape_at(const pe_site *s, pe_array a, int64_t dims[PE_MAX_RANK])
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    if (!dims) return pe_raise(s, PE_E_ARG, "pe_shape", "dims is NULL"), -1;
+    pe_port *p = query(s, a, "pe_shape");
+    if (!p) return -1;
+    for (int d = 0; d < p->rank; d++) dims[d] = p->shape[d];
+    return p->rank;
+}
+
 int64_t pe_dim_at(const pe_site *s, pe_array a, int axis)
 {
     PE_API_GUARD;

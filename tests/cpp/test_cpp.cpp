@@ -88,6 +88,27 @@ static void operators_and_reductions()
     for (int64_t k = 0; k < rows * cols; k++) CHECK(l[k] == !((a[k] > 0) != !(a[k] < 1)));
 }
 
+// the composed functions, shape helpers, generators, shape and print
+static void composed_and_helpers()
+{
+    std::vector<double> x = pe::sigmoid(pe::arange(PE_F64, -2, 3)).to_vector<double>();
+    for (int i = 0; i < 5; i++) CHECK(std::fabs(x[i] - 1.0 / (1.0 + std::exp(2.0 - i))) < 1e-15);
+    pe::array m = pe::reshape(pe::linspace(PE_F64, 0, 5, 6), {2, 3});
+    std::vector<double> sm = pe::softmax(m, 1).to_vector<double>();
+    CHECK(std::fabs(sm[0] + sm[1] + sm[2] - 1.0) < 1e-15);
+    CHECK(pe::logsumexp(m, 1).shape() == (std::vector<int64_t>{2}));
+    CHECK(pe::expand_dims(m, 1).shape() == (std::vector<int64_t>{2, 1, 3}));
+    std::vector<double> r = pe::roll(m, 1, 1).to_vector<double>();
+    CHECK(r[0] == 2 && r[1] == 0 && r[3] == 5);
+    char *text = nullptr;
+    std::size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    pe::arange(PE_I32, 0, 4).print(f);
+    std::fclose(f);
+    CHECK(std::strcmp(text, "[0 1 2 3]\n") == 0);
+    std::free(text);
+}
+
 static void copies_and_moves()
 {
     int64_t before = live();
@@ -151,6 +172,7 @@ int main()
         black_scholes_equals_c();
         operators_and_reductions();
         copies_and_moves();
+        composed_and_helpers();
         errors_are_exceptions();
     } catch (const std::exception &e) {
         std::fprintf(stderr, "unexpected exception: %s\n", e.what());

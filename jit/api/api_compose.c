@@ -1,0 +1,260 @@
+/* api_compose.c — operations PE records as other operations of the catalog
+ * (issue 39): sigmoid, softmax and logsumexp (numerically safe: the max
+ * subtracted), the shape helpers expand_dims and roll (views: reshape, a
+ * periodic tiling sliced), and the generators arange and linspace (the
+ * index generator scaled and shifted).  Each part is recorded at the
+ * caller's site like the call itself, so the parts fuse into kernels with
+ * their producers and consumers (a softmax over rows runs as the row-pass
+ * kernels do), PE_CHECK checks each, and an error names the caller's line;
+ * the handles of the parts are the call's own and go before it returns.
+ * Arguments are checked here first, so that a message names the call the
+ * program made (pe_softmax), not one of its parts. */
+#include <math.h>
+
+#include "../record/record.h"
+#include "../../exec/base/error.h"
+#include "../../exec/base/runtime.h"
+#include "../../exec/base/site.h"
+
+#define MAX_PARTS 12
+
+/* The handles a composition makes for itself: released once its result
+ * is recorded (the result holds what it needs). */
+typedef struct {
+    const pe_site *site;
+    pe_array h[MAX_PARTS];
+    int n;
+} parts;
+
+static pe_array part(parts *p, pe_array a)
+{
+    if (p->n < MAX_PARTS) p->h[p->n++] = a;
+    return a;
+}
+
+static pe_array done(parts *p, pe_array result)
+{
+    for (int i = 0; i < p->n; i++) pe_release_at(p->site, p->h[i]);
+    p->n = 0;
+    return result;
+}
+
+/* The operand's port: its rank, shape and dtype, or NULL (an error raised,
+ * *invalid the result to return). */
+static pe_port *operand(const pe_site *s, pe_array a, pe_op op, const char *api, pe_array *invalid)
+{
+    uint32_t idx;
+    pe_port *p = pe_port_lookup(s, a, api, &idx);
+    if (!p) *invalid = pe_invalid_result(s, op, pe_last_error() ? pe_last_error()->code : PE_E_ARG);
+    return p;
+}
+
+/* axis of a rank-`rank` array (negative: from the end), or -1 with the error raised. */
+static int axis_of(const pe_site *s, const char *api, int axis, int rank)
+{
+    int a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) {
+        pe_raise(s, PE_E_ARG, api, "axis %d out of range for rank %d", axis, rank);
+        return -1;
+    }
+    return a;
+}
+
+/* A real operand of a function that is real-valued by nature: floats as
+ * they are, i32 and bool as f64 (NumPy's result type); complex refused. */
+static pe_array as_real(parts *ps, pe_port *p, pe_array a, const char *api, bool *ok)
+{
+    *ok = !pe_dtype_is_complex((pe_dtype)p->dtype);
+    if (!*ok) {
+        pe_raise(ps->site, PE_E_TYPE, api, "complex arrays have no %s", api + 3);
+        return a;
+    }
+    return pe_dtype_is_float((pe_dtype)p->dtype) ? a : part(ps, pe_cast_at(ps->site, a, PE_F64));
+}
+
+/* ------------------------------------------------------------ shape helpers */
+
+pe_array pe_expand_dims_at(const pe_site *s, pe_array a, int axis)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_expand_dims";
+    pe_array bad;
+    pe_port *p = operand(s, a, PE_OP_reshape, api, &bad);
+    if (!p) return bad;
+    int at = axis < 0 ? axis + p->rank + 1 : axis;
+    if (at < 0 || at > p->rank) {
+        pe_raise(s, PE_E_ARG, api, "axis %d out of range for a new axis of rank %d", axis, p->rank + 1);
+        return pe_invalid_result(s, PE_OP_reshape, PE_E_ARG);
+    }
+    if (p->rank + 1 > PE_MAX_RANK) {
+        pe_raise(s, PE_E_SHAPE, api, "the result would have rank %d (at most %d)", p->rank + 1, PE_MAX_RANK);
+        return pe_invalid_result(s, PE_OP_reshape, PE_E_SHAPE);
+    }
+    int64_t shape[PE_MAX_RANK];
+    for (int d = 0, k = 0; d <= p->rank; d++) shape[d] = d == at ? 1 : p->shape[k++];
+    return pe_reshape_at(s, a, p->rank + 1, shape);
+}
+
+pe_array pe_roll_at(const pe_site *s, pe_array a, int64_t shift, int axis)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_roll";
+    pe_array bad;
+    pe_port *p = operand(s, a, PE_OP_periodic, api, &bad);
+    if (!p) return bad;
+    int at = axis_of(s, api, axis, p->rank);
+    if (at < 0) return pe_invalid_result(s, PE_OP_periodic, PE_E_ARG);
+    int64_t n = p->shape[at], tiled[PE_MAX_RANK], start[PE_MAX_RANK];
+    for (int d = 0; d < p->rank; d++) tiled[d] = p->shape[d], start[d] = 0;
+    if (n == 0) return pe_reshape_at(s, a, p->rank, tiled); /* nothing to move: a view of the same shape */
+    /* result[i] = a[(i - shift) mod n] = tiled[i + (n - shift mod n) mod n], the axis tiled twice */
+    tiled[at] = 2 * n;
+    start[at] = (n - ((shift % n) + n) % n) % n;
+    parts ps = {.site = s};
+    pe_array twice = part(&ps, pe_periodic_at(s, a, p->rank, tiled));
+    return done(&ps, pe_slice_at(s, twice, start, p->shape));
+}
+
+/* ------------------------------------------------------------- generators */
+
+/* start + i * step for i < n, in double (i, the index generator, in
+ * *index: one of the parts). */
+static pe_array ramp(parts *ps, int64_t n, double start, double step, pe_array *index)
+{
+    *index = part(ps, pe_index_at(ps->site, PE_F64, 1, &n, 0));
+    return pe_add_at(ps->site, part(ps, pe_mul_at(ps->site, *index, pe__weak_f64(step))), pe__weak_f64(start));
+}
+
+/* v (one of the parts unless it is the result) as dtype t. */
+static pe_array as_dtype(parts *ps, pe_array v, pe_dtype t)
+{
+    return t == PE_F64 ? v : pe_cast_at(ps->site, part(ps, v), t);
+}
+
+static bool generator_dtype(const pe_site *s, const char *api, pe_dtype t)
+{
+    if ((unsigned)t >= PE_DTYPE__COUNT || pe_dtype_is_complex(t) || t == PE_BOOL) {
+        pe_raise(s, PE_E_TYPE, api, "dtype %d: f32, f64 or i32", (int)t);
+        return false;
+    }
+    return true;
+}
+
+pe_array pe_arange_at(const pe_site *s, pe_dtype t, double start, double stop, double step)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_arange";
+    if (!generator_dtype(s, api, t)) return pe_invalid_result(s, PE_OP_index, PE_E_TYPE);
+    if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step)) {
+        pe_raise(s, PE_E_ARG, api, "start %g, stop %g, step %g: finite, and step not 0", start, stop, step);
+        return pe_invalid_result(s, PE_OP_index, PE_E_ARG);
+    }
+    double count = ceil((stop - start) / step); /* NumPy's length */
+    if (!(count < 9.2e18)) {
+        pe_raise(s, PE_E_SHAPE, api, "%g elements", count);
+        return pe_invalid_result(s, PE_OP_index, PE_E_SHAPE);
+    }
+    int64_t n = count > 0 ? (int64_t)count : 0;
+    parts ps = {.site = s};
+    pe_array index;
+    return done(&ps, as_dtype(&ps, ramp(&ps, n, start, step, &index), t));
+}
+
+pe_array pe_linspace_at(const pe_site *s, pe_dtype t, double lo, double hi, int64_t n)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_linspace";
+    if (!generator_dtype(s, api, t)) return pe_invalid_result(s, PE_OP_index, PE_E_TYPE);
+    if (n < 0 || !isfinite(lo) || !isfinite(hi)) {
+        pe_raise(s, PE_E_ARG, api, "lo %g, hi %g, n %lld: finite ends, n >= 0", lo, hi, (long long)n);
+        return pe_invalid_result(s, PE_OP_index, PE_E_ARG);
+    }
+    parts ps = {.site = s};
+    pe_array index, v = ramp(&ps, n, lo, n > 1 ? (hi - lo) / (double)(n - 1) : 0.0, &index);
+    if (n > 1) { /* the last element is hi exactly (NumPy) */
+        pe_array last = part(&ps, pe_eq_at(s, index, pe__weak_f64((double)(n - 1))));
+        v = pe_cond_at(s, last, pe__weak_f64(hi), part(&ps, v));
+    }
+    return done(&ps, as_dtype(&ps, v, t));
+}
+
+/* -------------------------------------------------- functions of the values */
+
+pe_array pe_sigmoid_at(const pe_site *s, pe_array a)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_sigmoid";
+    pe_array bad;
+    pe_port *p = operand(s, a, PE_OP_exp, api, &bad);
+    if (!p) return bad;
+    parts ps = {.site = s};
+    bool ok;
+    pe_array x = as_real(&ps, p, a, api, &ok);
+    if (!ok) return done(&ps, pe_invalid_result(s, PE_OP_exp, PE_E_TYPE));
+    /* 1 / (1 + e^-x): e^-x overflows to inf for x below -710 (f64) and the
+     * result is 0, as it should be; it is 1 above 37 */
+    pe_array e = part(&ps, pe_exp_at(s, part(&ps, pe_neg_at(s, x))));
+    return done(&ps, pe_div_at(s, pe__weak_f64(1.0), part(&ps, pe_add_at(s, e, pe__weak_f64(1.0)))));
+}
+
+/* The operand of a function of the values along an axis: its real values
+ * (as_real) in *x, the axis (counted from the end where negative) in *at
+ * and its length in *len; false with the error raised and *result the
+ * invalid result. */
+static bool along_axis(parts *ps, pe_array a, int axis, pe_op op, const char *api, pe_array *x, int *at, int64_t *len,
+                       pe_array *result)
+{
+    pe_port *p = operand(ps->site, a, op, api, result);
+    if (!p) return false;
+    if ((*at = axis_of(ps->site, api, axis, p->rank)) < 0) {
+        *result = pe_invalid_result(ps->site, op, PE_E_ARG);
+        return false;
+    }
+    *len = p->shape[*at];
+    bool ok;
+    *x = as_real(ps, p, a, api, &ok);
+    if (!ok) *result = done(ps, pe_invalid_result(ps->site, op, PE_E_TYPE));
+    return ok;
+}
+
+pe_array pe_softmax_at(const pe_site *s, pe_array a, int axis)
+{
+    PE_API_GUARD;
+    parts ps = {.site = PE_SITE_OR_CALLER(s)};
+    s = ps.site;
+    pe_array x, r; /* the real values, the result */
+    int at;
+    int64_t len;
+    if (!along_axis(&ps, a, axis, PE_OP_exp, "pe_softmax", &x, &at, &len, &r)) return r;
+    if (len == 0) return done(&ps, pe_exp_at(s, x)); /* empty: nothing to normalise */
+    /* e^(x - max) / sum of them (SciPy's): no overflow, the largest term 1 */
+    pe_array top = part(&ps, pe_expand_dims_at(s, part(&ps, pe_max_reduce_axis_at(s, x, at)), at));
+    pe_array e = part(&ps, pe_exp_at(s, part(&ps, pe_sub_at(s, x, top))));
+    pe_array total = part(&ps, pe_expand_dims_at(s, part(&ps, pe_sum_axis_at(s, e, at)), at));
+    return done(&ps, pe_div_at(s, e, total));
+}
+
+pe_array pe_logsumexp_at(const pe_site *s, pe_array a, int axis)
+{
+    PE_API_GUARD;
+    parts ps = {.site = PE_SITE_OR_CALLER(s)};
+    s = ps.site;
+    int64_t len;
+    int at;
+    pe_array x, r;
+    if (!along_axis(&ps, a, axis, PE_OP_log, "pe_logsumexp", &x, &at, &len, &r)) return r;
+    /* m + log(sum e^(x - m)), m the largest element where it is finite and
+     * 0 where not (SciPy's): all -inf gives log 0 = -inf, an inf gives inf,
+     * a NaN NaN; an empty axis sums to 0: -inf */
+    pe_array m = part(&ps, pe_max_reduce_axis_at(s, x, at));
+    pe_array shift = part(&ps, pe_cond_at(s, part(&ps, pe_isfinite_at(s, m)), m, pe__weak_f64(0.0)));
+    pe_array kept = part(&ps, pe_expand_dims_at(s, shift, at));
+    pe_array e = part(&ps, pe_exp_at(s, part(&ps, pe_sub_at(s, x, kept))));
+    pe_array logs = part(&ps, pe_log_at(s, part(&ps, pe_sum_axis_at(s, e, at))));
+    return done(&ps, pe_add_at(s, logs, shift));
+}
