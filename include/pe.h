@@ -637,11 +637,22 @@ pe_array pe_permute_at(const pe_site *s, pe_array a, const int *axes);
  * pe_roll: NumPy's roll along one axis, result[i] = a[(i - shift) mod n].
  * pe_arange: NumPy's arange, start + i * step (in double) for
  *   i < ceil((stop - start) / step), as t (f32, f64, i32).
- * pe_linspace: n values from lo to hi, both included (the last exactly hi). */
+ * pe_linspace: n values from lo to hi, both included (the last exactly hi).
+ * pe_pad: `before` and `after` elements added along `axis` by NumPy's mode:
+ *   CONSTANT (value), EDGE (the end element repeated), WRAP (the other end's),
+ *   REFLECT (mirrored at the end element, which is not repeated: at most the
+ *   axis length less one on each side).
+ * pe_slice_update: a copy of a whose block at start (of v's shape) is v (as
+ *   a's dtype): a select between a and v padded to a's shape, fused where read. */
+typedef enum { PE_PAD_CONSTANT, PE_PAD_EDGE, PE_PAD_WRAP, PE_PAD_REFLECT } pe_pad_mode;
 pe_array pe_expand_dims_at(const pe_site *s, pe_array a, int axis);
 pe_array pe_roll_at(const pe_site *s, pe_array a, int64_t shift, int axis);
 pe_array pe_arange_at(const pe_site *s, pe_dtype t, double start, double stop, double step);
 pe_array pe_linspace_at(const pe_site *s, pe_dtype t, double lo, double hi, int64_t n);
+pe_array pe_pad_at(const pe_site *s, pe_array a, int axis, int64_t before, int64_t after, pe_pad_mode mode, double value);
+pe_array pe_slice_update_at(const pe_site *s, pe_array a, pe_array v, const int64_t *start);
+#define pe_pad(...) pe_pad_at(PE_HERE, __VA_ARGS__)
+#define pe_slice_update(...) pe_slice_update_at(PE_HERE, __VA_ARGS__)
 #define pe_expand_dims(...) pe_expand_dims_at(PE_HERE, __VA_ARGS__)
 #define pe_roll(...) pe_roll_at(PE_HERE, __VA_ARGS__)
 #define pe_arange(...) pe_arange_at(PE_HERE, __VA_ARGS__)

@@ -440,6 +440,15 @@ inline array concat(const array &a, const array &b, int axis, site s = site())
 }
 inline array expand_dims(const array &a, int axis, site s = site()) { return detail::wrap(pe_expand_dims_at(s.at, a.get(), axis)); }
 inline array roll(const array &a, int64_t shift, int axis, site s = site()) { return detail::wrap(pe_roll_at(s.at, a.get(), shift, axis)); }
+inline array pad(const array &a, int axis, int64_t before, int64_t after, pe_pad_mode mode = PE_PAD_CONSTANT, double value = 0,
+                 site s = site())
+{
+    return detail::wrap(pe_pad_at(s.at, a.get(), axis, before, after, mode, value));
+}
+inline array slice_update(const array &a, const array &v, std::initializer_list<int64_t> start, site s = site())
+{
+    return detail::wrap(pe_slice_update_at(s.at, a.get(), v.get(), start.begin()));
+}
 
 /* ------------------------------------------- composed functions, generators */
 

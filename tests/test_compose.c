@@ -1,7 +1,8 @@
 /* test_compose.c — the operations recorded as others (issue 39: api_compose.c)
  * and the shape queries and printing: sigmoid, softmax and logsumexp
  * against C loops in double (their edge cases: overflow-free at 1000, all
- * -inf, inf, NaN, i32 input), expand_dims, roll, arange and linspace against
+ * -inf, inf, NaN, i32 input), expand_dims, roll, pad (every mode),
+ * slice_update, arange and linspace against
  * the values NumPy gives (written out here), pe_shape, and pe_print's text
  * byte for byte (NumPy's layout, the spec's digits).  Both executors; the
  * op suites' PE_CHECK=all run too (tests/CMakeLists.txt). */
@@ -149,6 +150,47 @@ static void test_shape_helpers(void **state)
     read_i32(centred, (int32_t[]){-4, -3, -2, -1, 0, -4, -3, -2, -1, 0}, 10);
 }
 
+static void test_pad_and_slice_update(void **state)
+{
+    (void)state;
+    pe_array a = pe_from_host(PE_I32, 1, (int64_t[]){4}, (int32_t[]){1, 2, 3, 4});
+    /* np.pad(a, (2, 3), mode): */
+    read_i32(pe_pad(a, 0, 2, 3, PE_PAD_CONSTANT, 9.0), (int32_t[]){9, 9, 1, 2, 3, 4, 9, 9, 9}, 9);
+    read_i32(pe_pad(a, 0, 2, 3, PE_PAD_EDGE, 0.0), (int32_t[]){1, 1, 1, 2, 3, 4, 4, 4, 4}, 9);
+    read_i32(pe_pad(a, 0, 2, 3, PE_PAD_WRAP, 0.0), (int32_t[]){3, 4, 1, 2, 3, 4, 1, 2, 3}, 9);
+    read_i32(pe_pad(a, 0, 2, 3, PE_PAD_REFLECT, 0.0), (int32_t[]){3, 2, 1, 2, 3, 4, 3, 2, 1}, 9);
+    read_i32(pe_pad(a, 0, 6, 9, PE_PAD_WRAP, 0.0), (int32_t[]){3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1}, 19);
+    read_i32(pe_pad(a, 0, 0, 1, PE_PAD_REFLECT, 0.0), (int32_t[]){1, 2, 3, 4, 3}, 5);
+    read_i32(pe_pad(a, 0, 0, 0, PE_PAD_EDGE, 0.0), (int32_t[]){1, 2, 3, 4}, 4);
+    /* 2-d, along each axis: np.pad(m, ((1, 0), (0, 0)), 'edge') and ((0, 0), (1, 1)) 'reflect' */
+    pe_array m = pe_reshape(pe_arange(PE_I32, 0, 6, 1), 2, (int64_t[]){2, 3});
+    read_i32(pe_pad(m, 0, 1, 0, PE_PAD_EDGE, 0.0), (int32_t[]){0, 1, 2, 0, 1, 2, 3, 4, 5}, 9);
+    read_i32(pe_pad(m, -1, 1, 1, PE_PAD_REFLECT, 0.0), (int32_t[]){1, 0, 1, 2, 1, 4, 3, 4, 5, 4}, 10);
+    double got[12];
+    read_f64(pe_pad(pe_f64_1d(((double[]){0.5, -1}), 2), 0, 1, 1, PE_PAD_CONSTANT, -7.25), got, 4);
+    assert_true(got[0] == -7.25 && got[1] == 0.5 && got[2] == -1 && got[3] == -7.25);
+    /* functional update: a 2 x 2 block of v at (1, 2) of a 3 x 4 zero grid (v f64 into i32) */
+    pe_array grid = pe_fill(PE_I32, 2, (int64_t[]){3, 4}, 0.0);
+    pe_array block = pe_f64_2d(((double[]){1.9, 2, 3, -4}), 2, 2);
+    read_i32(pe_slice_update(grid, block, (int64_t[]){1, 2}), (int32_t[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, -4}, 12);
+    /* u[1:-1, 1:-1] = interior: a stencil's update written as NumPy users do */
+    pe_array u = pe_reshape(pe_arange(PE_F64, 0, 12, 1), 2, (int64_t[]){3, 4});
+    pe_array inner = pe_mul(pe_slice(u, (int64_t[]){1, 1}, (int64_t[]){1, 2}), 10.0);
+    read_f64(pe_slice_update(u, inner, (int64_t[]){1, 1}), got, 12);
+    for (int i = 0; i < 12; i++) assert_true(got[i] == (i == 5 || i == 6 ? 10.0 * i : i));
+    tu_expect_no_error();
+    int line = __LINE__ + 1;
+    pe_array bad = pe_pad(a, 0, 4, 0, PE_PAD_REFLECT, 0.0);
+    assert_int_equal(tu_errors.code, PE_E_ARG);
+    assert_int_equal(tu_errors.line, line);
+    assert_false(pe_is_valid(bad));
+    tu_errors_clear();
+    bad = pe_slice_update(grid, block, (int64_t[]){2, 2});
+    assert_int_equal(tu_errors.code, PE_E_SHAPE);
+    assert_non_null(strstr(tu_errors.message, "pe_slice_update"));
+    tu_errors_clear();
+}
+
 static void test_generators(void **state)
 {
     (void)state;
@@ -240,6 +282,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_softmax, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_logsumexp, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_shape_helpers, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_pad_and_slice_update, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_generators, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_print, tu_setup, tu_teardown),
     };

@@ -49,6 +49,13 @@ typedef struct {
     bool rows;
     gcc_jit_rvalue *coord[PE_MAX_RANK], *c_last;
     gcc_jit_rvalue *base[KIR_MAX_PARAMS];
+    /* Row segments (gccjit_loops.c, emit_segments): within a segment no
+     * view wraps along the last axis, so a wrapping view's coordinate there
+     * is its wrapped coordinate at the segment's first element (flat
+     * seg_first) plus the distance from it: no modulo per element (NULL:
+     * not in a segment, or the parameter does not wrap) */
+    gcc_jit_rvalue *seg_first;
+    gcc_jit_rvalue *seg_wrapped[KIR_MAX_PARAMS];
     gcc_jit_lvalue *bad;   /* kernels that gather: nonzero once an index was out of range */
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted (u32 where i32 wraps) */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), a keyed float extreme's NaN flag, or NULL */

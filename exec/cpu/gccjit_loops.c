@@ -37,17 +37,99 @@ static gcc_jit_rvalue *row_start(emitter *e)
     return to_local(e, flat, e->t_long);
 }
 
-/* The linear loop over flat elements [from, to) of the row whose element 0
- * is flat `start` (its coordinates and views' row elements hoisted), from
- * the current block on to `next`. */
-static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start)
+static gcc_jit_rvalue *lmin(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
 {
+    return lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, a, b), a, b);
+}
+
+static gcc_jit_rvalue *lmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
+{
+    return lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, a, b), a, b);
+}
+
+/* A span of a row: flat elements [from, to) of the row whose element 0 is
+ * flat `start` (its coordinates and views' row elements hoisted), within
+ * which every index is linear; ctx: the span's own. */
+typedef void (*span_fn)(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                        void *ctx);
+
+/* The shortest wrap a row is cut at (emit_segments): a view tiling fewer
+ * elements would cut rows into segments too short to pay. */
+#define SEGMENT_MIN_WRAP 16
+
+/* Whether parameter q wraps along the last axis (a periodic view: a
+ * stencil's shifted neighbour, a roll) with no clamp there: what
+ * emit_segments cuts rows for. */
+static bool wraps_along_rows(const kir_param *q, int last)
+{
+    return q->kind == KIR_IN_STRIDED && q->stride[last] != 0 && q->wrap[last] >= SEGMENT_MIN_WRAP && q->hi[last] == 0;
+}
+
+/* Flat elements [from, to) of the row whose element 0 is flat `start`, cut
+ * where a view wraps along the last axis: per segment each such view's
+ * wrapped coordinate at its first element, then `span` over it, every index
+ * linear (no modulo per element: the vectoriser's case), the coordinates
+ * carried to the next segment by an add and a compare.  Without such
+ * views: `span` over [from, to). */
+static void emit_segments(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                          span_fn span, void *ctx)
+{
+    int last = k->rank - 1;
+    gcc_jit_lvalue *w[KIR_MAX_PARAMS] = {0};
+    bool any = false;
+    for (int p = 0; p < k->n_params; p++) any |= wraps_along_rows(&k->params[p], last);
+    if (!any) {
+        span(e, k, from, to, start, ctx);
+        return;
+    }
+    gcc_jit_lvalue *c = long_local(e, "segment", from);
+    gcc_jit_rvalue *c_first = lbin(e, GCC_JIT_BINARY_OP_MINUS, from, start);
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (!wraps_along_rows(q, last)) continue;
+        w[p] = long_local(e, "wrapped", lbin(e, GCC_JIT_BINARY_OP_MODULO, lbin(e, GCC_JIT_BINARY_OP_PLUS, c_first, lng(e, q->shift[last])),
+                                            lng(e, q->wrap[last])));
+    }
+    pe_jit_loop segments = loop_upto(e, "segments", c, to);
+    gcc_jit_rvalue *len = lbin(e, GCC_JIT_BINARY_OP_MINUS, to, rv(c));
+    for (int p = 0; p < k->n_params; p++)
+        if (w[p]) len = lmin(e, len, lbin(e, GCC_JIT_BINARY_OP_MINUS, lng(e, k->params[p].wrap[last]), rv(w[p])));
+    len = to_local(e, len, e->t_long);
+    gcc_jit_rvalue *first = to_local(e, rv(c), e->t_long), *end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, first, len), e->t_long);
+    e->seg_first = first;
+    for (int p = 0; p < k->n_params; p++)
+        if (w[p]) e->seg_wrapped[p] = to_local(e, rv(w[p]), e->t_long);
+    span(e, k, first, end, start, ctx);
+    memset(e->seg_wrapped, 0, sizeof e->seg_wrapped);
+    e->seg_first = NULL;
+    for (int p = 0; p < k->n_params; p++) { /* len never passes a wrap: at most onto it, which is 0 */
+        if (!w[p]) continue;
+        gcc_jit_rvalue *next = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(w[p]), len), e->t_long);
+        gcc_jit_block_add_assignment(e->cur, NULL, w[p],
+                                     lselect(e, cmp(e, GCC_JIT_COMPARISON_EQ, next, lng(e, k->params[p].wrap[last])), lng(e, 0), next));
+    }
+    gcc_jit_block_add_assignment(e->cur, NULL, c, end);
+    loop_end(e, &segments);
+}
+
+/* The linear loop over a span (span_fn), the body per element. */
+static void linear_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start, void *ctx)
+{
+    (void)ctx;
     gcc_jit_lvalue *j = long_local(e, "j", from);
     pe_jit_loop span = loop_upto(e, "span", j, to);
     e->index = rv(j);
     e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
     pe_gj_emit_body(e, k);
     loop_step_end(e, &span, j, 1);
+}
+
+/* The loop over flat elements [from, to) of the row whose element 0 is
+ * flat `start` (its coordinates and views' row elements hoisted): linear
+ * spans between the views' wraps. */
+static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start)
+{
+    emit_segments(e, k, from, to, start, linear_span, NULL);
 }
 
 /* The row of flat element i in a walk of [i, end) by rows of n_last
@@ -125,16 +207,6 @@ bool pe_gj_rows_reduce_pays(const kir_kernel *k)
     for (int p = 0; p < k->n_params; p++)
         if (k->params[p].kind == KIR_IN_STRIDED) return true;
     return false;
-}
-
-static gcc_jit_rvalue *lmin(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
-{
-    return lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, a, b), a, b);
-}
-
-static gcc_jit_rvalue *lmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
-{
-    return lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, a, b), a, b);
 }
 
 /* An element-wise kernel that reads across lines (pe_gj_reads_across_lines), in
@@ -568,40 +640,56 @@ void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc
     if (reduce) store_lanes(e, reduce, begin, acc, comp, at);
 }
 
+/* The lanes of pe_gj_emit_rows_reduce. */
+typedef struct {
+    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
+} lanes;
+
+/* A span of a row into the lanes (span_fn): groups of REDUCE_LANES
+ * consecutive elements from the span's first, the rest into lane 0. */
+static void lanes_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start, void *ctx)
+{
+    lanes *ln = ctx;
+    gcc_jit_lvalue *i = long_local(e, "i", from);
+    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), to));
+    for (int l = 0; l < REDUCE_LANES; l++) {
+        e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long);
+        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, e->index, start), e->t_long);
+        e->acc = ln->acc[l], e->comp = ln->comp[l], e->at = ln->at[l], e->pos = e->index;
+        pe_gj_emit_body(e, k);
+    }
+    loop_step_end(e, &groups, i, REDUCE_LANES);
+    pe_jit_loop rest = loop_upto(e, "rest", i, to);
+    e->index = rv(i);
+    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(i), start), e->t_long);
+    e->acc = ln->acc[0], e->comp = ln->comp[0], e->at = ln->at[0], e->pos = rv(i);
+    pe_gj_emit_body(e, k);
+    loop_step_end(e, &rest, i, 1);
+}
+
 /* A full reduction over a kernel with a shape that reads views (STRIDED
  * parameters: a stencil's neighbours, a transpose), whose indices the flat
  * loop computes from the flat index with a division and a modulo per axis
  * and element: row by row instead, as pe_gj_emit_rows walks (each view's
  * row element hoisted, the last axis linear), each row's part of the
  * launch accumulated in REDUCE_LANES lanes (groups of consecutive elements
- * from the part's first, the rest into lane 0), the lanes stored as the
+ * from each span's first, the rest into lane 0; a span: the row's part, cut
+ * where a view wraps, emit_segments), the lanes stored as the
  * chunk's partial as pe_gj_emit_flat stores them.  The order is the
  * launch's, a chunk of fixed bounds: the same result for any thread count. */
 void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
     int64_t n_last = k->shape[k->rank - 1];
-    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
-    pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, acc, comp, at);
-    gcc_jit_lvalue *i = long_local(e, "i", begin);
+    lanes ln;
+    pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
+    gcc_jit_lvalue *i = long_local(e, "row_i", begin);
     pe_jit_loop rows = loop_upto(e, "rows", i, end);
     gcc_jit_rvalue *row_end, *start = enter_row(e, rv(i), end, n_last, &row_end);
-    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), row_end));
-    for (int l = 0; l < REDUCE_LANES; l++) {
-        e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long);
-        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, e->index, start), e->t_long);
-        e->acc = acc[l], e->comp = comp[l], e->at = at[l], e->pos = e->index;
-        pe_gj_emit_body(e, k);
-    }
-    loop_step_end(e, &groups, i, REDUCE_LANES);
-    pe_jit_loop rest = loop_upto(e, "rest", i, row_end);
-    e->index = rv(i);
-    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(i), start), e->t_long);
-    e->acc = acc[0], e->comp = comp[0], e->at = at[0], e->pos = rv(i);
-    pe_gj_emit_body(e, k);
-    loop_step_end(e, &rest, i, 1);
+    emit_segments(e, k, rv(i), row_end, start, lanes_span, &ln);
+    gcc_jit_block_add_assignment(e->cur, NULL, i, row_end);
     loop_end(e, &rows);
-    store_lanes(e, reduce, begin, acc, comp, at);
+    store_lanes(e, reduce, begin, ln.acc, ln.comp, ln.at);
 }
 
 /* ------------------------------------------- multi-pass reductions */

@@ -97,6 +97,10 @@ static gcc_jit_rvalue *element_index(emitter *e, int param)
     const kir_param *p = &e->k->params[param];
     if (p->kind != KIR_IN_STRIDED) return e->index;
     int last = e->k->rank - 1;
+    if (e->rows && e->seg_wrapped[param]) { /* in a row segment: linear */
+        gcc_jit_rvalue *x = lbin(e, GCC_JIT_BINARY_OP_PLUS, e->seg_wrapped[param], lbin(e, GCC_JIT_BINARY_OP_MINUS, e->index, e->seg_first));
+        return lbin(e, GCC_JIT_BINARY_OP_PLUS, e->base[param], p->stride[last] == 1 ? x : lbin(e, GCC_JIT_BINARY_OP_MULT, x, lng(e, p->stride[last])));
+    }
     if (e->rows) {
         gcc_jit_rvalue *t = axis_term(e, p, last, e->c_last);
         return t ? lbin(e, GCC_JIT_BINARY_OP_PLUS, e->base[param], t) : e->base[param];

@@ -1,7 +1,8 @@
 /* api_compose.c — operations PE records as other operations of the catalog
  * (issue 39): sigmoid, softmax and logsumexp (numerically safe: the max
- * subtracted), the shape helpers expand_dims and roll (views: reshape, a
- * periodic tiling sliced), and the generators arange and linspace (the
+ * subtracted), the shape helpers expand_dims, roll and pad (views:
+ * reshape, a periodic tiling sliced, concats of slices and fills) and
+ * slice_update (a select between a and v padded to a's shape), and the generators arange and linspace (the
  * index generator scaled and shifted).  Each part is recorded at the
  * caller's site like the call itself, so the parts fuse into kernels with
  * their producers and consumers (a softmax over rows runs as the row-pass
@@ -16,7 +17,7 @@
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/site.h"
 
-#define MAX_PARTS 12
+#define MAX_PARTS 32
 
 /* The handles a composition makes for itself: released once its result
  * is recorded (the result holds what it needs). */
@@ -115,6 +116,115 @@ pe_array pe_roll_at(const pe_site *s, pe_array a, int64_t shift, int axis)
     parts ps = {.site = s};
     pe_array twice = part(&ps, pe_periodic_at(s, a, p->rank, tiled));
     return done(&ps, pe_slice_at(s, twice, start, p->shape));
+}
+
+/* a's shape with `extent` along axis. */
+static void shape_with(const pe_port *p, int axis, int64_t extent, int64_t *out)
+{
+    for (int d = 0; d < p->rank; d++) out[d] = d == axis ? extent : p->shape[d];
+}
+
+/* The part of a pad on one side (before: the side at 0): `count`
+ * elements along axis by the mode (CONSTANT, EDGE, REFLECT; WRAP is one
+ * view of its own). */
+static pe_array pad_side(parts *ps, const pe_port *p, pe_array a, int axis, int64_t count, pe_pad_mode mode, double value,
+                         bool before)
+{
+    const pe_site *s = ps->site;
+    int64_t n = p->shape[axis], shape[PE_MAX_RANK], start[PE_MAX_RANK] = {0}, step[PE_MAX_RANK];
+    shape_with(p, axis, count, shape);
+    if (mode == PE_PAD_CONSTANT) return part(ps, pe_fill_at(s, (pe_dtype)p->dtype, p->rank, shape, value));
+    if (mode == PE_PAD_EDGE || n == 1) { /* the first or last element along axis, repeated */
+        int64_t one[PE_MAX_RANK];
+        shape_with(p, axis, 1, one);
+        start[axis] = before ? 0 : n - 1;
+        return part(ps, pe_periodic_at(s, part(ps, pe_slice_at(s, a, start, one)), p->rank, shape));
+    }
+    /* REFLECT, the edge not repeated: a[count] .. a[1] before, a[n - 2] .. a[n - 1 - count] after */
+    for (int d = 0; d < p->rank; d++) step[d] = 1;
+    start[axis] = before ? count : n - 2;
+    step[axis] = -1;
+    return part(ps, pe_slice_step_at(s, a, start, shape, step));
+}
+
+pe_array pe_pad_at(const pe_site *s, pe_array a, int axis, int64_t before, int64_t after, pe_pad_mode mode, double value)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_pad";
+    pe_array bad;
+    pe_port *p = operand(s, a, PE_OP_concat, api, &bad);
+    if (!p) return bad;
+    int at = axis_of(s, api, axis, p->rank);
+    if (at < 0) return pe_invalid_result(s, PE_OP_concat, PE_E_ARG);
+    int64_t n = p->shape[at], shape[PE_MAX_RANK];
+    const char *why = (unsigned)mode > PE_PAD_REFLECT      ? "not a pe_pad_mode"
+                      : before < 0 || after < 0             ? "a negative width"
+                      : mode != PE_PAD_CONSTANT && n == 0    ? "an empty axis has no values to repeat"
+                      : mode == PE_PAD_REFLECT && n > 1 && (before > n - 1 || after > n - 1) ? "a reflection wider than the axis less one"
+                      : before > INT64_MAX / 4 || after > INT64_MAX / 4 ? "a width too large"
+                                                                          : NULL;
+    if (why) {
+        pe_raise(s, PE_E_ARG, api, "mode %d, %lld before and %lld after along axis %d of %lld: %s", (int)mode, (long long)before,
+                 (long long)after, at, (long long)n, why);
+        return pe_invalid_result(s, PE_OP_concat, PE_E_ARG);
+    }
+    shape_with(p, at, n + before + after, shape);
+    parts ps = {.site = s};
+    if (before == 0 && after == 0) return pe_reshape_at(s, a, p->rank, shape); /* a view of the same shape */
+    if (mode == PE_PAD_WRAP) { /* result[j] = a[(j - before) mod n]: a slice of a periodic tiling */
+        int64_t first = (n - before % n) % n, tiled[PE_MAX_RANK], start[PE_MAX_RANK] = {0};
+        shape_with(p, at, (first + n + before + after + n - 1) / n * n, tiled);
+        start[at] = first;
+        return done(&ps, pe_slice_at(s, part(&ps, pe_periodic_at(s, a, p->rank, tiled)), start, shape));
+    }
+    pe_array r = a;
+    if (before > 0) r = part(&ps, pe_concat_at(s, pad_side(&ps, p, a, at, before, mode, value, true), r, at));
+    if (after > 0) r = pe_concat_at(s, r, pad_side(&ps, p, a, at, after, mode, value, false), at);
+    else ps.n--; /* r, the last part, is the result */
+    return done(&ps, r);
+}
+
+pe_array pe_slice_update_at(const pe_site *s, pe_array a, pe_array v, const int64_t *start)
+{
+    PE_API_GUARD;
+    s = PE_SITE_OR_CALLER(s);
+    const char *api = "pe_slice_update";
+    pe_array bad;
+    pe_port *p = operand(s, a, PE_OP_cond, api, &bad);
+    if (!p) return bad;
+    pe_port *q = operand(s, v, PE_OP_cond, api, &bad);
+    if (!q) return bad;
+    if (!start && p->rank > 0) {
+        pe_raise(s, PE_E_ARG, api, "start is NULL");
+        return pe_invalid_result(s, PE_OP_cond, PE_E_ARG);
+    }
+    bool fits = q->rank == p->rank;
+    for (int d = 0; fits && d < p->rank; d++) fits = start[d] >= 0 && start[d] <= p->shape[d] && q->shape[d] <= p->shape[d] - start[d];
+    if (!fits) {
+        char into[96], block[96];
+        pe_format_shape(into, sizeof into, p->rank, p->shape);
+        pe_format_shape(block, sizeof block, q->rank, q->shape);
+        pe_raise(s, PE_E_SHAPE, api, "a block of %s does not fit in %s at the start given", block, into);
+        return pe_invalid_result(s, PE_OP_cond, PE_E_SHAPE);
+    }
+    int rank = p->rank;
+    int64_t shape[PE_MAX_RANK], block_shape[PE_MAX_RANK];
+    for (int d = 0; d < rank; d++) shape[d] = p->shape[d], block_shape[d] = q->shape[d];
+    pe_dtype t = (pe_dtype)p->dtype;
+    parts ps = {.site = s};
+    /* v as a's dtype, padded with zeros to a's shape around its place; the
+     * mask of its place; a where the mask is false */
+    pe_array placed = q->dtype == p->dtype ? v : part(&ps, pe_cast_at(s, v, t)), mask = (pe_array){0};
+    for (int d = 0; d < rank; d++) {
+        placed = part(&ps, pe_pad_at(s, placed, d, start[d], shape[d] - start[d] - block_shape[d], PE_PAD_CONSTANT, 0.0));
+        pe_array i = part(&ps, pe_index_at(s, PE_I32, rank, shape, d));
+        pe_array inside = part(&ps, pe_and_at(s, part(&ps, pe_ge_at(s, i, pe__weak_int(start[d]))),
+                                              part(&ps, pe_lt_at(s, i, pe__weak_int(start[d] + block_shape[d])))));
+        mask = d == 0 ? inside : part(&ps, pe_and_at(s, mask, inside));
+    }
+    if (rank == 0) return done(&ps, pe_cast_at(s, v, t)); /* a 0-d block is the whole array */
+    return done(&ps, pe_cond_at(s, mask, placed, a));
 }
 
 /* ------------------------------------------------------------- generators */

@@ -56,9 +56,7 @@ static bool requeue(uint32_t idx)
         p->state = PE_PORT_DEFERRED;
         return false;
     }
-    /* computed twice: the site's next values are stored where computed (deferred.c) */
-    pe_site_record *sr = pe_site_record_of(p->site);
-    if (sr) sr->recomputed_in = pe_rt.life;
+
     p->prof_stored = p->prof_read = false; /* the profiler's marks are the new computation's */
     pe_counters.values_recomputed++;
     /* No RELEASE entry, even where only expressions hold it: computed for
@@ -79,6 +77,11 @@ bool pe_demand(const pe_site *s, uint32_t idx, bool needed_stored, const char *a
         !p->released_in_batch)
         pe_queue_wait_port(p);
     if (p->state == PE_PORT_DEFERRED) {
+        /* computed twice: the site's next values are stored where they are
+         * computed (deferred.c).  Only the value used again: its deferred
+         * inputs computed again with it were means, not uses */
+        pe_site_record *sr = pe_site_record_of(p->site);
+        if (sr) sr->recomputed_in = pe_rt.life;
         bool store = needed_stored || worth_storing(p);
         if (!requeue(idx) || (store && !pe_queue_push(PE_ENTRY_HINT, idx))) {
             pe_raise(s, PE_E_NOMEM, api, "out of memory queueing a value to compute again");

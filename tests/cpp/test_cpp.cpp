@@ -100,6 +100,10 @@ static void composed_and_helpers()
     CHECK(pe::expand_dims(m, 1).shape() == (std::vector<int64_t>{2, 1, 3}));
     std::vector<double> r = pe::roll(m, 1, 1).to_vector<double>();
     CHECK(r[0] == 2 && r[1] == 0 && r[3] == 5);
+    std::vector<double> padded = pe::pad(pe::arange(PE_F64, 1, 3), 0, 1, 1, PE_PAD_REFLECT).to_vector<double>();
+    CHECK(padded == (std::vector<double>{2, 1, 2, 1}));
+    std::vector<double> upd = pe::slice_update(m, pe::fill(PE_F64, {1, 2}, -1), {1, 1}).to_vector<double>();
+    CHECK(upd[3] == 3 && upd[4] == -1 && upd[5] == -1 && upd[2] == 2);
     char *text = nullptr;
     std::size_t len = 0;
     FILE *f = open_memstream(&text, &len);
