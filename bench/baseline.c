@@ -298,6 +298,20 @@ double c_jacobi_sweeps(double *u, double *tmp, int64_t n, int sweeps)
     return change;
 }
 
+double c_loopstep(float *x, int64_t n)
+{
+    double total = 0.0;
+#pragma omp parallel for simd schedule(static) reduction(+ : total)
+    for (int64_t i = 0; i < n; i++) {
+        float a = x[i] * 0.999f, b = a + 0.001f, c = b * b, d = c - b;
+        float h = (sqrtf(fabsf(d)) + a) * 0.5f;
+        float next = fmaxf(fminf(h, 10.0f), -10.0f);
+        x[i] = next;
+        total += next;
+    }
+    return total;
+}
+
 /* nbody.c's accelerations, all pairs, summed in double. */
 void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening)
 {

@@ -26,6 +26,8 @@ void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha); /* u
  * boundary kept, the largest change of each sweep found; u updated in place
  * (tmp: n x n); the last sweep's change. */
 double c_jacobi_sweeps(double *u, double *tmp, int64_t n, int sweeps);
+/* bench_loopstep's step: the 10 ops on x in place; the sum of the result. */
+double c_loopstep(float *x, int64_t n);
 void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening); /* x, a: 3 x n */
 void c_mandelbrot(const float *re, const float *im, int32_t *count, int64_t n, int iterations);
 void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int64_t k, int iterations); /* x: n x 2 */
