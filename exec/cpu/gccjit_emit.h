@@ -49,7 +49,7 @@ typedef struct {
     bool rows;
     gcc_jit_rvalue *coord[PE_MAX_RANK], *c_last;
     gcc_jit_rvalue *base[KIR_MAX_PARAMS];
-    /* Row segments (gccjit_loops.c, emit_segments): within a segment no
+    /* Row segments (gccjit_loops.c, emit_row_span): within a segment no
      * view wraps along the last axis, so a wrapping view's coordinate there
      * is its wrapped coordinate at the segment's first element (flat
      * seg_first) plus the distance from it: no modulo per element (NULL:

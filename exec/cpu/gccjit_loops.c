@@ -47,39 +47,72 @@ static gcc_jit_rvalue *lmax(emitter *e, gcc_jit_rvalue *a, gcc_jit_rvalue *b)
     return lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, a, b), a, b);
 }
 
-/* A span of a row: flat elements [from, to) of the row whose element 0 is
- * flat `start` (its coordinates and views' row elements hoisted), within
- * which every index is linear; ctx: the span's own. */
-typedef void (*span_fn)(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
-                        void *ctx);
+/* The reduction lanes a walk accumulates into: REDUCE_LANES of each. */
+typedef struct {
+    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
+} lanes;
 
-/* The shortest wrap a row is cut at (emit_segments): a view tiling fewer
+/* Element `index` (flat) as the body's: in row mode (start, the row's
+ * element 0, not NULL) with its coordinate along the last axis; into lane
+ * `l` of ln, if any. */
+static void at_element(emitter *e, gcc_jit_rvalue *index, gcc_jit_rvalue *start, const lanes *ln, int l)
+{
+    e->index = index;
+    if (start) e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, index, start), e->t_long);
+    if (ln) e->acc = ln->acc[l], e->comp = ln->comp[l], e->at = ln->at[l], e->pos = index;
+}
+
+/* The body over flat elements [from, to) in order, every index linear (row
+ * mode: the elements of one row from `start`, its element 0; flat: start
+ * NULL).  With lanes: groups of REDUCE_LANES consecutive elements from
+ * `from`, element from + l into lane l (independent chains the vectoriser
+ * packs), the rest into lane 0; without: one element an iteration. */
+static void each_element(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                         const lanes *ln)
+{
+    gcc_jit_lvalue *i = long_local(e, "i", from);
+    if (ln) {
+        pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), to));
+        for (int l = 0; l < REDUCE_LANES; l++) {
+            at_element(e, to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long), start, ln, l);
+            pe_gj_emit_body(e, k);
+        }
+        loop_step_end(e, &groups, i, REDUCE_LANES);
+    }
+    pe_jit_loop rest = loop_upto(e, "rest", i, to);
+    at_element(e, rv(i), start, ln, 0);
+    pe_gj_emit_body(e, k);
+    loop_step_end(e, &rest, i, 1);
+}
+
+/* The shortest wrap a row is cut at (emit_row_span): a view tiling fewer
  * elements would cut rows into segments too short to pay. */
 #define SEGMENT_MIN_WRAP 16
 
 /* Whether parameter q wraps along the last axis (a periodic view: a
  * stencil's shifted neighbour, a roll) with no clamp there: what
- * emit_segments cuts rows for. */
+ * emit_row_span cuts rows for. */
 static bool wraps_along_rows(const kir_param *q, int last)
 {
     return q->kind == KIR_IN_STRIDED && q->stride[last] != 0 && q->wrap[last] >= SEGMENT_MIN_WRAP && q->hi[last] == 0;
 }
 
-/* Flat elements [from, to) of the row whose element 0 is flat `start`, cut
- * where a view wraps along the last axis: per segment each such view's
- * wrapped coordinate at its first element, then `span` over it, every index
- * linear (no modulo per element: the vectoriser's case), the coordinates
- * carried to the next segment by an add and a compare.  Without such
- * views: `span` over [from, to). */
-static void emit_segments(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
-                          span_fn span, void *ctx)
+/* Flat elements [from, to) of the row whose element 0 is flat `start` (its
+ * coordinates and views' row elements hoisted), into ln's lanes if any,
+ * cut where a view wraps along the last axis: per segment each such view's
+ * wrapped coordinate at its first element, then each_element over it,
+ * every index linear (no modulo per element: the vectoriser's case), the
+ * coordinates carried to the next segment by an add and a compare.
+ * Without such views: each_element over [from, to). */
+static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                          const lanes *ln)
 {
     int last = k->rank - 1;
     gcc_jit_lvalue *w[KIR_MAX_PARAMS] = {0};
     bool any = false;
     for (int p = 0; p < k->n_params; p++) any |= wraps_along_rows(&k->params[p], last);
     if (!any) {
-        span(e, k, from, to, start, ctx);
+        each_element(e, k, from, to, start, ln);
         return;
     }
     gcc_jit_lvalue *c = long_local(e, "segment", from);
@@ -99,7 +132,7 @@ static void emit_segments(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from,
     e->seg_first = first;
     for (int p = 0; p < k->n_params; p++)
         if (w[p]) e->seg_wrapped[p] = to_local(e, rv(w[p]), e->t_long);
-    span(e, k, first, end, start, ctx);
+    each_element(e, k, first, end, start, ln);
     memset(e->seg_wrapped, 0, sizeof e->seg_wrapped);
     e->seg_first = NULL;
     for (int p = 0; p < k->n_params; p++) { /* len never passes a wrap: at most onto it, which is 0 */
@@ -110,26 +143,6 @@ static void emit_segments(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from,
     }
     gcc_jit_block_add_assignment(e->cur, NULL, c, end);
     loop_end(e, &segments);
-}
-
-/* The linear loop over a span (span_fn), the body per element. */
-static void linear_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start, void *ctx)
-{
-    (void)ctx;
-    gcc_jit_lvalue *j = long_local(e, "j", from);
-    pe_jit_loop span = loop_upto(e, "span", j, to);
-    e->index = rv(j);
-    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(j), start), e->t_long);
-    pe_gj_emit_body(e, k);
-    loop_step_end(e, &span, j, 1);
-}
-
-/* The loop over flat elements [from, to) of the row whose element 0 is
- * flat `start` (its coordinates and views' row elements hoisted): linear
- * spans between the views' wraps. */
-static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start)
-{
-    emit_segments(e, k, from, to, start, linear_span, NULL);
 }
 
 /* The row of flat element i in a walk of [i, end) by rows of n_last
@@ -147,19 +160,23 @@ static gcc_jit_rvalue *enter_row(emitter *e, gcc_jit_rvalue *i, gcc_jit_rvalue *
     return start;
 }
 
-/* An element-wise kernel with a shape, row by row: per row the coordinates
- * and each view's element at its start, then a loop along the last axis in
- * which every index is linear (the vectoriser's case). */
-void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
+/* The launch's [begin, end) row by row, each row's part spanned
+ * (emit_row_span) into ln's lanes if any. */
+static void walk_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end, const lanes *ln)
 {
     int64_t n_last = k->shape[k->rank - 1];
-    gcc_jit_lvalue *i = long_local(e, "i", begin);
+    gcc_jit_lvalue *i = long_local(e, "row_i", begin);
     pe_jit_loop rows = loop_upto(e, "rows", i, end);
     gcc_jit_rvalue *row_end, *start = enter_row(e, rv(i), end, n_last, &row_end);
-    emit_row_span(e, k, rv(i), row_end, start);
+    emit_row_span(e, k, rv(i), row_end, start, ln);
     gcc_jit_block_add_assignment(e->cur, NULL, i, row_end);
     loop_end(e, &rows);
 }
+
+/* An element-wise kernel with a shape, row by row: per row the coordinates
+ * and each view's element at its start, then a loop along the last axis in
+ * which every index is linear (the vectoriser's case). */
+void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end) { walk_rows(e, k, begin, end, NULL); }
 
 /* Tiles of the tiled walk: TILE x TILE elements of the last two axes (32:
  * bench_views' a + a^T measured 16 about alike and 64 a little slower). */
@@ -250,7 +267,7 @@ void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gc
     e->coord[last - 1] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, r0, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(row), rv(q))), e->t_long);
     for (int p = 0; p < k->n_params; p++)
         if (k->params[p].kind == KIR_IN_STRIDED) e->base[p] = pe_gj_axes_base(e, &k->params[p], outer[p], last - 1, last);
-    emit_row_span(e, k, lo, hi, start);
+    emit_row_span(e, k, lo, hi, start, NULL);
     loop_step_end(e, &tile_rows, row, 1);
     loop_step_end(e, &tiles, c0, TILE);
     gcc_jit_block_add_assignment(e->cur, NULL, q, q_block);
@@ -434,7 +451,7 @@ static int row_lanes(emitter *e, const kir_kernel *k, const int *reductions, int
  * says (vectorisable: no lanes, no reduction). */
 static void emit_row_loop(emitter *e, const kir_kernel *k, gcc_jit_rvalue *start, int64_t len)
 {
-    emit_row_span(e, k, start, to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, len)), e->t_long), start);
+    emit_row_span(e, k, start, to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, len)), e->t_long), start, NULL);
 }
 
 /* A kernel of row passes (pe_gj_emit_row_passes): the pass computing each
@@ -596,11 +613,10 @@ static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *be
 
 /* A chunk's partial from its REDUCE_LANES lanes: partials[2 * (begin /
  * chunk)] = the lanes combined pairwise, in a fixed order. */
-static void store_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begin, gcc_jit_lvalue **acc, gcc_jit_lvalue **comp,
-                        gcc_jit_lvalue **at)
+static void store_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begin, lanes *ln)
 {
     gcc_jit_rvalue *hi, *lo;
-    pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, acc, comp, at, &hi, &lo);
+    pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, ln->acc, ln->comp, ln->at, &hi, &lo);
     if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
         hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
     gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
@@ -613,58 +629,10 @@ static void store_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begi
 void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
-    gcc_jit_lvalue *counter = long_local(e, "i", begin);
-    gcc_jit_rvalue *i = rv(counter);
-    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
-    bool with_comp = reduce && compensated(reduce);
-    if (reduce) {
-        /* REDUCE_LANES accumulators over consecutive elements: independent
-         * chains the vectoriser packs, combined in a fixed tree at the end */
-        pe_gj_lane_locals(e, reduce, REDUCE_LANES, with_comp, begin, acc, comp, at);
-        pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, REDUCE_LANES), end));
-        for (int l = 0; l < REDUCE_LANES; l++) {
-            e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, i, l), e->t_long);
-            e->acc = acc[l], e->comp = comp[l], e->at = at[l], e->pos = e->index;
-            pe_gj_emit_body(e, k);
-        }
-        loop_step_end(e, &groups, counter, REDUCE_LANES);
-    }
-    /* the remaining elements one by one (into lane 0) */
-    pe_jit_loop rest = loop_upto(e, "rest", counter, end);
-    e->index = i;
-    e->acc = reduce ? acc[0] : NULL;
-    e->comp = reduce ? comp[0] : NULL;
-    e->at = reduce ? at[0] : NULL, e->pos = i;
-    pe_gj_emit_body(e, k);
-    loop_step_end(e, &rest, counter, 1);
-    if (reduce) store_lanes(e, reduce, begin, acc, comp, at);
-}
-
-/* The lanes of pe_gj_emit_rows_reduce. */
-typedef struct {
-    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
-} lanes;
-
-/* A span of a row into the lanes (span_fn): groups of REDUCE_LANES
- * consecutive elements from the span's first, the rest into lane 0. */
-static void lanes_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start, void *ctx)
-{
-    lanes *ln = ctx;
-    gcc_jit_lvalue *i = long_local(e, "i", from);
-    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), to));
-    for (int l = 0; l < REDUCE_LANES; l++) {
-        e->index = to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long);
-        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, e->index, start), e->t_long);
-        e->acc = ln->acc[l], e->comp = ln->comp[l], e->at = ln->at[l], e->pos = e->index;
-        pe_gj_emit_body(e, k);
-    }
-    loop_step_end(e, &groups, i, REDUCE_LANES);
-    pe_jit_loop rest = loop_upto(e, "rest", i, to);
-    e->index = rv(i);
-    e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(i), start), e->t_long);
-    e->acc = ln->acc[0], e->comp = ln->comp[0], e->at = ln->at[0], e->pos = rv(i);
-    pe_gj_emit_body(e, k);
-    loop_step_end(e, &rest, i, 1);
+    lanes ln;
+    if (reduce) pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
+    each_element(e, k, begin, end, NULL, reduce ? &ln : NULL);
+    if (reduce) store_lanes(e, reduce, begin, &ln);
 }
 
 /* A full reduction over a kernel with a shape that reads views (STRIDED
@@ -674,22 +642,16 @@ static void lanes_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gc
  * row element hoisted, the last axis linear), each row's part of the
  * launch accumulated in REDUCE_LANES lanes (groups of consecutive elements
  * from each span's first, the rest into lane 0; a span: the row's part, cut
- * where a view wraps, emit_segments), the lanes stored as the
+ * where a view wraps, emit_row_span), the lanes stored as the
  * chunk's partial as pe_gj_emit_flat stores them.  The order is the
  * launch's, a chunk of fixed bounds: the same result for any thread count. */
 void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
-    int64_t n_last = k->shape[k->rank - 1];
     lanes ln;
     pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
-    gcc_jit_lvalue *i = long_local(e, "row_i", begin);
-    pe_jit_loop rows = loop_upto(e, "rows", i, end);
-    gcc_jit_rvalue *row_end, *start = enter_row(e, rv(i), end, n_last, &row_end);
-    emit_segments(e, k, rv(i), row_end, start, lanes_span, &ln);
-    gcc_jit_block_add_assignment(e->cur, NULL, i, row_end);
-    loop_end(e, &rows);
-    store_lanes(e, reduce, begin, ln.acc, ln.comp, ln.at);
+    walk_rows(e, k, begin, end, &ln);
+    store_lanes(e, reduce, begin, &ln);
 }
 
 /* ------------------------------------------- multi-pass reductions */
