@@ -15,6 +15,7 @@
 #include "../record/record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
+#include "../../exec/base/shape.h"
 #include "../../exec/base/site.h"
 
 #define MAX_PARTS 32
@@ -53,8 +54,8 @@ static pe_port *operand(const pe_site *s, pe_array a, pe_op op, const char *api,
 /* axis of a rank-`rank` array (negative: from the end), or -1 with the error raised. */
 static int axis_of(const pe_site *s, const char *api, int axis, int rank)
 {
-    int a = axis < 0 ? axis + rank : axis;
-    if (a < 0 || a >= rank) {
+    int a = axis;
+    if (!pe_normalise_axis(&a, rank)) {
         pe_raise(s, PE_E_ARG, api, "axis %d out of range for rank %d", axis, rank);
         return -1;
     }
@@ -83,8 +84,8 @@ pe_array pe_expand_dims_at(const pe_site *s, pe_array a, int axis)
     pe_array bad;
     pe_port *p = operand(s, a, PE_OP_reshape, api, &bad);
     if (!p) return bad;
-    int at = axis < 0 ? axis + p->rank + 1 : axis;
-    if (at < 0 || at > p->rank) {
+    int at = axis;
+    if (!pe_normalise_axis(&at, p->rank + 1)) {
         pe_raise(s, PE_E_ARG, api, "axis %d out of range for a new axis of rank %d", axis, p->rank + 1);
         return pe_invalid_result(s, PE_OP_reshape, PE_E_ARG);
     }
