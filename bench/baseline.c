@@ -378,3 +378,97 @@ void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int6
         free(sum);
     }
 }
+
+/* ------------------------------------------ bench_ops's: scans and bins */
+
+/* The inclusive sum of x, by PE's method (chunks of 16384: their totals,
+ * the offsets, each chunk from its offset), chunks over the threads. */
+void c_cumsum_f32(const float *x, float *y, int64_t n)
+{
+    enum { CHUNK = 16384 };
+    int64_t chunks = (n + CHUNK - 1) / CHUNK;
+    float *totals = malloc(sizeof *totals * (size_t)(chunks ? chunks : 1));
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        float s = 0;
+        for (int64_t i = c * CHUNK; i < (c + 1) * CHUNK && i < n; i++) s += x[i];
+        totals[c] = s;
+    }
+    float running = 0;
+    for (int64_t c = 0; c < chunks; c++) {
+        float t = totals[c];
+        totals[c] = running;
+        running += t;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        float s = totals[c];
+        for (int64_t i = c * CHUNK; i < (c + 1) * CHUNK && i < n; i++) y[i] = s += x[i];
+    }
+    free(totals);
+}
+
+/* bins counts of lo <= x <= hi in equal bins (x == hi in the last), private bins per thread */
+void c_histogram_f32(const float *x, int64_t n, int32_t *counts, int bins, float lo, float hi)
+{
+    for (int b = 0; b < bins; b++) counts[b] = 0;
+    float scale = (float)bins / (hi - lo);
+#pragma omp parallel
+    {
+        int32_t *mine = calloc((size_t)bins, sizeof *mine);
+#pragma omp for schedule(static) nowait
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i];
+            if (v >= lo && v <= hi) {
+                int b = (int)((v - lo) * scale);
+                mine[b < bins ? b : bins - 1]++;
+            }
+        }
+#pragma omp critical
+        for (int b = 0; b < bins; b++) counts[b] += mine[b];
+        free(mine);
+    }
+}
+
+/* out[idx[i]] += w[i] (out zeroed first), private sums in double per thread */
+void c_bincount_f32(const int32_t *idx, const float *w, int64_t n, float *out, int len)
+{
+    double *total = calloc((size_t)len, sizeof *total);
+#pragma omp parallel
+    {
+        double *mine = calloc((size_t)len, sizeof *mine);
+#pragma omp for schedule(static) nowait
+        for (int64_t i = 0; i < n; i++) mine[idx[i]] += w[i];
+#pragma omp critical
+        for (int b = 0; b < len; b++) total[b] += mine[b];
+        free(mine);
+    }
+    for (int b = 0; b < len; b++) out[b] = (float)total[b];
+    free(total);
+}
+
+/* y = x + 0.5 * roll(x, shift) */
+void c_roll_add(const float *x, float *y, int64_t n, int64_t shift)
+{
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < shift; i++) y[i] = x[i] + 0.5f * x[n - shift + i];
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = shift; i < n; i++) y[i] = x[i] + 0.5f * x[i - shift];
+}
+
+/* y = 2 * pad(x, before, after, edge): n + before + after elements */
+void c_pad_edge_scale(const float *x, float *y, int64_t n, int64_t before, int64_t after)
+{
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n + before + after; i++) {
+        int64_t k = i - before;
+        y[i] = 2.0f * x[k < 0 ? 0 : k >= n ? n - 1 : k];
+    }
+}
+
+/* y = 2 * (x with x[start .. start + m) replaced by v) */
+void c_slice_update_scale(const float *x, const float *v, float *y, int64_t n, int64_t start, int64_t m)
+{
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) y[i] = 2.0f * (i >= start && i < start + m ? v[i - start] : x[i]);
+}

@@ -34,4 +34,12 @@ void c_kmeans(const float *x, float *centroids, int32_t *assign, int64_t n, int6
 /* bench_intrinsics's: y = A x, A in CSR (row_ptr of n_rows + 1, col and val of nnz) */
 void c_spmv_f64(const int32_t *row_ptr, const int32_t *col, const double *val, const double *x, double *y, int64_t n_rows);
 void c_spmv_f32(const int32_t *row_ptr, const int32_t *col, const float *val, const float *x, float *y, int64_t n_rows);
+/* bench_ops's: the scan by PE's two-pass method, a histogram and a bincount with private bins per
+ * thread, and the consumers of roll, pad (edge) and slice_update */
+void c_cumsum_f32(const float *x, float *y, int64_t n);
+void c_histogram_f32(const float *x, int64_t n, int32_t *counts, int bins, float lo, float hi);
+void c_bincount_f32(const int32_t *idx, const float *w, int64_t n, float *out, int len);
+void c_roll_add(const float *x, float *y, int64_t n, int64_t shift);
+void c_pad_edge_scale(const float *x, float *y, int64_t n, int64_t before, int64_t after);
+void c_slice_update_scale(const float *x, const float *v, float *y, int64_t n, int64_t start, int64_t m);
 #endif

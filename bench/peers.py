@@ -5,11 +5,14 @@ four gallery programs in NumPy and numexpr, timed the same way
 (time.perf_counter, median of 7 runs after 2 warm-ups), for the comparison
 in RESULTS.md.  Run by scripts/bench.
 
-    /usr/bin/python3 bench/peers.py [scale] [gallery | intrinsics]
+    /usr/bin/python3 bench/peers.py [scale] [gallery | intrinsics | ops]
         scale 1 = 10M / 32M / 64M, and bench_views.c's sizes; "gallery":
         only the gallery part (its sizes are bench_gallery.c's, unscaled);
         "intrinsics": bench_intrinsics.c's rows NumPy has (gemm, the fused
-        epilogue, fft, fft2, a 16-tap convolution; n = 4096 * scale)
+        epilogue, fft, fft2, a 16-tap convolution; n = 4096 * scale); "ops":
+        bench_ops.c's rows (cumsum, stable sort and argsort, histogram,
+        bincount, np.add.at, the consumers of roll, pad and a slice update;
+        10^7 * scale float32 elements)
 
 The gallery workloads are bench_gallery.c's, on the same inputs (its glibc
 rand() sequences are drawn through ctypes) and in its precisions (float32,
@@ -48,11 +51,12 @@ import numpy as np
 import numexpr as ne
 
 RUNS, WARMUP = 7, 2
-if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] not in ("gallery", "intrinsics")):
-    sys.exit("usage: peers.py [scale] [gallery | intrinsics]")
+if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] not in ("gallery", "intrinsics", "ops")):
+    sys.exit("usage: peers.py [scale] [gallery | intrinsics | ops]")
 scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
 only_gallery = len(sys.argv) == 3 and sys.argv[2] == "gallery"
 only_intrinsics = len(sys.argv) == 3 and sys.argv[2] == "intrinsics"
+only_ops = len(sys.argv) == 3 and sys.argv[2] == "ops"
 tsv = open(os.environ["BENCH_TSV"], "a") if os.environ.get("BENCH_TSV") else None
 f32 = np.float32
 
@@ -103,6 +107,34 @@ if only_intrinsics:  # bench_intrinsics.c's rows NumPy has (no LU, no CSR withou
     row(f"fft2 c64 {n}x{n}", median_ms(lambda: np.fft.fft2(z2)), None, "NumPy computes in complex128 (pocketfft)")
     x, k = rng.uniform(-1, 1, 1 << 22).astype(f32), rng.uniform(-1, 1, 16).astype(f32)
     row("conv f32 2^22, 16 taps", median_ms(lambda: np.convolve(x, k, mode="same")), None)
+    sys.exit(0)
+
+if only_ops:  # bench_ops.c's rows, as a NumPy user writes them (one thread: NumPy's own)
+    n = int(1e7 * scale)
+    x = np.random.default_rng(5).uniform(-1, 1, n).astype(f32)
+    idx = ((x + f32(1)) * f32(0.5) * f32(999)).astype(np.int32)
+    v = np.ones(1000000, dtype=f32)
+    target = np.full(1000, 0.5, dtype=f32)
+
+    def slice_update():
+        u = x.copy()
+        u[2000000:3000000] = v
+        return f32(2) * u
+
+    def add_at():
+        t = target.copy()
+        np.add.at(t, idx, x)
+        return t
+
+    row("cumsum f32", median_ms(lambda: np.cumsum(x)), None)
+    row("sort f32", median_ms(lambda: np.sort(x, kind="stable")), None)
+    row("argsort f32", median_ms(lambda: np.argsort(x, kind="stable")), None)
+    row("histogram 256", median_ms(lambda: np.histogram(x, bins=256, range=(-1, 1))), None)
+    row("bincount w 1000", median_ms(lambda: np.bincount(idx, weights=x, minlength=1000)), None)
+    row("scatter_add 1000", median_ms(add_at), None, "np.add.at")
+    row("x + roll(x)/2", median_ms(lambda: x + np.roll(x, 12345) * f32(0.5)), None)
+    row("2 * pad(x) edge", median_ms(lambda: f32(2) * np.pad(x, 3, mode="edge")), None)
+    row("2 * slice_update", median_ms(slice_update), None)
     sys.exit(0)
 
 if not only_gallery:  # bench_cpu.c's, bench_views.c's and bench_rng.c's workloads (at module level: numexpr finds names there)

@@ -36,6 +36,7 @@
 #ifndef PE_H
 #define PE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -657,6 +658,40 @@ pe_array pe_slice_update_at(const pe_site *s, pe_array a, pe_array v, const int6
 #define pe_roll(...) pe_roll_at(PE_HERE, __VA_ARGS__)
 #define pe_arange(...) pe_arange_at(PE_HERE, __VA_ARGS__)
 #define pe_linspace(...) pe_linspace_at(PE_HERE, __VA_ARGS__)
+
+/* ------------------------------------------------- scans, sorts, bins
+ * Loops of PE's own on all cores (jit/api/api_order.c), each call one step
+ * between the kernels around it; the same bits for any thread count.
+ * pe_cumsum, pe_cumprod: inclusive scans along `axis` (bool and i32 in i32,
+ *   wrapping; floats and complex in their dtype).
+ * pe_sort, pe_argsort: stable along `axis`, NaN last (descending too: the
+ *   numbers reversed, equal elements in their order, NaN still last); of
+ *   f32, f64, i32; argsort gives the i32 indices along the axis.
+ * pe_histogram: i32 [bins], bin i counting lo + i*w <= x < lo + (i+1)*w,
+ *   w = (hi - lo) / bins, x == hi in the last bin (NumPy's); NaN and values
+ *   outside [lo, hi] not counted.  Of f32, f64, i32.
+ * pe_bincount: [length], how often each value occurs in idx (i32, any shape)
+ *   or, weights (f32, f64, i32, idx's shape) given, the sum of their
+ *   weights; weights (pe_array){0}: counts.
+ * pe_scatter_add: a copy of target with values[k] (idx's shape, or a
+ *   scalar) added at target.flat[idx[k]], repeated indices accumulating.
+ * Float sums are accumulated in double in groups of fixed size, added in
+ * group order.  An index outside its range makes the result invalid, with
+ * PE_E_ARG at the call's line naming the element. */
+pe_array pe_cumsum_at(const pe_site *s, pe_array a, int axis);
+pe_array pe_cumprod_at(const pe_site *s, pe_array a, int axis);
+pe_array pe_sort_at(const pe_site *s, pe_array a, int axis, bool descending);
+pe_array pe_argsort_at(const pe_site *s, pe_array a, int axis, bool descending);
+pe_array pe_histogram_at(const pe_site *s, pe_array a, int64_t bins, double lo, double hi);
+pe_array pe_bincount_at(const pe_site *s, pe_array idx, pe_array weights, int64_t length);
+pe_array pe_scatter_add_at(const pe_site *s, pe_array target, pe_array idx, pe_array values);
+#define pe_cumsum(...) pe_cumsum_at(PE_HERE, __VA_ARGS__)
+#define pe_cumprod(...) pe_cumprod_at(PE_HERE, __VA_ARGS__)
+#define pe_sort(...) pe_sort_at(PE_HERE, __VA_ARGS__)
+#define pe_argsort(...) pe_argsort_at(PE_HERE, __VA_ARGS__)
+#define pe_histogram(...) pe_histogram_at(PE_HERE, __VA_ARGS__)
+#define pe_bincount(...) pe_bincount_at(PE_HERE, __VA_ARGS__)
+#define pe_scatter_add(target, idx, values) pe_scatter_add_at(PE_HERE, PE_ARG(target), PE_ARG(idx), PE_ARG(values))
 
 /* ------------------------------------------------------------- intrinsics
  * Library calls, never fused: the element-wise work before and after them

@@ -464,6 +464,36 @@ inline array linspace(pe_dtype t, double lo, double hi, int64_t n, site s = site
     return detail::wrap(pe_linspace_at(s.at, t, lo, hi, n));
 }
 
+/* ------------------------------------------- scans, sorts, bins */
+
+inline array cumsum(const array &a, int axis, site s = site()) { return detail::wrap(pe_cumsum_at(s.at, a.get(), axis)); }
+inline array cumprod(const array &a, int axis, site s = site()) { return detail::wrap(pe_cumprod_at(s.at, a.get(), axis)); }
+inline array sort(const array &a, int axis = -1, bool descending = false, site s = site())
+{
+    return detail::wrap(pe_sort_at(s.at, a.get(), axis, descending));
+}
+inline array argsort(const array &a, int axis = -1, bool descending = false, site s = site())
+{
+    return detail::wrap(pe_argsort_at(s.at, a.get(), axis, descending));
+}
+inline array histogram(const array &a, int64_t bins, double lo, double hi, site s = site())
+{
+    return detail::wrap(pe_histogram_at(s.at, a.get(), bins, lo, hi));
+}
+/* counts of each index (weights left out) or sums of their weights */
+inline array bincount(const array &idx, int64_t length, site s = site())
+{
+    return detail::wrap(pe_bincount_at(s.at, idx.get(), pe_array{0}, length));
+}
+inline array bincount(const array &idx, const array &weights, int64_t length, site s = site())
+{
+    return detail::wrap(pe_bincount_at(s.at, idx.get(), weights.get(), length));
+}
+inline array scatter_add(const array &target, const array &idx, const operand &values, site s = site())
+{
+    return detail::wrap(pe_scatter_add_at(s.at, target.get(), idx.get(), values.get()));
+}
+
 /* ------------------------------------------- hints and synchronisation */
 
 inline void flush(site s = site()) { pe_flush_at(s.at), detail::raise_pending(); }

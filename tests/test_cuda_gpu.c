@@ -41,6 +41,8 @@ typedef struct {
 #define ENTRY_VIEW_SAME(arity, name)
 #define ENTRY_INTRINSIC_SAME(arity, name)
 #define ENTRY_INTRINSIC_EXPLICIT(arity, name)
+#define ENTRY_INTRINSIC_ARITH(arity, name)
+#define ENTRY_INTRINSIC_INDEX(arity, name)
 static const map_entry maps[] = {
 #define PE_OP(name, kind, arity, fusible, cost, result) ENTRY(kind, arity, result, name)
 #include "irformat/ops.def"

@@ -667,6 +667,15 @@ typedef struct {
 #define CUDA_fft            {NEEDS_FFT | NEEDS_BLAS, KIND_OF_MEMBER, fft_sizes_fit, on_device, fft} /* a: maybe real */
 #define CUDA_ifft           CUDA_fft
 #define CUDA_conv_fft       {NEEDS_FFT | NEEDS_BLAS, 0, fft_sizes_fit, conv_fft_operands, conv_fft}
+/* the order ops (scans, sorts, bins): made on the host (exec/intrinsics/scan.c, sort.c, bins.c) until
+ * this folder has their kernels */
+#define CUDA_cumsum         ON_HOST
+#define CUDA_cumprod        ON_HOST
+#define CUDA_sort           ON_HOST
+#define CUDA_argsort        ON_HOST
+#define CUDA_histogram      ON_HOST
+#define CUDA_bincount       ON_HOST
+#define CUDA_scatter_add    ON_HOST
 static const cuda_slot slots[PE_OP__COUNT] = {
 #define PE_OP_INTRINSIC(name, fits, host, reference) [PE_OP_##name] = CUDA_##name,
 #include "../../irformat/ops_intrinsic.def"

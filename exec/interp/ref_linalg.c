@@ -28,6 +28,7 @@ long double complex pe_ref_element(const pe_port *p, int64_t i)
     case PE_F32: return ((const float *)p->buf)[i];
     case PE_F64: return ((const double *)p->buf)[i];
     case PE_I32: return ((const int32_t *)p->buf)[i];
+    case PE_BOOL: return ((const unsigned char *)p->buf)[i];
     case PE_C64: return ((const float complex *)p->buf)[i];
     case PE_C128: return ((const double complex *)p->buf)[i];
     default: return NAN;

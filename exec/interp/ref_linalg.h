@@ -1,7 +1,7 @@
 /* ref_linalg.h — the reference interpreter's intrinsics: each one's
  * reference declared from its row of irformat/ops_intrinsic.def, and what
  * they share (ref_linalg.c: matmul, the LU family, spmv; ref_fft.c: the
- * spectral ones). */
+ * spectral ones; ref_order.c: scans, sorts, histograms and scatter). */
 #ifndef PE_INTERP_REF_LINALG_H
 #define PE_INTERP_REF_LINALG_H
 
@@ -28,4 +28,10 @@ void pe_ref_store(pe_port *p, int64_t i, long double _Complex v);
  * exec/intrinsics/sparse.c's). */
 bool pe_csr_fault(const int32_t *row_ptr, const int32_t *col, int64_t n_rows, int64_t nnz, int64_t n_cols, char *why,
                   size_t n_why);
+/* pe_histogram's bins + 1 edges: lo + i * (hi - lo) / bins in double, the
+ * last exactly hi, rounded to f32 for an f32 array (NumPy's bin type); the
+ * interpreter's reference (ref_order.c) and the host's body
+ * (exec/intrinsics/bins.c) share them. */
+void pe_histogram_edges(double lo, double hi, int64_t bins, pe_dtype t, double *edges);
+
 #endif

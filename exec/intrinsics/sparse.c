@@ -22,10 +22,8 @@
 #include "intrinsics.h"
 #include "../interp/ref_linalg.h"
 
-static pe_parallel_fn pool_run;
 static pe_spmv_code_fn spmv_code;
 
-void pe_intrinsics_set_pool(pe_parallel_fn run) { pool_run = run; }
 void pe_intrinsics_use_spmv_code(pe_spmv_code_fn code) { spmv_code = code; }
 
 bool pe_spmv_fits(pe_intrinsic_args *a)
@@ -60,8 +58,7 @@ bool pe_spmv_run(pe_intrinsic_args *a)
                                 [PE_SPMV_X] = x->buf, [PE_SPMV_Y] = a->out[0], [PE_SPMV_NNZ] = &nnz,
                                 [PE_SPMV_N_COLS] = &n_cols, [PE_SPMV_BAD] = (void *)&bad};
     int64_t per_row = n_rows ? 1 + nnz / n_rows : 1; /* elements a row touches, for the pool's split */
-    if (pool_run) pool_run(rows, args, n_rows, per_row);
-    else rows(0, n_rows, args);
+    pe_intrinsic_parallel(rows, args, n_rows, per_row);
     a->generated |= PE_GENERATED_RAN;
     if (atomic_load(&bad) == 0) return true;
     a->code = PE_E_ARG;

@@ -13,7 +13,10 @@
  *     operands of other shapes are read through broadcast strides, views
  *     through their index maps (viewmap.c: a view nothing demands is never
  *     computed, PE_PROG_VIEW), a concat's parts through theirs, clamped, and
- *     selected by coordinate, a gather's array at the positions the kernel
+ *     selected by coordinate (a concat only concats read and the
+ *     application let go is never computed either: its readers select from
+ *     its parts, a nest of concats one multi-way select — pad, slice_update),
+ *     a gather's array at the positions the kernel
  *     computes (out of range: a flag, see kir.h), and uniform constants are passed as scalar
  *     parameters.  A reduction along an axis ends its kernel as a full one
  *     does (launched over its results).  A port the code generator cannot
@@ -33,6 +36,9 @@
 #include "../../exec/base/grow.h"
 #include "../../exec/base/shape.h"
 #define NO_VALUE UINT16_MAX
+/* The most parts a concat reads through the lazy concats among them (pad
+ * on both sides is 3; a nest bounded so that a fresh kernel holds it). */
+#define MAX_LAZY_CONCAT_LEAVES 8
 
 typedef struct {
     uint32_t port;
@@ -229,12 +235,32 @@ static uint16_t value_of(group *g, kir_inst op)
     return append(g, op);
 }
 
-/* concat: each operand loaded through its map placed along the axis
- * (clamped into its own part, so both loads stay inside their arrays),
- * then the select by coordinate. */
-static void add_concat_member(group *g, uint32_t pi)
+/* Whether q is a concat its consumer concats select from in place (one
+ * multi-way select): lazy, never computed (choose_lazy_views). */
+static bool is_lazy_concat(const pe_port *q, uint32_t epoch)
 {
-    pe_port *p = pe_port_at(pi);
+    return q->op == PE_OP_concat && pe_is_lazy_view(q, epoch);
+}
+
+/* The leaves of concat p: its parts, a lazy concat's counted through. */
+static int concat_leaves(const pe_port *p, uint32_t epoch)
+{
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        const pe_port *q = pe_port_at(p->in[k]);
+        n += is_lazy_concat(q, epoch) ? concat_leaves(q, epoch) : 1;
+    }
+    return n;
+}
+
+/* The value of concat p placed at `offset` in the kernel's coordinates
+ * (the kernel's element y is p's y - offset): each part loaded through its
+ * map placed there (clamped into its own block on every axis it does not
+ * span, so each load stays inside its array whichever part the select
+ * keeps), a lazy concat's parts likewise one level in, then the select by
+ * the kernel's coordinate along p's axis. */
+static uint16_t concat_value(group *g, const pe_port *p, const int64_t *offset)
+{
     int axis = (int)p->param[0];
     kir_inst op = {.kind = KIR_OP, .op = PE_OP_concat, .dtype = p->dtype, .ctype = p->ctype, .n = 2, .a = {0, 0, (uint16_t)axis}};
     /* the select reads the coordinate along the axis: the kernel iterates its shape even when
@@ -244,20 +270,39 @@ static void add_concat_member(group *g, uint32_t pi)
     int64_t start = 0;
     for (int k = 0; k < 2; k++) {
         const pe_port *q = pe_port_at(p->in[k]);
-        int64_t count = q->shape[axis];
+        int64_t count = q->shape[axis], at[PE_MAX_RANK];
+        memcpy(at, offset, sizeof at[0] * (size_t)g->rank);
+        at[axis] += start;
+        if (k == 0) op.imm = offset[axis] + count;
+        start += count;
+        if (count > 0 && is_lazy_concat(q, g->epoch)) {
+            part[k] = concat_value(g, q, at);
+            continue;
+        }
         kir_param m, placed;
         uint32_t root;
         pe_view_map(p->in[k], g->epoch, &m, &root);
+        bool loaded = true;
+        placed = m;
+        for (int d = 0; d < g->rank && loaded; d++) /* clamped along each axis the part does not span */
+            if (at[d] != 0 || q->shape[d] != g->shape[d]) {
+                kir_param before = placed;
+                loaded = pe_map_concat_part(&before, d, at[d], q->shape[d], &placed);
+            }
         if (count > 0 && pe_port_is_uniform(pe_port_at(root))) /* zeros padding a shift (pe_conv): no buffer to load */
             part[k] = operand_value(g, root);
-        else if (pe_map_concat_part(&m, axis, start, count, &placed)) part[k] = load_through(g, &placed, root, (pe_dtype)q->dtype);
+        else if (loaded) part[k] = load_through(g, &placed, root, (pe_dtype)q->dtype);
         else if (p->numel == 0) part[k] = load_through(g, &m, root, (pe_dtype)q->dtype); /* never read: no iterations */
-        if (k == 0) op.imm = count;
-        start += count;
     }
     op.a[0] = part[0] != NO_VALUE ? part[0] : part[1]; /* an empty part is never selected */
     op.a[1] = part[1] != NO_VALUE ? part[1] : part[0];
-    bind_member(g, pi, value_of(g, op));
+    return value_of(g, op);
+}
+
+static void add_concat_member(group *g, uint32_t pi)
+{
+    const int64_t at[PE_MAX_RANK] = {0};
+    bind_member(g, pi, concat_value(g, pe_port_at(pi), at));
 }
 
 /* The kernel's out-of-range flag for gathers (one per kernel, bound to its
@@ -299,6 +344,18 @@ static bool is_map_view(pe_op op)
     return op == PE_OP_reshape || op == PE_OP_transpose || op == PE_OP_slice || op == PE_OP_periodic || op == PE_OP_spread;
 }
 
+/* The arrays concat p's leaves read (a lazy concat's through it) into
+ * roots from position n; the new count. */
+static int concat_roots(const pe_port *p, uint32_t epoch, uint32_t *roots, int n)
+{
+    for (int k = 0; k < 2; k++) {
+        const pe_port *q = pe_port_at(p->in[k]);
+        if (is_lazy_concat(q, epoch)) n = concat_roots(q, epoch, roots, n);
+        else roots[n++] = root_of(p->in[k], epoch);
+    }
+    return n;
+}
+
 /* Whether p reads an array the open kernel computes other than in
  * registers (a kernel reads only what is stored before it runs): through a
  * view (a view's source, a concat's parts, a gather's array, a lazy view's
@@ -307,11 +364,10 @@ static bool is_map_view(pe_op op)
 static bool reads_member_unfused(group *g, const pe_port *p, uint32_t pi)
 {
     if (!g->open) return false;
-    uint32_t roots[2 * PE_PORT_MAX_INPUTS];
+    uint32_t roots[MAX_LAZY_CONCAT_LEAVES + 2 * PE_PORT_MAX_INPUTS];
     int n = 0;
     if (p->op == PE_OP_concat) {
-        roots[n++] = root_of(p->in[0], g->epoch);
-        roots[n++] = root_of(p->in[1], g->epoch);
+        n = concat_roots(p, g->epoch, roots, 0);
     } else if (p->op == PE_OP_gather) {
         roots[n++] = p->in[0];
     } else if (pe_op_table[p->op].kind == PE_KIND_VIEW) {
@@ -322,6 +378,7 @@ static bool reads_member_unfused(group *g, const pe_port *p, uint32_t pi)
     for (int k = 0; k < p->n_in; k++) {
         const pe_port *q = pe_port_at(p->in[k]);
         if (row_result(g, p->in[k])) continue; /* each row's, in a register */
+        if (is_lazy_concat(q, g->epoch)) continue; /* its parts' roots: concat_roots, above */
         if (pe_is_lazy_view(q, g->epoch) || pe_op_table[q->op].kind == PE_KIND_REDUCE) roots[n++] = root_of(p->in[k], g->epoch);
     }
     for (int i = 0; i < n; i++) {
@@ -364,12 +421,14 @@ static bool gets_store(const binding *b)
  * member only ever adds internal uses, so the count never grows back. */
 static bool has_room(const group *g, const pe_port *p)
 {
+    /* a lazy concat's parts are loads of this kernel too, and its select an instruction */
+    int n_in = p->op == PE_OP_concat ? 2 * concat_leaves(p, g->epoch) : p->n_in;
     int body = g->k->n_body + g->lowering_growth + kir_lower_growth((pe_op)p->op) + complex_growth(g, p); /* once lowered */
-    if (g->n_map + p->n_in + 1 >= KIR_MAX_BODY) return false;
+    if (g->n_map + n_in + 1 >= KIR_MAX_BODY) return false;
     int stores = g->n_members;
     for (int pass = 0; pass < 2; pass++) {
         /* + 1: a gather's flag */
-        if (g->k->n_params + p->n_in + 1 + stores + 1 < KIR_MAX_PARAMS && body + p->n_in + 1 + stores + 1 < KIR_MAX_BODY)
+        if (g->k->n_params + n_in + 1 + stores + 1 < KIR_MAX_PARAMS && body + n_in + 1 + stores + 1 < KIR_MAX_BODY)
             return true;
         stores = 0;
         for (int i = 0; i < g->n_map; i++) stores += gets_store(&g->map[i]);
@@ -547,8 +606,10 @@ static void choose_lazy_views(const pe_entry *entries, size_t n, uint32_t epoch,
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
         pe_port *p = pe_port_at(entries[i].port);
         if (p->state != PE_PORT_PENDING) continue;
-        p->lazy_view = is_map_view((pe_op)p->op) && goes_to_kernel(p, rules) && !p->demanded_in_batch &&
-                       (p->released_in_batch || p->live_consumers > 0);
+        bool candidate = goes_to_kernel(p, rules) && !p->demanded_in_batch;
+        p->lazy_view = candidate && is_map_view((pe_op)p->op) && (p->released_in_batch || p->live_consumers > 0);
+        /* a concat the application let go whose readers are all concats (below): pad's nest, slice_update's */
+        if (p->op == PE_OP_concat) p->lazy_view = candidate && p->released_in_batch && p->live_consumers > 0;
     }
     for (size_t i = 0; i < n; i++) {
         if (entries[i].kind != PE_ENTRY_COMPUTE) continue;
@@ -558,7 +619,11 @@ static void choose_lazy_views(const pe_entry *entries, size_t n, uint32_t epoch,
         for (int k = 0; k < p->n_in; k++) {
             pe_port *q = pe_port_at(p->in[k]);
             if (pe_is_lazy_view(q, epoch) && !takes) q->lazy_view = false;
+            if (is_lazy_concat(q, epoch) && (p->op != PE_OP_concat || p->n_in != 2 || p->in[0] == p->in[1]))
+                q->lazy_view = false; /* read otherwise than by a select of concat's: computed */
         }
+        if (p->op == PE_OP_concat && p->lazy_view && concat_leaves(p, epoch) > MAX_LAZY_CONCAT_LEAVES)
+            p->lazy_view = false; /* a nest too large for one kernel: its top computed */
         kir_param m;
         uint32_t root;
         if (takes && is_map_view((pe_op)p->op) && !pe_view_map_through(entries[i].port, epoch, &m, &root))

@@ -113,7 +113,8 @@ bool pe_view_map_through(uint32_t v, uint32_t epoch, kir_param *m, uint32_t *roo
 bool pe_view_map(uint32_t port, uint32_t epoch, kir_param *m, uint32_t *root)
 {
     const pe_port *p = pe_port_at(port);
-    if (pe_is_lazy_view(p, epoch)) return pe_view_map_through(port, epoch, m, root);
+    if (pe_is_lazy_view(p, epoch) && p->op != PE_OP_concat) /* a lazy concat: its reader selects from its parts */
+        return pe_view_map_through(port, epoch, m, root);
     contiguous(m, p->rank, p->shape);
     *root = port;
     return true;

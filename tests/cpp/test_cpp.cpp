@@ -111,6 +111,16 @@ static void composed_and_helpers()
     std::fclose(f);
     CHECK(std::strcmp(text, "[0 1 2 3]\n") == 0);
     std::free(text);
+    std::vector<double> sums = pe::cumsum(pe::arange(PE_F64, 1, 5), 0).to_vector<double>();
+    CHECK(sums == (std::vector<double>{1, 3, 6, 10}));
+    pe::array v = pe::from_vector(std::vector<double>{3, 1, 2});
+    CHECK(pe::sort(v).to_vector<double>() == (std::vector<double>{1, 2, 3}));
+    CHECK(pe::argsort(v, 0, true).to_vector<int32_t>() == (std::vector<int32_t>{0, 2, 1}));
+    CHECK(pe::histogram(v, 2, 1, 3).to_vector<int32_t>() == (std::vector<int32_t>{1, 2}));
+    pe::array idx = pe::cast(v, PE_I32);
+    CHECK(pe::bincount(idx, 4).to_vector<int32_t>() == (std::vector<int32_t>{0, 1, 1, 1}));
+    CHECK(pe::bincount(idx, v, 4).to_vector<double>() == (std::vector<double>{0, 1, 2, 3}));
+    CHECK(pe::scatter_add(v, idx - 1, 1.0).to_vector<double>() == (std::vector<double>{4, 2, 3}));
 }
 
 static void copies_and_moves()
