@@ -30,16 +30,6 @@ static const host_slot host_slots[PE_OP__COUNT] = {
 #include "../../irformat/ops_intrinsic.def"
 };
 
-static pe_parallel_fn pool_run; /* the CPU executor's, lent at its start */
-
-void pe_intrinsics_set_pool(pe_parallel_fn run) { pool_run = run; }
-
-void pe_intrinsic_parallel(pe_range_fn fn, void *const *args, int64_t n, int64_t work)
-{
-    if (pool_run) pool_run(fn, args, n, work);
-    else if (n > 0) fn(0, n, args);
-}
-
 bool pe_intrinsic_fits(pe_intrinsic_args *a)
 {
     const host_slot *s = &host_slots[a->members[0]->op];
