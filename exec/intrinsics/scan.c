@@ -14,9 +14,9 @@
  * Within a chunk the order is fixed too, and made for the vector units
  * rather than one long chain of dependent adds: a chunk's total runs LANES
  * running values side by side, combined pairwise at the end; its scan takes
- * groups of LANES elements, each group's own running values first (groups
- * do not wait for each other), then the carry from the groups before added
- * onto each.  Element i of a group is so carry + (x_0 + ... + x_i), not
+ * groups of LANES elements (4 for f32 and f64 sums, in vector registers),
+ * each group's own running values first (groups do not wait for each
+ * other), then the carry from the groups before added onto each.  Element i of a group is so carry + (x_0 + ... + x_i), not
  * ((carry + x_0) + ...) + x_i: the same error bound, other bits than a
  * sequential loop's.
  *
@@ -50,8 +50,8 @@ typedef struct {
 #define ADD(a, b) ((a) + (b))
 #define MUL(a, b) ((a) * (b))
 
-#define SCAN_KIND(name, TIN, TACC, TOUT, OP)                                                             \
-    static void name##_total(const void *in_, int64_t n, void *total)                                      \
+#define SCAN_KIND(name, TIN, TACC, TOUT, OP, ROW)                                                           \
+    static inline void name##_total(const void *in_, int64_t n, void *total)                                  \
     {                                                                                                     \
         const TIN *in = in_;                                                                              \
         int64_t i = 0;                                                                                    \
@@ -70,7 +70,7 @@ typedef struct {
         for (; i < n; i++) acc = OP(acc, (TACC)in[i]);                                                    \
         *(TACC *)total = acc;                                                                             \
     }                                                                                                     \
-    static void name##_row(const void *in_, void *out_, int64_t n, const void *start)                      \
+    static inline void name##_row(const void *in_, void *out_, int64_t n, const void *start)                 \
     {                                                                                                     \
         const TIN *in = in_;                                                                              \
         TOUT *out = out_;                                                                                 \
@@ -92,8 +92,8 @@ typedef struct {
             out[i] = (TOUT)carry;                                                                         \
         }                                                                                                 \
     }                                                                                                     \
-    static void name##_combine(void *acc, const void *x) { *(TACC *)acc = OP(*(TACC *)acc, *(const TACC *)x); } \
-    static void name##_columns(const void *in_, void *out_, int64_t n, int64_t inner, int64_t j0, int64_t j1) \
+    static inline void name##_combine(void *acc, const void *x) { *(TACC *)acc = OP(*(TACC *)acc, *(const TACC *)x); } \
+    static inline void name##_columns(const void *in_, void *out_, int64_t n, int64_t inner, int64_t j0, int64_t j1) \
     {                                                                                                     \
         const TIN *in = in_;                                                                              \
         TOUT *out = out_;                                                                                 \
@@ -104,21 +104,59 @@ typedef struct {
             for (int64_t j = j0; j < j1; j++) y[j] = (TOUT)OP((TACC)prev[j], (TACC)x[j]);                 \
         }                                                                                                 \
     }                                                                                                     \
-    static const scan_kind name = {sizeof(TACC), name##_total, name##_row, name##_combine, name##_columns};
+    static const scan_kind name = {sizeof(TACC), name##_total, ROW, name##_combine, name##_columns};
+
+/* f32 and f64 sums: the groups' running values by a log-step tree in
+ * vector registers ([x0, x0+x1, x1+x2, x2+x3], then pairs two apart: four
+ * elements, two adds and two shuffles), the carry added onto the group in
+ * one vector add.  A lane with nothing before it keeps its value as it is
+ * (a -0.0 stays -0.0).  The order is this C's, not the compiler's: the same
+ * bits on every machine. */
+#define VECTOR_SUM_ROW(name, T, TI)                                                                      \
+    typedef T name##_vec __attribute__((vector_size(4 * sizeof(T))));                                    \
+    typedef TI name##_ivec __attribute__((vector_size(4 * sizeof(T))));                                  \
+    static void name(const void *in_, void *out_, int64_t n, const void *start)                          \
+    {                                                                                                    \
+        const T *in = in_;                                                                               \
+        T *out = out_;                                                                                   \
+        const name##_vec zero = {0};                                                                     \
+        const name##_ivec one = {-1, 0, 0, 0}, two = {-1, -1, 0, 0}; /* lanes kept */                                  \
+        bool carried = start != NULL;                                                                    \
+        T carry = carried ? *(const T *)start : 0;                                                       \
+        int64_t i = 0;                                                                                   \
+        for (; i + 4 <= n; i += 4) {                                                                     \
+            name##_vec v;                                                                                \
+            memcpy(&v, in + i, sizeof v);                                                                \
+            name##_ivec sum = (name##_ivec)(v + __builtin_shuffle(v, zero, (name##_ivec){4, 0, 1, 2}));  \
+            v = (name##_vec)((sum & ~one) | ((name##_ivec)v & one));                                     \
+            sum = (name##_ivec)(v + __builtin_shuffle(v, zero, (name##_ivec){4, 5, 0, 1}));              \
+            v = (name##_vec)((sum & ~two) | ((name##_ivec)v & two));                                     \
+            if (carried) v = (name##_vec){carry, carry, carry, carry} + v;                               \
+            memcpy(out + i, &v, sizeof v);                                                               \
+            carry = v[3], carried = true;                                                                \
+        }                                                                                                \
+        for (; i < n; i++) {                                                                             \
+            carry = carried ? carry + in[i] : in[i];                                                     \
+            carried = true;                                                                              \
+            out[i] = carry;                                                                              \
+        }                                                                                                \
+    }
+VECTOR_SUM_ROW(sum_f32_vector_row, float, int32_t)
+VECTOR_SUM_ROW(sum_f64_vector_row, double, int64_t)
 
 /* i32 results wrap: accumulated in uint32_t, stored as int32_t (two's complement, as gcc and clang define) */
-SCAN_KIND(sum_bool, unsigned char, uint32_t, int32_t, ADD)
-SCAN_KIND(sum_i32, int32_t, uint32_t, int32_t, ADD)
-SCAN_KIND(sum_f32, float, float, float, ADD)
-SCAN_KIND(sum_f64, double, double, double, ADD)
-SCAN_KIND(sum_c64, float _Complex, float _Complex, float _Complex, ADD)
-SCAN_KIND(sum_c128, double _Complex, double _Complex, double _Complex, ADD)
-SCAN_KIND(prod_bool, unsigned char, uint32_t, int32_t, MUL)
-SCAN_KIND(prod_i32, int32_t, uint32_t, int32_t, MUL)
-SCAN_KIND(prod_f32, float, float, float, MUL)
-SCAN_KIND(prod_f64, double, double, double, MUL)
-SCAN_KIND(prod_c64, float _Complex, float _Complex, float _Complex, MUL)
-SCAN_KIND(prod_c128, double _Complex, double _Complex, double _Complex, MUL)
+SCAN_KIND(sum_bool, unsigned char, uint32_t, int32_t, ADD, sum_bool_row)
+SCAN_KIND(sum_i32, int32_t, uint32_t, int32_t, ADD, sum_i32_row)
+SCAN_KIND(sum_f32, float, float, float, ADD, sum_f32_vector_row)
+SCAN_KIND(sum_f64, double, double, double, ADD, sum_f64_vector_row)
+SCAN_KIND(sum_c64, float _Complex, float _Complex, float _Complex, ADD, sum_c64_row)
+SCAN_KIND(sum_c128, double _Complex, double _Complex, double _Complex, ADD, sum_c128_row)
+SCAN_KIND(prod_bool, unsigned char, uint32_t, int32_t, MUL, prod_bool_row)
+SCAN_KIND(prod_i32, int32_t, uint32_t, int32_t, MUL, prod_i32_row)
+SCAN_KIND(prod_f32, float, float, float, MUL, prod_f32_row)
+SCAN_KIND(prod_f64, double, double, double, MUL, prod_f64_row)
+SCAN_KIND(prod_c64, float _Complex, float _Complex, float _Complex, MUL, prod_c64_row)
+SCAN_KIND(prod_c128, double _Complex, double _Complex, double _Complex, MUL, prod_c128_row)
 
 static const scan_kind *kind_of(pe_op op, pe_dtype in)
 {

@@ -80,8 +80,9 @@ static pe_status status_of_failure(void)
 /* Below this a copy costs less than the bookkeeping. */
 #define MIN_IN_PLACE_BYTES 16384
 
-/* Lends dst to p as its result buffer when p is an element-wise result the
- * batch being recorded will compute, with no consumer in that batch (dst is
+/* Lends dst to p as its result buffer when p is an element-wise result or
+ * a library call's (exec/intrinsics/dispatch.c: one member) the batch being
+ * recorded will compute, with no consumer in that batch (dst is
  * the caller's once the read returns) and no other view of its buffer: the
  * kernel writes straight into the caller's memory, with no copy.  When the
  * read is the value's last use the buffer stays the port's until it dies;
@@ -94,8 +95,9 @@ static bool lend_dst(pe_port *p, void *dst, size_t dst_bytes, bool last_use)
     if (!dst || dst_bytes < MIN_IN_PLACE_BYTES) return false;
     const pe_executor *ex = pe_rt.executor;
     if (ex->caps & PE_EXEC_DEVICE_MEMORY) return false; /* a GPU result is copied straight into dst already */
+    pe_op_kind kind = pe_op_table[p->op].kind;
     if (p->state != PE_PORT_PENDING || p->batch != pe_rec.batch_epoch || p->refs_int > 1 || p->maps || p->buf ||
-        p->temp || pe_op_table[p->op].kind != PE_KIND_MAP || pe_port_bytes(p) != dst_bytes)
+        p->temp || (kind != PE_KIND_MAP && kind != PE_KIND_INTRINSIC) || pe_port_bytes(p) != dst_bytes)
         return false;
     bool keeps_handle = !last_use || p->refs_app != 1;
     if (keeps_handle && !(ex->caps & PE_EXEC_RUNS_KERNELS)) return false; /* the interpreter stores every value */
