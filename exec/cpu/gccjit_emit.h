@@ -56,6 +56,13 @@ typedef struct {
      * not in a segment, or the parameter does not wrap) */
     gcc_jit_rvalue *seg_first;
     gcc_jit_rvalue *seg_wrapped[KIR_MAX_PARAMS];
+    /* Static row segments (emit_row_span): [seg_lo, seg_hi) of the last
+     * axis, cut where a concat along it switches parts and where a clamped
+     * view enters or leaves its range, so that in a segment each such select
+     * is one part and each clamp none or a constant (seg_static false: not
+     * in one) */
+    bool seg_static;
+    int64_t seg_lo, seg_hi;
     gcc_jit_lvalue *bad;   /* kernels that gather: nonzero once an index was out of range */
     gcc_jit_lvalue *acc;   /* reduction kernels: the accumulator of the lane being emitted (u32 where i32 wraps) */
     gcc_jit_lvalue *comp;  /* its compensation (f64 sums, Neumaier), a keyed float extreme's NaN flag, or NULL */

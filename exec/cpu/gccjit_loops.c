@@ -7,6 +7,7 @@
  * (gccjit_ops.c) per element or lane; the order in which a reduction meets
  * its elements is fixed here, so a result is the same for any launch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gccjit_emit.h"
@@ -85,13 +86,13 @@ static void each_element(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, 
     loop_step_end(e, &rest, i, 1);
 }
 
-/* The shortest wrap a row is cut at (emit_row_span): a view tiling fewer
+/* The shortest wrap a row is cut at (emit_wrap_span): a view tiling fewer
  * elements would cut rows into segments too short to pay. */
 #define SEGMENT_MIN_WRAP 16
 
 /* Whether parameter q wraps along the last axis (a periodic view: a
  * stencil's shifted neighbour, a roll) with no clamp there: what
- * emit_row_span cuts rows for. */
+ * emit_wrap_span cuts rows for. */
 static bool wraps_along_rows(const kir_param *q, int last)
 {
     return q->kind == KIR_IN_STRIDED && q->stride[last] != 0 && q->wrap[last] >= SEGMENT_MIN_WRAP && q->hi[last] == 0;
@@ -104,8 +105,8 @@ static bool wraps_along_rows(const kir_param *q, int last)
  * every index linear (no modulo per element: the vectoriser's case), the
  * coordinates carried to the next segment by an add and a compare.
  * Without such views: each_element over [from, to). */
-static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
-                          const lanes *ln)
+static void emit_wrap_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                           const lanes *ln)
 {
     int last = k->rank - 1;
     gcc_jit_lvalue *w[KIR_MAX_PARAMS] = {0};
@@ -143,6 +144,78 @@ static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from,
     }
     gcc_jit_block_add_assignment(e->cur, NULL, c, end);
     loop_end(e, &segments);
+}
+
+/* The most static segments a row is cut into (each a copy of the body). */
+#define MAX_STATIC_SEGMENTS 16
+
+static void add_cut(int64_t *cut, int *n, int64_t at, int64_t n_last)
+{
+    if (at <= 0 || at >= n_last) return;
+    for (int i = 0; i < *n; i++)
+        if (cut[i] == at) return;
+    cut[(*n)++] = at;
+}
+
+static int by_position(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The cuts of a row into static segments, sorted, 0 and the row's length
+ * included: where a concat along the last axis switches parts and where a
+ * view clamped along it (a concat's part) enters or leaves its range.  0
+ * where there is nothing to cut for, or too much (MAX_STATIC_SEGMENTS). */
+static int static_cuts(const kir_kernel *k, int64_t *cut)
+{
+    int last = k->rank - 1, n = 0;
+    int64_t n_last = k->shape[last];
+    bool any = false;
+    for (int p = 0; p < k->n_params; p++) {
+        const kir_param *q = &k->params[p];
+        if (q->kind != KIR_IN_STRIDED || q->hi[last] <= 0) continue;
+        any = true;
+        add_cut(cut, &n, q->lo[last], n_last), add_cut(cut, &n, q->hi[last], n_last);
+        if (n >= MAX_STATIC_SEGMENTS) return 0;
+    }
+    for (int i = 0; i < k->n_body; i++) {
+        const kir_inst *in = &k->body[i];
+        if (in->kind != KIR_OP || in->op != PE_OP_concat || in->a[2] != last) continue;
+        any = true;
+        add_cut(cut, &n, in->imm, n_last);
+        if (n >= MAX_STATIC_SEGMENTS) return 0;
+    }
+    if (!any) return 0;
+    cut[n++] = 0, cut[n++] = n_last;
+    qsort(cut, (size_t)n, sizeof *cut, by_position);
+    return n;
+}
+
+/* Flat elements [from, to) of the row whose element 0 is flat `start`,
+ * into ln's lanes if any: in static segments where the kernel selects
+ * between a concat's parts along the last axis or clamps a view there (each
+ * segment's body with the select resolved and the clamps gone: linear
+ * loads, the vectoriser's case; pad and slice_update), each cut further
+ * where a view wraps (emit_wrap_span). */
+static void emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                          const lanes *ln)
+{
+    int64_t cut[2 * KIR_MAX_PARAMS + KIR_MAX_BODY + 2];
+    int n = static_cuts(k, cut);
+    if (n == 0) {
+        emit_wrap_span(e, k, from, to, start, ln);
+        return;
+    }
+    for (int s = 0; s + 1 < n; s++) {
+        gcc_jit_rvalue *lo = lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, cut[s]));
+        gcc_jit_rvalue *hi = lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, cut[s + 1]));
+        gcc_jit_rvalue *seg_from = to_local(e, lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, lo, from), lo, from), e->t_long);
+        gcc_jit_rvalue *seg_to = to_local(e, lmin(e, hi, to), e->t_long);
+        e->seg_static = true, e->seg_lo = cut[s], e->seg_hi = cut[s + 1];
+        emit_wrap_span(e, k, seg_from, seg_to, start, ln); /* an empty segment: no iterations */
+        e->seg_static = false;
+    }
 }
 
 /* The row of flat element i in a walk of [i, end) by rows of n_last

@@ -59,7 +59,10 @@ static gcc_jit_rvalue *coordinate(emitter *e, int axis)
 static gcc_jit_rvalue *axis_term(emitter *e, const kir_param *p, int d, gcc_jit_rvalue *x)
 {
     if (p->stride[d] == 0) return NULL;
-    if (p->hi[d] > 0) { /* clamped: never outside the array, whatever the other operand of a select */
+    if (p->hi[d] > 0 && e->seg_static && d == e->k->rank - 1) { /* a static segment: wholly below, in or above */
+        if (e->seg_hi <= p->lo[d]) x = lng(e, p->lo[d]);
+        else if (e->seg_lo >= p->hi[d]) x = lng(e, p->hi[d] - 1);
+    } else if (p->hi[d] > 0) { /* clamped: never outside the array, whatever the other operand of a select */
         x = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, x, lng(e, p->lo[d])), lng(e, p->lo[d]), x);
         x = lselect(e, cmp(e, GCC_JIT_COMPARISON_GT, x, lng(e, p->hi[d] - 1)), lng(e, p->hi[d] - 1), x);
     }
@@ -396,6 +399,7 @@ static gcc_jit_rvalue *emit_data(emitter *e, const kir_inst *in, pe_dtype ct, gc
         return cast(e, v[0], from, rt);
     }
     case PE_OP_concat: /* the first part below its extent along the axis, else the second */
+        if (e->seg_static && in->a[2] == e->k->rank - 1) return e->seg_lo < in->imm ? v[0] : v[1]; /* one part here */
         return choose(e, cmp(e, GCC_JIT_COMPARISON_LT, coordinate_long(e, in->a[2]), lng(e, in->imm)), v[0], v[1], T);
     case PE_OP_index: return cast(e, coordinate(e, in->a[0]), PE_I32, rt);
     case PE_OP_identity: /* row == column */

@@ -41,12 +41,6 @@ static int64_t groups_for(int64_t n, int64_t bins, int64_t bin_bytes)
     return g < 1 ? 1 : g;
 }
 
-/* An element's value in double (f32, f64, i32). */
-static inline double value_at(const void *buf, pe_dtype t, int64_t i)
-{
-    return t == PE_F32 ? ((const float *)buf)[i] : t == PE_F64 ? ((const double *)buf)[i] : ((const int32_t *)buf)[i];
-}
-
 /* What every task of a call shares. */
 typedef struct {
     int64_t n, n_groups, bins;
@@ -70,26 +64,23 @@ static inline int64_t group_begin(const bins_job *j, int64_t g) { return j->n * 
 
 /* ------------------------------------------------------------- histogram */
 
-/* NumPy's bin of x, or -1 where it is not counted. */
-static inline int64_t bin_of(const bins_job *j, double x)
-{
-    const double *e = j->edges;
-    if (!(x >= e[0] && x <= e[j->bins])) return -1;
-    int64_t b = (int64_t)((x - j->lo) * j->per_unit); /* an estimate: the edges decide below */
-    if (b >= j->bins) b = j->bins - 1;
-    if (b < 0) b = 0;
-    while (b > 0 && x < e[b]) b--; /* the estimate is off by one at most, but the edges decide */
-    while (b < j->bins - 1 && x >= e[b + 1]) b++;
-    return b;
-}
 
-/* A group's elements of dtype T into its bins. */
+/* A group's elements of dtype T into its bins: bin_of with the job's
+ * fields in locals (the counts' stores may alias nothing they read). */
 #define COUNT_GROUP(T)                                                                          \
     static void count_##T(const bins_job *j, const T *x, int64_t first, int64_t last, uint32_t *c) \
     {                                                                                           \
+        const double *e = j->edges, lowest = e[0], highest = e[j->bins], lo = j->lo;            \
+        const double per_unit = j->per_unit;                                                    \
+        const int64_t top = j->bins - 1;                                                        \
         for (int64_t i = first; i < last; i++) {                                                \
-            int64_t b = bin_of(j, (double)x[i]);                                                \
-            if (b >= 0) c[b]++;                                                                 \
+            double v = (double)x[i];                                                            \
+            if (!(v >= lowest && v <= highest)) continue;                                       \
+            int64_t b = (int64_t)((v - lo) * per_unit);                                         \
+            b = b > top ? top : b < 0 ? 0 : b;                                                  \
+            while (b > 0 && v < e[b]) b--;                                                      \
+            while (b < top && v >= e[b + 1]) b++;                                               \
+            c[b]++;                                                                             \
         }                                                                                       \
     }
 COUNT_GROUP(float)

@@ -50,8 +50,8 @@ typedef struct {
 #define ADD(a, b) ((a) + (b))
 #define MUL(a, b) ((a) * (b))
 
-#define SCAN_KIND(name, TIN, TACC, TOUT, OP, ROW)                                                           \
-    static inline void name##_total(const void *in_, int64_t n, void *total)                                  \
+#define SCAN_KIND(name, TIN, TACC, TOUT, OP, ROW)                                                         \
+    static inline void name##_total(const void *in_, int64_t n, void *total)                              \
     {                                                                                                     \
         const TIN *in = in_;                                                                              \
         int64_t i = 0;                                                                                    \
@@ -70,7 +70,7 @@ typedef struct {
         for (; i < n; i++) acc = OP(acc, (TACC)in[i]);                                                    \
         *(TACC *)total = acc;                                                                             \
     }                                                                                                     \
-    static inline void name##_row(const void *in_, void *out_, int64_t n, const void *start)                 \
+    __attribute__((unused)) static void name##_row(const void *in_, void *out_, int64_t n, const void *start) \
     {                                                                                                     \
         const TIN *in = in_;                                                                              \
         TOUT *out = out_;                                                                                 \
@@ -80,7 +80,7 @@ typedef struct {
         for (; i + LANES <= n; i += LANES) { /* a group's own running values, then the carry onto them */ \
             TACC t[LANES];                                                                                \
             t[0] = (TACC)in[i];                                                                           \
-            for (int k = 1; k < LANES; k++) t[k] = OP(t[k - 1], (TACC)in[i + k]);                        \
+            for (int k = 1; k < LANES; k++) t[k] = OP(t[k - 1], (TACC)in[i + k]);                         \
             if (carried)                                                                                  \
                 for (int k = 0; k < LANES; k++) t[k] = OP(carry, t[k]);                                   \
             for (int k = 0; k < LANES; k++) out[i + k] = (TOUT)t[k];                                      \
@@ -112,34 +112,34 @@ typedef struct {
  * one vector add.  A lane with nothing before it keeps its value as it is
  * (a -0.0 stays -0.0).  The order is this C's, not the compiler's: the same
  * bits on every machine. */
-#define VECTOR_SUM_ROW(name, T, TI)                                                                      \
-    typedef T name##_vec __attribute__((vector_size(4 * sizeof(T))));                                    \
-    typedef TI name##_ivec __attribute__((vector_size(4 * sizeof(T))));                                  \
-    static void name(const void *in_, void *out_, int64_t n, const void *start)                          \
-    {                                                                                                    \
-        const T *in = in_;                                                                               \
-        T *out = out_;                                                                                   \
-        const name##_vec zero = {0};                                                                     \
-        const name##_ivec one = {-1, 0, 0, 0}, two = {-1, -1, 0, 0}; /* lanes kept */                                  \
-        bool carried = start != NULL;                                                                    \
-        T carry = carried ? *(const T *)start : 0;                                                       \
-        int64_t i = 0;                                                                                   \
-        for (; i + 4 <= n; i += 4) {                                                                     \
-            name##_vec v;                                                                                \
-            memcpy(&v, in + i, sizeof v);                                                                \
-            name##_ivec sum = (name##_ivec)(v + __builtin_shuffle(v, zero, (name##_ivec){4, 0, 1, 2}));  \
-            v = (name##_vec)((sum & ~one) | ((name##_ivec)v & one));                                     \
-            sum = (name##_ivec)(v + __builtin_shuffle(v, zero, (name##_ivec){4, 5, 0, 1}));              \
-            v = (name##_vec)((sum & ~two) | ((name##_ivec)v & two));                                     \
-            if (carried) v = (name##_vec){carry, carry, carry, carry} + v;                               \
-            memcpy(out + i, &v, sizeof v);                                                               \
-            carry = v[3], carried = true;                                                                \
-        }                                                                                                \
-        for (; i < n; i++) {                                                                             \
-            carry = carried ? carry + in[i] : in[i];                                                     \
-            carried = true;                                                                              \
-            out[i] = carry;                                                                              \
-        }                                                                                                \
+#define VECTOR_SUM_ROW(name, T, TI)                                                                       \
+    typedef T name##_vec __attribute__((vector_size(4 * sizeof(T))));                                     \
+    typedef TI name##_ivec __attribute__((vector_size(4 * sizeof(T))));                                   \
+    static void name(const void *in_, void *out_, int64_t n, const void *start)                           \
+    {                                                                                                     \
+        const T *in = in_;                                                                                \
+        T *out = out_;                                                                                    \
+        const name##_vec zero = {0};                                                                      \
+        const name##_ivec one = {-1, 0, 0, 0}, two = {-1, -1, 0, 0}; /* lanes kept */                     \
+        bool carried = start != NULL;                                                                     \
+        T carry = carried ? *(const T *)start : 0;                                                        \
+        int64_t i = 0;                                                                                    \
+        for (; i + 4 <= n; i += 4) {                                                                      \
+            name##_vec v;                                                                                 \
+            memcpy(&v, in + i, sizeof v);                                                                 \
+            name##_ivec sum = (name##_ivec)(v + __builtin_shufflevector(v, zero, 4, 0, 1, 2));            \
+            v = (name##_vec)((sum & ~one) | ((name##_ivec)v & one));                                      \
+            sum = (name##_ivec)(v + __builtin_shufflevector(v, zero, 4, 5, 0, 1));                        \
+            v = (name##_vec)((sum & ~two) | ((name##_ivec)v & two));                                      \
+            if (carried) v = (name##_vec){carry, carry, carry, carry} + v;                                \
+            memcpy(out + i, &v, sizeof v);                                                                \
+            carry = v[3], carried = true;                                                                 \
+        }                                                                                                 \
+        for (; i < n; i++) {                                                                              \
+            carry = carried ? carry + in[i] : in[i];                                                      \
+            carried = true;                                                                               \
+            out[i] = carry;                                                                               \
+        }                                                                                                 \
     }
 VECTOR_SUM_ROW(sum_f32_vector_row, float, int32_t)
 VECTOR_SUM_ROW(sum_f64_vector_row, double, int64_t)
