@@ -776,9 +776,10 @@ pe_array pe_spmv_at(const pe_site *s, pe_csr m, pe_array x);
  * zero outside a.  pe_correlate: as scipy.signal.correlate(mode='same'),
  * the convolution with the kernel reversed (and conjugated, as scipy's, for
  * complex arrays): out[i] = sum_j a[i + j - k / 2] conj(kernel[j]).  f32,
- * f64, c64 or c128, a and kernel of one dtype.  A kernel of up to 16
- * elements is summed directly in one generated kernel (complex: a few, each
- * at most the size a kernel may take once complex ops are pairs of reals),
+ * f64, c64 or c128, a and kernel of one dtype.  A kernel of up to 64
+ * elements (16 complex) is summed directly in generated kernels (one per at
+ * most 16 taps: a kernel's parameters; complex one per 6, the size a kernel
+ * may take once complex ops are pairs of reals),
  * with the element-wise work after it fused (a producer before it is stored
  * first: the shifted reads need its elements); a larger one goes through FFTs (one library
  * call; bench/RESULTS.md). */

@@ -1,6 +1,6 @@
 /* test_conv.c — pe_conv / pe_correlate ("same", as scipy.signal's) against
  * a direct convolution loop in long double written here, in both regimes:
- * a small kernel (up to 16 elements: summed directly in one fused kernel, no
+ * a small kernel (up to 64 elements, 16 complex: summed directly in one fused kernel, no
  * library call) and a larger one (through FFTs: one library call), 1-d and 2-d, batched over
  * a's leading axes, even and odd kernel lengths, a kernel longer than a;
  * f32, f64, c64 and c128 (a complex correlation conjugates the kernel, as
@@ -79,11 +79,11 @@ static void conv_case(pe_dtype t, int64_t batch, int64_t n0, int64_t n1, int dim
     pe_stats after = tu_stats();
     if (!tu_on_interpreter()) { /* the regime asked for: a library call, or fused views */
         uint64_t calls = after.library_calls - before.library_calls, kernels = after.kernels_launched - before.kernels_launched;
-        /* real: one kernel; complex: the pair lowering's size bound (a kernel's body once every complex op is two
-         * reals) cuts a long sum of taps into a few kernels, one per at most 6 taps; a correlation conjugates the
-         * kernel first (one more) */
+        /* real: a kernel's parameters (KIR_MAX_PARAMS: a few per tap) cut a long sum of taps into a few kernels,
+         * one per at most 16 taps; complex: the pair lowering's size bound (a kernel's body once every complex op
+         * is two reals) one per at most 6 taps; a correlation conjugates the kernel first (one more) */
         bool cplx = t == PE_C64 || t == PE_C128;
-        uint64_t most = cplx ? (uint64_t)(taps + 5) / 6 + 1 + correlate : 1;
+        uint64_t most = cplx ? (uint64_t)(taps + 5) / 6 + 1 + correlate : (uint64_t)(taps + 15) / 16;
         if (calls != (via_fft ? 1u : 0u) || (!via_fft && (kernels < 1 || kernels > most)))
             fail_msg("%s %s: a %lld x %lld x %lld, kernel %lld x %lld: %llu library calls, %llu kernels", dtype_name(t),
                      correlate ? "correlate" : "conv", (long long)batch, (long long)n0, (long long)n1, (long long)k0,
@@ -118,13 +118,15 @@ static void direct_regime(void **state)
     pe_dtype types[4] = {PE_F32, PE_F64, PE_C64, PE_C128};
     for (int ti = 0; ti < 4; ti++)
         for (int corr = 0; corr < 2; corr++) {
+            bool cplx = types[ti] == PE_C64 || types[ti] == PE_C128; /* complex: direct up to 16 taps, reals 64 */
             conv_case(types[ti], 1, 1, 50, 1, 1, 3, corr, false);
             conv_case(types[ti], 3, 1, 33, 1, 1, 4, corr, false);   /* even length, three rows */
             conv_case(types[ti], 2, 1, 5, 1, 1, 9, corr, false);    /* longer than a */
-            conv_case(types[ti], 1, 1, 200, 1, 1, 16, corr, false); /* the largest direct kernel */
+            conv_case(types[ti], 1, 1, 200, 1, 1, cplx ? 16 : 64, corr, false); /* the largest direct kernel */
             conv_case(types[ti], 1, 12, 17, 2, 3, 3, corr, false);
             conv_case(types[ti], 2, 9, 10, 2, 2, 5, corr, false);
-            conv_case(types[ti], 1, 20, 20, 2, 4, 4, corr, false); /* the largest direct 2-d kernel */
+            conv_case(types[ti], 1, 20, 20, 2, 4, 4, corr, false);
+            conv_case(types[ti], 1, 20, 21, 2, 8, cplx ? 2 : 8, corr, false); /* the largest direct 2-d kernel */
         }
 }
 
@@ -134,7 +136,8 @@ static void fft_regime(void **state)
     pe_dtype types[4] = {PE_F32, PE_F64, PE_C64, PE_C128};
     for (int ti = 0; ti < 4; ti++)
         for (int corr = 0; corr < 2; corr++) {
-            conv_case(types[ti], 1, 1, 300, 1, 1, 17, corr, true);   /* the smallest FFT kernel */
+            bool cplx = types[ti] == PE_C64 || types[ti] == PE_C128;
+            conv_case(types[ti], 1, 1, 300, 1, 1, cplx ? 17 : 65, corr, true); /* the smallest FFT kernel */
             conv_case(types[ti], 3, 1, 257, 1, 1, 100, corr, true);  /* even, three rows */
             conv_case(types[ti], 1, 1, 40, 1, 1, 101, corr, true);   /* longer than a */
             conv_case(types[ti], 2, 30, 31, 2, 9, 8, corr, true);

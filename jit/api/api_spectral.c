@@ -20,13 +20,19 @@
 
 /* Kernels of up to this many elements are convolved directly (fused views),
  * larger ones through FFTs: bench/bench_intrinsics.c's conv rows measure
- * both (PE_CONV_DIRECT_TAPS=n moves the threshold, for them). */
-#define DIRECT_TAPS 16
+ * both (PE_CONV_DIRECT_TAPS=n moves the threshold, for them).  16 until the
+ * CPU generator cut rows at the parts' seams (gccjit_loops.c, static
+ * segments): since then the direct sum of 64 taps on 2^22 elements takes 12
+ * ms against the FFTs' 90 (bench/RESULTS.md). */
+#define DIRECT_TAPS 64
+/* Complex sums of taps are cut into kernels of at most 6 taps (the pair
+ * lowering's size bound), each stored: the threshold stays where it was. */
+#define DIRECT_TAPS_COMPLEX 16
 
-static int64_t direct_taps(void)
+static int64_t direct_taps(pe_dtype t)
 {
     const char *e = getenv("PE_CONV_DIRECT_TAPS");
-    return e && *e ? atoll(e) : DIRECT_TAPS;
+    return e && *e ? atoll(e) : pe_dtype_is_complex(t) ? DIRECT_TAPS_COMPLEX : DIRECT_TAPS;
 }
 
 static pe_array record_fft(const pe_site *s, pe_op op, pe_array a, int dims)
@@ -164,7 +170,7 @@ static pe_array record_conv(const pe_site *s, pe_array a, pe_array kernel, bool 
         return pe_invalid_result(s, PE_OP_conv_fft, PE_E_SHAPE);
     }
     if (in[0]->numel == 0) return pe_fill_at(s, t, in[0]->rank, in[0]->shape, 0);
-    if (in[1]->numel <= direct_taps()) return direct(s, a, kernel, in[0], in[1], dims, correlate);
+    if (in[1]->numel <= direct_taps(t)) return direct(s, a, kernel, in[0], in[1], dims, correlate);
     int64_t params[2] = {dims, correlate};
     return pe_record_op(s, PE_OP_conv_fft, idx, 2, t, t, in[0]->rank, in[0]->shape, params, 2);
 }
