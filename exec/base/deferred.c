@@ -76,6 +76,14 @@ void pe_port_become_expression(uint32_t idx)
         pe_retention.expressions[pe_retention.n_expressions++] = idx;
 }
 
+void pe_port_defer(uint32_t idx)
+{
+    pe_port *p = pe_port_at(idx);
+    p->state = PE_PORT_DEFERRED;
+    pe_counters.values_deferred++;
+    if (!p->holds_as_expression) pe_port_become_expression(idx);
+}
+
 void pe_port_expression_done(pe_port *p)
 {
     if (!p->holds_as_expression) return;

@@ -340,5 +340,9 @@ void pe_expressions_compact(void);
 /* Port idx keeps its inputs as an expression (DEFERRED): they count it as a
  * reader, the list of expressions has it (deferred.c). */
 void pe_port_become_expression(uint32_t idx);
+/* Port idx is DEFERRED: an expression again (above), counted in
+ * pe_counters.values_deferred; what a kernel's member, a view nobody
+ * stored and a library call's lent result become (settle.c, dispatch.c). */
+void pe_port_defer(uint32_t idx);
 
 #endif

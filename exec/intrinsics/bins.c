@@ -15,10 +15,11 @@
  * / bins (the last exactly hi) in a's float type (pe_histogram_edges: f32
  * edges for f32, as NumPy's bin_type), found from the estimate (x - lo) *
  * (bins / (hi - lo)) truncated, then moved while x lies below its lower
- * edge or on or above its upper one (the edges decide, not the estimate); x == hi counts in the last bin; NaN and
- * values outside the end edges are not counted.  An index outside its range (bincount's idx
- * past length, scatter_add's past the target) fails the call at the
- * caller's line, naming the first such element. */
+ * edge or on or above its upper one (the edges decide, not the estimate);
+ * x == hi counts in the last bin; NaN and values outside the end edges are
+ * not counted.  An index outside its range (bincount's idx past length,
+ * scatter_add's past the target) fails the call at the caller's line,
+ * naming the first such element. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,9 +65,8 @@ static inline int64_t group_begin(const bins_job *j, int64_t g) { return j->n * 
 
 /* ------------------------------------------------------------- histogram */
 
-
-/* A group's elements of dtype T into its bins: bin_of with the job's
- * fields in locals (the counts' stores may alias nothing they read). */
+/* A group's elements of dtype T into its bins (NumPy's bin of each, as
+ * above), the job's fields in locals. */
 #define COUNT_GROUP(T)                                                                          \
     static void count_##T(const bins_job *j, const T *x, int64_t first, int64_t last, uint32_t *c) \
     {                                                                                           \

@@ -129,9 +129,7 @@ static size_t run(const pe_program *p, bool unlock)
         /* computed into the buffer of a reader who keeps the handle: the buffer goes back to the reader
          * and the handle stays an expression (exec/base/deferred.c), as a kernel's member does — no copy */
         pe_port_give_back_lent(members[0]);
-        members[0]->state = PE_PORT_DEFERRED;
-        pe_counters.values_deferred++;
-        if (!members[0]->holds_as_expression) pe_port_become_expression(p->members[0]);
+        pe_port_defer(p->members[0]);
         return 1;
     } else {
         for (int m = 0; m < p->n_members; m++) {

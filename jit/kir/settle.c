@@ -48,9 +48,7 @@ void pe_kernel_settle(const pe_program *prog)
             pe_port_update_retained(p); /* a value expressions of earlier batches read */
             continue;
         }
-        p->state = PE_PORT_DEFERRED;
-        pe_counters.values_deferred++;
-        if (!p->holds_as_expression) pe_port_become_expression(prog->members[m]);
+        pe_port_defer(prog->members[m]);
         for (int k = 0; k < p->n_in; k++) {
             int producer = member_position(prog, p->in[k], m);
             if (producer >= 0) kept[producer] = true;
@@ -67,9 +65,7 @@ static void view_settle(uint32_t idx)
         p->state = PE_PORT_READY;
         return;
     }
-    p->state = PE_PORT_DEFERRED;
-    pe_counters.values_deferred++;
-    if (!p->holds_as_expression) pe_port_become_expression(idx);
+    pe_port_defer(idx);
 }
 
 void pe_views_settle(const pe_program_seq *seq)
