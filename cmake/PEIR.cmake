@@ -8,7 +8,7 @@
 #   target_link_libraries(app PRIVATE PE::pe)
 #   pe_enable_ir(app)
 if(NOT PE_PECC)
-  find_program(PE_PECC pecc HINTS "${CMAKE_CURRENT_LIST_DIR}/../../../bin" DOC "PE's compiler launcher")
+  find_program(PE_PECC pecc HINTS "${PE_BIN_DIR}" DOC "PE's compiler launcher")
 endif()
 
 function(pe_enable_ir target)

@@ -263,6 +263,43 @@ static void test_double_release(void **state)
     assert_no_live_arrays();
 }
 
+/* An array used, or released, after the scope that held it ended: the error
+ * names the scope's begin and end lines and says what keeps it (pe_keep). */
+static void test_use_after_scope_end(void **state)
+{
+    (void)state;
+    float x[2] = {1, 2}, out[2];
+    int begin = __LINE__ + 1;
+    pe_scope sc = pe_scope_begin();
+    pe_array a = pe_mul(pe_f32_1d(x, 2), 2.0f);
+    int end = __LINE__ + 1;
+    pe_scope_end(sc);
+    int use = __LINE__ + 1;
+    pe_array b = pe_add(a, 1.0f);
+    char want[128];
+    snprintf(want, sizeof want, "the scope begun at %s:%d ended", __FILE__, begin);
+    if (!strstr(tu_errors.message, want) || !names_line(tu_errors.message, end) || !strstr(tu_errors.message, "pe_keep"))
+        fail_msg("the use after the scope's end should name the scope (%s), its end (line %d) and pe_keep: %s", want,
+                 end, tu_errors.message);
+    tu_expect_error(PE_E_HANDLE, use);
+    assert_false(pe_is_valid(b));
+    pe_release(b);
+    int release = __LINE__ + 1;
+    pe_release(a);
+    if (!strstr(tu_errors.message, "the end of the scope begun at") || !names_line(tu_errors.message, begin) ||
+        !names_line(tu_errors.message, end) || !strstr(tu_errors.message, "pe_keep"))
+        fail_msg("a release after the scope's end should name the scope and pe_keep: %s", tu_errors.message);
+    tu_expect_error(PE_E_HANDLE, release);
+    /* the same handle released by the program itself names no scope */
+    pe_array c = pe_f32_1d(x, 2);
+    pe_release(c);
+    int read = __LINE__ + 1;
+    assert_int_not_equal(pe_read(c, out, sizeof out), PE_OK);
+    if (strstr(tu_errors.message, "scope begun")) fail_msg("a release by the program names no scope: %s", tu_errors.message);
+    tu_expect_error(PE_E_HANDLE, read);
+    assert_no_live_arrays();
+}
+
 static void test_forged_and_null_handles(void **state)
 {
     (void)state;
@@ -476,6 +513,13 @@ static void test_status_names(void **state)
 
 /* ----------------------------------------------------------- no fixture */
 
+/* The last error names the call the program made, not the one it expands to. */
+static void assert_names_call(const char *call, const char *expansion)
+{
+    if (!strstr(tu_errors.message, call) || strstr(tu_errors.message, expansion))
+        fail_msg("the error should name %s, not %s: %s", call, expansion, tu_errors.message);
+}
+
 static void test_calls_before_init(void **state)
 {
     (void)state;
@@ -488,6 +532,13 @@ static void test_calls_before_init(void **state)
     r = pe_from_host(PE_F32, 1, shape, x);
     assert_int_equal(r.h, 0);
     assert_non_null(strstr(tu_errors.message, "pe_init"));
+    tu_expect_error(PE_E_ARG, line);
+
+    /* a shorthand is named as the program wrote it, not as the call it expands to */
+    line = __LINE__ + 1;
+    r = pe_f32_1d(x, 2);
+    assert_int_equal(r.h, 0);
+    assert_names_call("pe_f32_1d", "pe_from_host");
     tu_expect_error(PE_E_ARG, line);
 
     line = __LINE__ + 1;
@@ -512,6 +563,7 @@ static void test_calls_before_init(void **state)
     line = __LINE__ + 1;
     r = pe_scalar(PE_F64, 1.0);
     assert_int_equal(r.h, 0);
+    assert_names_call("pe_scalar", "pe_fill");
     tu_expect_error(PE_E_ARG, line);
 
     EXPECT_ERR(PE_E_ARG, pe_release((pe_array){1}));
@@ -586,6 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_use_after_release, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_use_after_release_after_other_work, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_double_release, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_use_after_scope_end, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_forged_and_null_handles, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_invalid_array_propagates_quietly, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_unmap_scope_block_device, tu_setup, tu_teardown),

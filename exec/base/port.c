@@ -62,12 +62,13 @@ uint32_t pe_port_new(void)
     }
     pe_port *p = pe_port_at(idx);
     uint32_t gen = (p->gen > session_generation ? p->gen : session_generation) + 1, released_gen = p->released_gen;
-    const pe_site *release_site = p->release_site;
+    const pe_site *release_site = p->release_site, *release_scope = p->release_scope;
     bool released_by_ir = p->released_by_ir;
     memset(p, 0, sizeof *p);
     p->gen = gen ? gen : 1;
     p->released_gen = released_gen;
     p->release_site = release_site;
+    p->release_scope = release_scope;
     p->released_by_ir = released_by_ir;
     p->state = PE_PORT_PENDING;
     p->next_free = NO_SLOT;

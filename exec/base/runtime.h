@@ -68,6 +68,7 @@ typedef struct pe_port {
     /* Diagnostics for handles of this slot after the last application release. */
     uint32_t released_gen;
     const pe_site *release_site;
+    const pe_site *release_scope; /* the begin of the scope whose end released it, else NULL */
     bool released_by_ir;     /* that release was the static IR's (pecc's last-use mark), not the program's */
     bool read_once;          /* the static IR says its one handle is read once, by an operation or a read
                                 that is its last use (irload.c): whichever request reads it releases it */
@@ -212,6 +213,7 @@ extern pe_stats pe_counters;
 
 static inline pe_port *pe_port_at(uint32_t idx) { return &pe_rt.pages[idx >> PE_PAGE_BITS][idx & (PE_PAGE_SIZE - 1)]; }
 static inline pe_array pe_handle_of(uint32_t idx) { return (pe_array){((uint64_t)pe_port_at(idx)->gen << 32) | (idx + 1)}; }
+static inline uint32_t pe_handle_gen(pe_array a) { return (uint32_t)(a.h >> 32); }
 /* The bytes of a port's value (host or device copy). */
 static inline size_t pe_port_bytes(const pe_port *p) { return (size_t)p->numel * pe_dtype_size((pe_dtype)p->dtype); }
 /* A uniform constant (pe_scalar, pe_fill, a C scalar, a fold): one value,

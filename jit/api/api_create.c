@@ -44,12 +44,12 @@ static bool check_creation(const pe_site *s, const char *api, pe_dtype t, int ra
     return pe_check_dtype(s, api, t) && pe_check_shape(s, api, rank, shape);
 }
 
-pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, const void *data)
+/* pe_from_host and its shorthands (pe_f32_1d, ...): api is the call the
+ * program made, which its errors name. */
+static pe_array from_host(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape,
+                          const void *data)
 {
-    PE_API_GUARD;
-    s = PE_SITE_OR_CALLER(s);
-    if (pe_macro_refuse_host(s, "pe_from_host")) return pe_invalid_result(s, PE_OP_data, PE_E_MACRO);
-    const char *api = "pe_from_host";
+    if (pe_macro_refuse_host(s, api)) return pe_invalid_result(s, PE_OP_data, PE_E_MACRO);
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
     if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_data, pe_last_error()->code);
     int64_t n = pe_shape_numel(rank, shape);
@@ -75,6 +75,12 @@ pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *
     pe_port_at(idx)->buf = buf;
     if (pe_prof_on) pe_prof_call(s), pe_prof_io_at(s, PE_PROF_WRITE, bytes, t0, pe_prof_now());
     return pe_publish(idx);
+}
+
+pe_array pe_from_host_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, const void *data)
+{
+    PE_API_GUARD;
+    return from_host(PE_SITE_OR_CALLER(s), "pe_from_host", t, rank, shape, data);
 }
 
 pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, void *data,
@@ -111,31 +117,29 @@ pe_array pe_adopt_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shap
 pe_array pe_f32_1d_at(const pe_site *s, const float *data, int64_t n)
 {
     PE_API_GUARD;
-    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F32, 1, &n, data);
+    return from_host(PE_SITE_OR_CALLER(s), "pe_f32_1d", PE_F32, 1, &n, data);
 }
 pe_array pe_f64_1d_at(const pe_site *s, const double *data, int64_t n)
 {
     PE_API_GUARD;
-    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F64, 1, &n, data);
+    return from_host(PE_SITE_OR_CALLER(s), "pe_f64_1d", PE_F64, 1, &n, data);
 }
 pe_array pe_f32_2d_at(const pe_site *s, const float *data, int64_t rows, int64_t cols)
 {
     PE_API_GUARD;
     int64_t shape[2] = {rows, cols};
-    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F32, 2, shape, data);
+    return from_host(PE_SITE_OR_CALLER(s), "pe_f32_2d", PE_F32, 2, shape, data);
 }
 pe_array pe_f64_2d_at(const pe_site *s, const double *data, int64_t rows, int64_t cols)
 {
     PE_API_GUARD;
     int64_t shape[2] = {rows, cols};
-    return pe_from_host_at(PE_SITE_OR_CALLER(s), PE_F64, 2, shape, data);
+    return from_host(PE_SITE_OR_CALLER(s), "pe_f64_2d", PE_F64, 2, shape, data);
 }
 
-pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double v)
+/* pe_fill and pe_scalar (api: the call the program made, which errors name). */
+static pe_array fill(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape, double v)
 {
-    PE_API_GUARD;
-    s = PE_SITE_OR_CALLER(s);
-    const char *api = "pe_fill";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
     if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_constant, pe_last_error()->code);
     uint32_t idx = pe_make_constant(t, rank, shape, v, false, s);
@@ -147,7 +151,17 @@ pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape
     return pe_publish(idx);
 }
 
-pe_array pe_scalar_at(const pe_site *s, pe_dtype t, double v) { return pe_fill_at(PE_SITE_OR_CALLER(s), t, 0, NULL, v); }
+pe_array pe_fill_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double v)
+{
+    PE_API_GUARD;
+    return fill(PE_SITE_OR_CALLER(s), "pe_fill", t, rank, shape, v);
+}
+
+pe_array pe_scalar_at(const pe_site *s, pe_dtype t, double v)
+{
+    PE_API_GUARD;
+    return fill(PE_SITE_OR_CALLER(s), "pe_scalar", t, 0, NULL, v);
+}
 
 /* C-scalar operands: weakly typed 0-d constants that the consuming operation
  * releases.  Before pe_init (or during pe_shutdown) they give the null
@@ -200,18 +214,17 @@ static uint32_t make_complex_fill(const pe_site *s, const char *api, pe_dtype t,
     return idx;
 }
 
-pe_array pe_fill_c_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double re, double im)
+/* pe_fill_c and pe_scalar_c. */
+static pe_array fill_c(const pe_site *s, const char *api, pe_dtype t, int rank, const int64_t *shape, double re,
+                       double im)
 {
-    PE_API_GUARD;
-    s = PE_SITE_OR_CALLER(s);
-    const char *api = "pe_fill_c";
     if (!pe_rt.initialised) return pe_require_init(s, api), (pe_array){0};
     if (!check_creation(s, api, t, rank, shape)) return pe_invalid_result(s, PE_OP_constant, pe_last_error()->code);
     if (!pe_dtype_is_complex(t)) {
         pe_raise(s, PE_E_TYPE, api, "%s is not a complex dtype (PE_C64 or PE_C128)", pe_dtype_name(t));
         return pe_invalid_result(s, PE_OP_constant, PE_E_TYPE);
     }
-    if (!has_imaginary_part(im)) return pe_fill_at(s, t, rank, shape, re);
+    if (!has_imaginary_part(im)) return fill(s, api, t, rank, shape, re);
     if (pe_macro_refuse_host(s, api)) return pe_invalid_result(s, PE_OP_data, PE_E_MACRO);
     uint32_t idx = make_complex_fill(s, api, t, rank, shape, re, im);
     if (idx == NO_SLOT) return pe_invalid_result(s, PE_OP_data, PE_E_NOMEM);
@@ -219,9 +232,16 @@ pe_array pe_fill_c_at(const pe_site *s, pe_dtype t, int rank, const int64_t *sha
     return pe_publish(idx);
 }
 
+pe_array pe_fill_c_at(const pe_site *s, pe_dtype t, int rank, const int64_t *shape, double re, double im)
+{
+    PE_API_GUARD;
+    return fill_c(PE_SITE_OR_CALLER(s), "pe_fill_c", t, rank, shape, re, im);
+}
+
 pe_array pe_scalar_c_at(const pe_site *s, pe_dtype t, double re, double im)
 {
-    return pe_fill_c_at(PE_SITE_OR_CALLER(s), t, 0, NULL, re, im);
+    PE_API_GUARD;
+    return fill_c(PE_SITE_OR_CALLER(s), "pe_scalar_c", t, 0, NULL, re, im);
 }
 
 /* A complex C scalar operand: weak like a real one (it takes the array

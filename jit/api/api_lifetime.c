@@ -33,8 +33,14 @@ void pe_release_at(const pe_site *s, pe_array a)
                 pe_ir_refuted(r, s, "pe_release");
                 return;
             }
-            pe_raise(s, PE_E_HANDLE, "pe_release", "array released twice (first released at %s:%d: %s)",
-                     r ? r->file : "?", r ? r->line : 0, r ? r->func : "?");
+            if (p->release_scope && r)
+                pe_raise(s, PE_E_HANDLE, "pe_release",
+                         "array released twice: the end of the scope begun at %s:%d released it at %s:%d already "
+                         "(pe_keep it inside that scope if it must outlive the scope)",
+                         p->release_scope->file, p->release_scope->line, r->file, r->line);
+            else
+                pe_raise(s, PE_E_HANDLE, "pe_release", "array released twice (first released at %s:%d: %s)",
+                         r ? r->file : "?", r ? r->line : 0, r ? r->func : "?");
             return;
         }
     }

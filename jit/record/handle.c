@@ -27,11 +27,16 @@ bool pe_require_init(const pe_site *s, const char *api)
     return false;
 }
 
-static void describe_release(char *out, size_t n, const pe_site *r, bool by_ir)
+static void describe_release(char *out, size_t n, const pe_port *p)
 {
-    if (r)
+    const pe_site *r = p->release_site, *scope = p->release_scope;
+    if (r && scope)
+        snprintf(out, n, " (released at %s:%d: %s, where the scope begun at %s:%d ended; "
+                 "pe_keep it inside that scope to use it after the scope)", r->file, r->line, r->func,
+                 scope->file, scope->line);
+    else if (r)
         snprintf(out, n, " (released at %s:%d: %s%s)", r->file, r->line, r->func,
-                 by_ir ? ", by the static IR's last-use mark, which this use contradicts; the value is gone" : "");
+                 p->released_by_ir ? ", by the static IR's last-use mark, which this use contradicts; the value is gone" : "");
     else
         out[0] = 0;
 }
@@ -105,7 +110,7 @@ pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t 
         return p;
     }
     if (p->released_gen == gen) {
-        describe_release(where, sizeof where, p->release_site, p->released_by_ir);
+        describe_release(where, sizeof where, p);
         pe_raise(s, PE_E_HANDLE, api, "array used after release%s", where);
     } else if (p->gen > gen || p->state == PE_PORT_FREE) {
         pe_raise(s, PE_E_HANDLE, api, "stale array handle: the array was released earlier");
@@ -125,6 +130,7 @@ void pe_port_release_app(uint32_t idx, const pe_site *s)
         if (!p->temp) {
             p->released_gen = p->gen;
             p->release_site = s;
+            p->release_scope = NULL; /* scope.c says so after this when a scope's end released it */
             p->released_by_ir = false; /* the static IR's releases say so after this */
         }
         /* Tell the program generator the value is dead from here on (only

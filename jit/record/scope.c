@@ -13,8 +13,12 @@
 
 /* Scopes belong to the thread that opens them: scopes[d - 1] lists the
  * arrays this thread created in its scope of depth d. */
+typedef struct {
+    pe_handle_list arrays;
+    const pe_site *begin; /* where it began: a use after its end names it */
+} scope_list;
 static _Thread_local struct {
-    pe_handle_list *scopes;
+    scope_list *scopes;
     uint32_t scope_depth, scope_cap;
 } my;
 
@@ -28,7 +32,7 @@ static bool list_push(pe_handle_list *l, pe_array h)
 void pe_scope_register(uint32_t idx)
 {
     if (my.scope_depth == 0) return;
-    if (!list_push(&my.scopes[my.scope_depth - 1], pe_handle_of(idx)))
+    if (!list_push(&my.scopes[my.scope_depth - 1].arrays, pe_handle_of(idx)))
         pe_log_message(PE_LOG_WARN, "out of memory in a scope: an array will outlive its scope");
 }
 
@@ -43,7 +47,7 @@ pe_scope pe_scope_begin_at(const pe_site *s)
         pe_raise(s, PE_E_NOMEM, "pe_scope_begin", "out of memory");
         return (pe_scope){0};
     }
-    my.scopes[my.scope_depth++] = (pe_handle_list){0};
+    my.scopes[my.scope_depth++] = (scope_list){.begin = s};
     return (pe_scope){my.scope_depth};
 }
 
@@ -65,7 +69,8 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
                  sc.depth, my.scope_depth);
         return;
     }
-    pe_handle_list *l = &my.scopes[--my.scope_depth];
+    scope_list *ended = &my.scopes[--my.scope_depth];
+    pe_handle_list *l = &ended->arrays;
     /* the bound on what expressions retain is checked once the scope's
      * handles are all released: checked after each, a value only the
      * scope's expressions hold tripped it, and expressions the scope was
@@ -73,12 +78,15 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
     pe_retention.check_held = true;
     for (size_t i = 0; i < l->count; i++) {
         uint32_t idx;
-        if (live_port(l->items[i], &idx)) pe_port_release_app(idx, s);
+        if (!live_port(l->items[i], &idx)) continue;
+        pe_port_release_app(idx, s);
+        pe_port *p = pe_port_at(idx);
+        if (p->released_gen == pe_handle_gen(l->items[i])) p->release_scope = ended->begin;
     }
     pe_retention.check_held = false;
     pe_check_retained(s);
     free(l->items);
-    *l = (pe_handle_list){0};
+    *ended = (scope_list){0};
     if (my.scope_depth == 0) { /* the thread's outermost scope ended: nothing to keep (threads end) */
         free(my.scopes);
         my.scopes = NULL;
@@ -90,7 +98,7 @@ void pe_scope_end_at(const pe_site *s, pe_scope sc)
 static bool unlist(pe_array a)
 {
     if (my.scope_depth == 0) return false;
-    pe_handle_list *l = &my.scopes[my.scope_depth - 1];
+    pe_handle_list *l = &my.scopes[my.scope_depth - 1].arrays;
     for (size_t i = l->count; i-- > 0;) {
         if (l->items[i].h != a.h) continue;
         l->items[i] = l->items[--l->count];
@@ -105,7 +113,7 @@ pe_array pe_keep_at(const pe_site *s, pe_array a)
     s = PE_SITE_OR_CALLER(s);
     uint32_t idx;
     if (!pe_port_lookup(s, a, "pe_keep", &idx)) return a;
-    if (unlist(a) && my.scope_depth >= 2 && !list_push(&my.scopes[my.scope_depth - 2], a))
+    if (unlist(a) && my.scope_depth >= 2 && !list_push(&my.scopes[my.scope_depth - 2].arrays, a))
         pe_log_message(PE_LOG_WARN, "out of memory in a scope: a kept array will outlive its scope");
     return a;
 }
@@ -114,7 +122,7 @@ void pe_scope_disown(pe_array a) { (void)unlist(a); }
 
 void pe_scopes_free(void)
 {
-    for (uint32_t d = 0; d < my.scope_depth; d++) free(my.scopes[d].items);
+    for (uint32_t d = 0; d < my.scope_depth; d++) free(my.scopes[d].arrays.items);
     free(my.scopes);
     my.scopes = NULL;
     my.scope_depth = my.scope_cap = 0;
