@@ -1,6 +1,8 @@
 /* backends.c — the registry (backends.h): the CPU as the host's backend,
  * CUDA as the devices'.  A new device backend is a folder beside exec/cuda
  * and its row here. */
+#include <stdio.h>
+
 #include "backends.h"
 #include "cpu/cpu.h"
 #include "cpu/device.h"
@@ -8,7 +10,8 @@
 
 static int one_host(void) { return 1; }
 
-/* pe_detect_cpu reads /proc and /sys: once. */
+/* pe_detect_cpu reads /proc and /sys: once.  The level is the one the
+ * generator targets (PE_CPU_ISA, read at each pe_init, may cap it). */
 static void host_info(int device, pe_device_info *out)
 {
     static pe_device_info info;
@@ -16,6 +19,7 @@ static void host_info(int device, pe_device_info *out)
     (void)device;
     if (!known) pe_detect_cpu(&info), known = true;
     *out = info;
+    snprintf(out->arch, sizeof out->arch, "%s", pe_cpu_isa_capped(info.arch, false));
 }
 
 static bool host_serves(int device) { return device == 0; }

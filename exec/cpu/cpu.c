@@ -30,7 +30,7 @@ bool pe_cpu_executor_start(int threads)
 {
     pe_device_info info;
     pe_detect_cpu(&info);
-    snprintf(isa, sizeof isa, "%s", info.arch);
+    snprintf(isa, sizeof isa, "%s", pe_cpu_isa_capped(info.arch, true));
     pe_intrinsics_set_threads(threads); /* the pool waits while a library call runs */
     pe_intrinsics_set_pool(pe_pool_run); /* ... or runs spmv's generated loop */
     return pe_pool_start(threads);

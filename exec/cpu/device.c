@@ -2,15 +2,17 @@
  * the host CPU: its model name, the x86-64 micro-architecture level the code
  * generators may target (x86-64-v2/v3/v4, detected with
  * __builtin_cpu_supports), memory and hardware threads, and the size of
- * the last-level cache a core sees.  CUDA devices come with the CUDA
- * executor. */
+ * the last-level cache a core sees.  PE_CPU_ISA caps the level
+ * (pe_cpu_isa_capped).  CUDA devices come with the CUDA executor. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "device.h"
+#include "../base/error.h"
 
 static void cpu_model_name(char *out, size_t n)
 {
@@ -77,6 +79,46 @@ static const char *isa_level(void)
 #else
     return "generic";
 #endif
+}
+
+/* The x86-64 micro-architecture levels, lowest first. */
+static const char *const levels[] = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
+enum { N_LEVELS = sizeof levels / sizeof levels[0] };
+
+static int level_index(const char *name)
+{
+    for (int i = 0; i < N_LEVELS; i++)
+        if (name && strcmp(name, levels[i]) == 0) return i;
+    return -1;
+}
+
+/* PE_CPU_ISA=x86-64-v2|x86-64-v3|x86-64-v4 makes the CPU generator target
+ * that level instead of the machine's: one disk cache (keyed by the level)
+ * then serves a cluster of node types, and every benchmark runs as AVX2 on
+ * an AVX-512 machine.  Never above the machine's level: code for a level the
+ * machine lacks would fault at its first instruction. */
+const char *pe_cpu_isa_capped(const char *detected, bool warn)
+{
+    const char *want = getenv("PE_CPU_ISA");
+    if (!want || !*want) return detected;
+    int have = level_index(detected), asked = level_index(want);
+    if (have < 0) {
+        if (warn) pe_log_message(PE_LOG_WARN, "PE_CPU_ISA=%s: this machine is not x86-64 (%s); ignored", want, detected);
+        return detected;
+    }
+    if (asked < 0) {
+        if (warn)
+            pe_log_message(PE_LOG_WARN, "PE_CPU_ISA=%s: not one of x86-64, x86-64-v2, x86-64-v3, x86-64-v4; "
+                           "targeting the machine's %s", want, detected);
+        return detected;
+    }
+    if (asked > have) {
+        if (warn)
+            pe_log_message(PE_LOG_WARN, "PE_CPU_ISA=%s is above this machine's level (%s): targeting %s", want,
+                           detected, detected);
+        return detected;
+    }
+    return levels[asked];
 }
 
 void pe_detect_cpu(pe_device_info *out)
