@@ -44,12 +44,11 @@
  * pe::rng (uniform, normal draws) and pe::csr (spmv) own a generator and a
  * sparse matrix as pe::array owns an array (movable, not copyable: a copy
  * would repeat draws or destroy a matrix twice); peek, reference, stats,
- * devices.  Not here, on purpose: pe_scope_begin/end and pe_keep (a scope's
- * end releases references that pe::array destructors would release again:
- * RAII is C++'s scope), PE_MACRO (a statement macro over raw handles whose
- * body is a scope; a C++ form needs its own design), the pe_f32_1d family
- * (from_host), pe_last_error and the handler stack (pe::session turns
- * errors into pe::error).
+ * devices; pe::macro is PE_MACRO with the body a lambda.  Not here, on
+ * purpose: pe_scope_begin/end and pe_keep (a scope's end releases references
+ * that pe::array destructors would release again: RAII is C++'s scope), the
+ * pe_f32_1d family (from_host), pe_last_error and the handler stack
+ * (pe::session turns errors into pe::error).
  *
  * Lifetime: pe_shutdown frees everything still held.  Each handle object
  * (array, rng, csr, mapping, block) remembers the pe::session generation it
@@ -827,6 +826,71 @@ template <class T> mapping<T> map(const array &a, site s = site()) { return mapp
 
 /* a's reference result, computed on the interpreter (pe_reference) */
 inline array reference(const array &a, site s = site()) { return detail::wrap(pe_reference_at(s.at, a.get())); }
+
+/* ------------------------------------------------- code reuse sections */
+
+/* PE_MACRO (pe.h, "code reuse sections") as a function:
+ *
+ *   std::vector<pe::array> out = pe::macro("step", {acc, y}, 1, [&](const std::vector<pe::array> &in) {
+ *       return std::vector<pe::array>{in[0] * 0.5 + pe::sin(in[1])};
+ *   }, &mode, sizeof mode);
+ *
+ * The first execution with a key (the inputs' dtypes, shapes and uniform
+ * constants, the ctl_bytes at ctl) runs the body and records it; later ones
+ * replay the recording without calling the body.  The body gets its own
+ * references to the inputs and returns n_outs arrays (one it made, or an
+ * input), or one pe::array when n_outs is 1; the section is named by the
+ * call's site, as C's by the statement's.  The rules are C's: no host data
+ * in the body (the read throws PE_E_MACRO and the section goes on as plain
+ * code), operands from outside only as inputs, values that change between
+ * executions as inputs or in ctl (compared byte for byte: padding too).
+ * Arrays the body drops are released by their destructors inside it, as a
+ * C body's scope end would; an exception leaving the body ends the section
+ * (nothing cached) and goes on. */
+template <class Body>
+std::vector<array> macro(const char *name, const std::vector<array> &ins, int n_outs, Body &&body, const void *ctl,
+                         std::size_t ctl_bytes, site s = site())
+{
+    std::vector<pe_array> in_h(ins.size()), out_h(n_outs > 0 ? static_cast<std::size_t>(n_outs) : 0, pe_array{0});
+    for (std::size_t k = 0; k < ins.size(); k++) in_h[k] = ins[k].get();
+    auto owned_outputs = [&out_h] { /* PE's output handles, each one reference for the caller */
+        std::vector<array> r;
+        r.reserve(out_h.size());
+        for (pe_array h : out_h) r.emplace_back(h);
+        return r;
+    };
+    int self = 0; /* this execution's anchor: a recursive call has its own, so PE tells recursion from re-entry */
+    pe_macro_state st = pe_macro_begin_at(s.at, &self, name, in_h.data(), static_cast<int>(in_h.size()), out_h.data(),
+                                          n_outs, ctl, ctl_bytes);
+    while (st.run_body) {
+        try {
+            /* retained inside the body, so the recording counts them (and their release) as the body's */
+            std::vector<array> body_ins;
+            body_ins.reserve(in_h.size());
+            for (pe_array h : in_h) body_ins.emplace_back(pe_retain_at(s.at, h));
+            const std::vector<array> &in = body_ins;
+            std::vector<array> outs;
+            if constexpr (std::is_same<std::decay_t<decltype(body(in))>, array>::value) outs.push_back(body(in));
+            else outs = body(in);
+            /* the references go to the section: its end keeps one per output for the caller */
+            for (std::size_t j = 0; j < out_h.size() && j < outs.size(); j++) out_h[j] = outs[j].release();
+        } catch (...) {
+            pe_macro_end_at(s.at, &st);
+            detail::pending().set = false; /* the exception in flight is the error to report */
+            owned_outputs();                /* invalid ones where the section had begun: released */
+            throw;
+        }
+        st.run_body = pe_macro_end_at(s.at, &st);
+    }
+    std::vector<array> outs = owned_outputs();
+    detail::raise_pending();
+    return outs;
+}
+template <class Body>
+std::vector<array> macro(const char *name, const std::vector<array> &ins, int n_outs, Body &&body, site s = site())
+{
+    return macro(name, ins, n_outs, std::forward<Body>(body), nullptr, 0, s);
+}
 
 /* ------------------------------------------- runtime and devices */
 

@@ -4,9 +4,9 @@
 // moves (no array leaked: pe_stats.live_arrays back where it started),
 // errors as pe::error naming this file and the line of the call; each
 // family pe.h adds beyond the op catalog (matmul and LU, fft and conv,
-// sparse, random numbers, complex, views, the order ops, reads) against
-// loops written here or, for random draws, the C API's own draws; and
-// arrays, generators and matrices that outlive their session.
+// sparse, random numbers, complex, views, the order ops, reads, code reuse
+// sections) against loops written here or, for random draws, the C API's
+// own draws; and arrays, generators and matrices that outlive their session.
 // tests/cpp/run.sh builds it with g++ and clang++ (-Wall -Wextra -Werror,
 // ASan + UBSan) and runs it.
 #include <pe.hpp>
@@ -497,6 +497,59 @@ static void reads_and_runtime()
     }
 }
 
+// pe::macro: one recording, replays after it, the values of the loop written
+// here; an input given back as an output; a host read in the body throws
+// PE_E_MACRO, a failed op its own error, and neither leaks an array
+static void code_reuse_sections()
+{
+    const int n = 64;
+    std::vector<double> a0 = wave(n, 0.5), b0 = wave(n, 1.5), want = a0;
+    int64_t before_live = live();
+    {
+        pe::array acc = pe::from_vector(a0), y = pe::from_vector(b0);
+        pe_stats before = pe::stats();
+        double scale = 0.5;
+        int body_runs = 0;
+        for (int it = 0; it < 5; it++) {
+            std::vector<pe::array> out = pe::macro(
+                "step", {acc, y}, 2,
+                [&](const std::vector<pe::array> &in) {
+                    body_runs++;
+                    pe::array dropped = in[0] + 1; // made and released inside the body
+                    return std::vector<pe::array>{in[0] * scale + pe::sin(in[1]) + (dropped - dropped), in[1]};
+                },
+                &scale, sizeof scale);
+            acc = out[0], y = out[1];
+            for (int i = 0; i < n; i++) want[i] = want[i] * scale + std::sin(b0[i]);
+        }
+        pe_stats after = pe::stats();
+        CHECK(body_runs == 1 && after.macro_records - before.macro_records == 1 && after.macro_hits - before.macro_hits == 4);
+        std::vector<double> got = acc.to_vector<double>();
+        for (int i = 0; i < n; i++) CHECK(near(got[i], want[i], 1e-14));
+        CHECK(y.to_vector<double>() == b0);
+        // one output, returned as an array
+        pe::array doubled = pe::macro("twice", {acc}, 1, [](const std::vector<pe::array> &in) { return in[0] * 2; })[0];
+        CHECK(near(doubled.to_vector<double>()[7], 2 * want[7], 1e-14));
+        try {
+            pe::macro("reads", {acc}, 1, [](const std::vector<pe::array> &in) {
+                in[0].to_vector<double>(); // host data inside a body
+                return in[0];
+            });
+            CHECK(!"no exception");
+        } catch (const pe::error &err) {
+            CHECK(err.code() == PE_E_MACRO);
+        }
+        try { // an error inside the body leaves it by an exception: the section ends, uncached
+            pe::macro("fails", {acc}, 1, [](const std::vector<pe::array> &in) { return in[0] + pe::fill(PE_F64, {3}, 1.0); });
+            CHECK(!"no exception");
+        } catch (const pe::error &err) {
+            CHECK(err.code() == PE_E_SHAPE);
+        }
+        CHECK(pe::sum(pe::macro("after", {acc}, 1, [](const std::vector<pe::array> &in) { return -in[0]; })[0] + acc).item() == 0);
+    }
+    CHECK(live() == before_live);
+}
+
 // Objects that outlive their session: the shutdown freed what they held, so
 // their destructors do nothing (no "PE is not initialised" abort: run.sh
 // fails on any message on stderr), and a later session never sees their
@@ -553,6 +606,7 @@ int main()
         complex_numbers();
         views_and_order();
         reads_and_runtime();
+        code_reuse_sections();
     } catch (const std::exception &e) {
         std::fprintf(stderr, "unexpected exception: %s\n", e.what());
         return 1;
