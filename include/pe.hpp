@@ -34,12 +34,36 @@
  * default handler prints and aborts.
  *
  * Host data in and out: pointer and length everywhere, std::vector, and
- * std::span where the library has it (C++20). */
+ * std::span where the library has it (C++20); adopt takes a buffer or a
+ * std::vector over without a copy, read_release reads an array's last use
+ * straight into the caller's buffer, pe::mapping<T> is pe_map/pe_unmap.
+ *
+ * The rest of pe.h: views and shape helpers, scans, sorts and bins as free
+ * functions; the intrinsics matmul, lu (a pe::lu_factors) / lu_solve /
+ * lu_cond / lu_unpack (a pe::lu_parts), fft / ifft, conv / correlate;
+ * pe::rng (uniform, normal draws) and pe::csr (spmv) own a generator and a
+ * sparse matrix as pe::array owns an array (movable, not copyable: a copy
+ * would repeat draws or destroy a matrix twice); peek, reference, stats,
+ * devices; pe::macro is PE_MACRO with the body a lambda.  Not here, on
+ * purpose: pe_scope_begin/end and pe_keep (a scope's end releases references
+ * that pe::array destructors would release again: RAII is C++'s scope), the
+ * pe_f32_1d family (from_host), pe_last_error and the handler stack
+ * (pe::session turns errors into pe::error).
+ *
+ * Lifetime: pe_shutdown frees everything still held.  Each handle object
+ * (array, rng, csr, mapping, block) remembers the pe::session generation it
+ * was made in; after that session has ended its destructor does nothing and
+ * its handle is no longer passed to PE (get() is the null handle), so
+ * objects may outlive their session — globals, members of longer-lived
+ * objects — without an error at exit.  (With pe_init and pe_shutdown called
+ * directly, no session ends: release them before pe_shutdown, as in C.) */
 #ifndef PE_HPP
 #define PE_HPP
 
 #include <pe.h>
 
+#include <atomic>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -141,6 +165,25 @@ inline const pe_site *intern_site(const char *file, int line, const char *func)
     return s;
 }
 
+/* Sessions ended so far.  pe_shutdown frees every array, generator and
+ * matrix still held, so a C++ object that outlives its pe::session owns
+ * nothing any more: each handle object remembers the count when it was made
+ * and, once a session has ended since, neither releases nor uses its handle
+ * (a destructor after the shutdown does nothing, as pe.hpp promises; a
+ * handle of the old runtime is never passed to a new one, where its slot may
+ * hold another array).  A count in the binding, not a query of the runtime:
+ * pe.hpp knows when its sessions end, and a destructor stays one load and
+ * one compare. */
+inline std::atomic<uint64_t> &sessions_ended()
+{
+    static std::atomic<uint64_t> n{0};
+    return n;
+}
+struct life_mark {
+    uint64_t made = sessions_ended().load(std::memory_order_acquire);
+    bool current() const noexcept { return made == sessions_ended().load(std::memory_order_acquire); }
+};
+
 } // namespace detail
 
 /* The caller's file and line, as a default argument of every function. */
@@ -159,8 +202,8 @@ public:
     array() noexcept = default;
     /* takes over one reference the caller owns (a pe.h function's result) */
     explicit array(pe_array owned) noexcept : h_(owned) {}
-    array(const array &o) : h_(o.h_.h ? pe_retain_at(site().at, o.h_) : o.h_) {}
-    array(array &&o) noexcept : h_(o.h_) { o.h_ = pe_array{0}; }
+    array(const array &o) : h_(o.alive() ? pe_retain_at(site().at, o.h_) : pe_array{0}) {}
+    array(array &&o) noexcept : h_(o.h_), life_(o.life_) { o.h_ = pe_array{0}; }
     array &operator=(const array &o)
     {
         if (this != &o) array(o).swap(*this);
@@ -171,39 +214,50 @@ public:
         array(std::move(o)).swap(*this);
         return *this;
     }
+    /* a reference the runtime freed at its shutdown is not released again */
     ~array()
     {
-        if (h_.h) pe_release_at(nullptr, h_);
+        if (alive()) pe_release_at(nullptr, h_);
     }
-    void swap(array &o) noexcept { std::swap(h_, o.h_); }
-
-    pe_array get() const noexcept { return h_; }    /* the handle, still owned here */
-    pe_array release() noexcept                     /* the reference, now the caller's */
+    void swap(array &o) noexcept
     {
-        pe_array h = h_;
+        std::swap(h_, o.h_);
+        std::swap(life_, o.life_);
+    }
+
+    /* the handle, still owned here; (pe_array){0} once the session that made
+     * it ended (a later runtime's call then reports a null handle instead of
+     * reaching whatever array took the slot) */
+    pe_array get() const noexcept { return alive() ? h_ : pe_array{0}; }
+    pe_array release() noexcept /* the reference, now the caller's */
+    {
+        pe_array h = get();
         h_ = pe_array{0};
         return h;
     }
-    explicit operator bool() const noexcept { return h_.h != 0; }
-    bool valid() const noexcept { return pe_is_valid(h_) != 0; }
+    /* whether this holds an array of the running session */
+    explicit operator bool() const noexcept { return alive(); }
+    bool valid() const noexcept { return pe_is_valid(get()) != 0; }
 
-    pe_dtype dtype(site s = site()) const { return checked(pe_dtype_of_at(s.at, h_)); }
-    int rank(site s = site()) const { return checked(pe_rank_at(s.at, h_)); }
-    int64_t dim(int axis, site s = site()) const { return checked(pe_dim_at(s.at, h_, axis)); }
-    int64_t numel(site s = site()) const { return checked(pe_numel_at(s.at, h_)); }
+    pe_dtype dtype(site s = site()) const { return checked(pe_dtype_of_at(s.at, get())); }
+    int rank(site s = site()) const { return checked(pe_rank_at(s.at, get())); }
+    int64_t dim(int axis, site s = site()) const { return checked(pe_dim_at(s.at, get(), axis)); }
+    int64_t numel(site s = site()) const { return checked(pe_numel_at(s.at, get())); }
     std::vector<int64_t> shape(site s = site()) const
     {
         int64_t dims[PE_MAX_RANK];
-        int rank = checked(pe_shape_at(s.at, h_, dims));
+        int rank = checked(pe_shape_at(s.at, get(), dims));
         return std::vector<int64_t>(dims, dims + (rank > 0 ? rank : 0));
     }
     /* the values as NumPy prints them (pe_print) */
-    void print(FILE *f = stdout, site s = site()) const { check_read(pe_print_at(s.at, f, h_)); }
+    void print(FILE *f = stdout, site s = site()) const { check_read(pe_print_at(s.at, f, get())); }
 
-    /* the value, computed if need be, into n elements at dst (n must be numel) */
+    /* the value, computed if need be, into n elements at dst (n must be numel;
+     * T the element: float, double, int32_t, bool or unsigned char for
+     * PE_BOOL, std::complex<float> / <double> for PE_C64 / PE_C128) */
     template <class T> void read(T *dst, std::size_t n, site s = site()) const
     {
-        check_read(pe_read_at(s.at, h_, dst, n * sizeof(T)));
+        check_read(pe_read_at(s.at, get(), dst, n * sizeof(T)));
     }
     template <class T> std::vector<T> to_vector(site s = site()) const
     {
@@ -211,14 +265,39 @@ public:
         read(v.data(), v.size(), s);
         return v;
     }
+    /* read, then let the reference go (pe_read_release): the read is the
+     * array's last use, so a value still to be computed is computed straight
+     * into dst; this array is empty after it, whatever the read returned */
+    template <class T> void read_release(T *dst, std::size_t n, site s = site())
+    {
+        pe_array h = release();
+        check_read(pe_read_release_at(s.at, h, dst, n * sizeof(T)));
+    }
+    template <class T> std::vector<T> release_to_vector(site s = site())
+    {
+        std::vector<T> v(static_cast<std::size_t>(numel(s)));
+        read_release(v.data(), v.size(), s);
+        return v;
+    }
+    /* the value the reference interpreter computes from a clone of the
+     * pending expression (pe_peek): the work queue is left as it was */
+    template <class T> void peek(T *dst, std::size_t n, site s = site()) const
+    {
+        check_read(pe_peek_at(s.at, get(), dst, n * sizeof(T)));
+    }
 #ifdef __cpp_lib_span
     template <class T> void read(std::span<T> dst, site s = site()) const { read(dst.data(), dst.size(), s); }
+    template <class T> void read_release(std::span<T> dst, site s = site()) { read_release(dst.data(), dst.size(), s); }
+    template <class T> void peek(std::span<T> dst, site s = site()) const { peek(dst.data(), dst.size(), s); }
 #endif
-    /* a one-element array's value */
-    double item(site s = site()) const
+    /* a one-element array's value, of any real dtype, as double (pe_read_f64)
+     * or float (pe_read_f32) */
+    template <class T = double> T item(site s = site()) const
     {
-        double v = 0;
-        check_read(pe_read_f64_at(s.at, h_, &v));
+        static_assert(std::is_same<T, double>::value || std::is_same<T, float>::value, "item<double> or item<float>");
+        T v = 0;
+        if constexpr (std::is_same<T, double>::value) check_read(pe_read_f64_at(s.at, get(), &v));
+        else check_read(pe_read_f32_at(s.at, get(), &v));
         return v;
     }
 
@@ -233,7 +312,9 @@ private:
         detail::raise_pending();
         if (rc != PE_OK) throw error(static_cast<pe_status>(rc), "pe: the read failed", "", 0);
     }
+    bool alive() const noexcept { return h_.h != 0 && life_.current(); }
     pe_array h_{0};
+    detail::life_mark life_;
 };
 
 namespace detail {
@@ -244,17 +325,52 @@ inline array wrap(pe_array h)
     raise_pending();
     return a;
 }
-template <class T> constexpr bool is_scalar_v = std::is_arithmetic<T>::value;
+template <class T> struct is_complex : std::false_type {};
+template <class T> struct is_complex<std::complex<T>> : std::true_type {};
+template <class T> constexpr bool is_scalar_v = std::is_arithmetic<T>::value || is_complex<T>::value;
+} // namespace detail
+
+} // namespace pe
+
+/* pe.h declares its weak complex constants for C only (they take C99
+ * complex values); g++ and clang++ know the same types as __complex__, with
+ * the layout and calling convention of C's, so the binding declares them. */
+extern "C" {
+pe_array pe__weak_c64(__complex__ float v);
+pe_array pe__weak_c128(__complex__ double v);
+}
+
+namespace pe {
+namespace detail {
+inline __complex__ float c99(std::complex<float> v)
+{
+    __complex__ float z;
+    __real__ z = v.real();
+    __imag__ z = v.imag();
+    return z;
+}
+inline __complex__ double c99(std::complex<double> v)
+{
+    __complex__ double z;
+    __real__ z = v.real();
+    __imag__ z = v.imag();
+    return z;
+}
 } // namespace detail
 
 /* An operand: an array (borrowed) or a C++ scalar, which becomes PE's weakly
- * typed 0-d constant (the operation consumes it). */
+ * typed 0-d constant (the operation consumes it) — std::complex ones too, as
+ * C's complex scalars: a std::complex<float> with a c128 array stays c128,
+ * with a real array it gives c64 (pe.h). */
 class operand {
 public:
     operand(const array &a) noexcept : h_(a.get()) {}
     operand(float v) : h_(pe__weak_f32(v)) {}
     operand(double v) : h_(pe__weak_f64(v)) {}
     operand(long double v) : h_(pe__weak_f64(static_cast<double>(v))) {}
+    operand(std::complex<float> v) : h_(pe__weak_c64(detail::c99(v))) {}
+    operand(std::complex<double> v) : h_(pe__weak_c128(detail::c99(v))) {}
+    operand(std::complex<long double> v) : h_(pe__weak_c128(detail::c99(std::complex<double>(v)))) {}
     template <class T, std::enable_if_t<std::is_integral<T>::value, int> = 0>
     operand(T v) : h_(pe__weak_int(static_cast<long long>(v)))
     {
@@ -275,9 +391,15 @@ namespace detail {
 template <class T> constexpr pe_dtype dtype_of()
 {
     static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, int32_t>::value ||
-                      std::is_same<T, unsigned char>::value || std::is_same<T, bool>::value,
-                  "PE holds float, double, int32_t and bool (one byte) elements");
-    return std::is_same<T, float>::value ? PE_F32 : std::is_same<T, double>::value ? PE_F64 : std::is_same<T, int32_t>::value ? PE_I32 : PE_BOOL;
+                      std::is_same<T, unsigned char>::value || std::is_same<T, bool>::value ||
+                      std::is_same<T, std::complex<float>>::value || std::is_same<T, std::complex<double>>::value,
+                  "PE holds float, double, int32_t, bool (one byte), std::complex<float> and <double> elements");
+    return std::is_same<T, float>::value                  ? PE_F32
+           : std::is_same<T, double>::value               ? PE_F64
+           : std::is_same<T, int32_t>::value              ? PE_I32
+           : std::is_same<T, std::complex<float>>::value  ? PE_C64
+           : std::is_same<T, std::complex<double>>::value ? PE_C128
+                                                          : PE_BOOL;
 }
 } // namespace detail
 /* a copy of the elements at data, of the given shape */
@@ -300,6 +422,39 @@ inline array fill(pe_dtype t, std::initializer_list<int64_t> shape, double v, si
     return detail::wrap(pe_fill_at(s.at, t, static_cast<int>(shape.size()), shape.begin(), v));
 }
 inline array scalar(pe_dtype t, double v, site s = site()) { return detail::wrap(pe_scalar_at(s.at, t, v)); }
+/* complex constants (t: PE_C64 or PE_C128): pe_scalar_c, pe_fill_c */
+inline array scalar(pe_dtype t, std::complex<double> v, site s = site())
+{
+    return detail::wrap(pe_scalar_c_at(s.at, t, v.real(), v.imag()));
+}
+inline array fill(pe_dtype t, std::initializer_list<int64_t> shape, std::complex<double> v, site s = site())
+{
+    return detail::wrap(pe_fill_c_at(s.at, t, static_cast<int>(shape.size()), shape.begin(), v.real(), v.imag()));
+}
+/* the buffer at data taken over, not copied (pe_adopt): PE calls
+ * free_fn(data, ctx) when its last use is done.  When the call fails the
+ * buffer stays the caller's (the exception says so before anything took it). */
+inline array adopt(pe_dtype t, std::initializer_list<int64_t> shape, void *data, void (*free_fn)(void *data, void *ctx),
+                   void *ctx, site s = site())
+{
+    return detail::wrap(pe_adopt_at(s.at, t, static_cast<int>(shape.size()), shape.begin(), data, free_fn, ctx));
+}
+/* a vector's elements taken over without a copy, as an array of the given
+ * shape (its size: the number of elements); the vector is left empty */
+template <class T> array adopt(std::vector<T> &&v, std::initializer_list<int64_t> shape, site s = site())
+{
+    auto *held = new std::vector<T>(std::move(v));
+    void (*free_fn)(void *, void *) = [](void *, void *ctx) { delete static_cast<std::vector<T> *>(ctx); };
+    pe_array h = pe_adopt_at(s.at, detail::dtype_of<T>(), static_cast<int>(shape.size()), shape.begin(), held->data(),
+                             free_fn, held);
+    if (detail::pending().set) delete held; /* refused: PE did not take it */
+    return detail::wrap(h);
+}
+template <class T> array adopt(std::vector<T> &&v, site s = site())
+{
+    int64_t n = static_cast<int64_t>(v.size());
+    return adopt(std::move(v), {n}, s);
+}
 inline array index(pe_dtype t, std::initializer_list<int64_t> shape, int axis, site s = site())
 {
     return detail::wrap(pe_index_at(s.at, t, static_cast<int>(shape.size()), shape.begin(), axis));
@@ -494,6 +649,273 @@ inline array scatter_add(const array &target, const array &idx, const operand &v
     return detail::wrap(pe_scatter_add_at(s.at, target.get(), idx.get(), values.get()));
 }
 
+/* ------------------------------------------------------------ intrinsics
+ * Library calls (pe.h, "intrinsics"): f32, f64, c64 and c128, operands of
+ * one dtype. */
+
+/* a (m x k) @ b (k x n, or a vector of k) */
+inline array matmul(const array &a, const array &b, site s = site())
+{
+    return detail::wrap(pe_matmul_at(s.at, a.get(), b.get()));
+}
+/* P a = L U (pe_lu): L and U packed in lu, pivots (i32) the row interchanges */
+struct lu_factors {
+    array lu, pivots;
+};
+inline lu_factors lu(const array &a, site s = site())
+{
+    pe_array f{0}, p{0};
+    pe_lu_at(s.at, a.get(), &f, &p); /* an error is raised, and thrown below, with both results owned */
+    lu_factors r{array(f), array(p)};
+    detail::raise_pending();
+    return r;
+}
+/* x with a x = b (b: n or n x k) */
+inline array lu_solve(const array &lu, const array &pivots, const array &b, site s = site())
+{
+    return detail::wrap(pe_lu_solve_at(s.at, lu.get(), pivots.get(), b.get()));
+}
+inline array lu_solve(const lu_factors &f, const array &b, site s = site()) { return lu_solve(f.lu, f.pivots, b, s); }
+/* the 1-norm condition number as LAPACK's gecon estimates it */
+inline array lu_cond(const array &lu, const array &pivots, site s = site())
+{
+    return detail::wrap(pe_lu_cond_at(s.at, lu.get(), pivots.get()));
+}
+inline array lu_cond(const lu_factors &f, site s = site()) { return lu_cond(f.lu, f.pivots, s); }
+/* P, L (unit lower) and U with P a = L U */
+struct lu_parts {
+    array p, l, u;
+};
+inline lu_parts lu_unpack(const array &lu, const array &pivots, site s = site())
+{
+    pe_array l{0}, u{0};
+    pe_array p = pe_lu_unpack_at(s.at, lu.get(), pivots.get(), &l, &u);
+    lu_parts r{array(p), array(l), array(u)};
+    detail::raise_pending();
+    return r;
+}
+inline lu_parts lu_unpack(const lu_factors &f, site s = site()) { return lu_unpack(f.lu, f.pivots, s); }
+
+/* the DFT along the last axis (dims 1) or the last two (dims 2), NumPy's
+ * fft / fft2; ifft the inverse, scaled (ifft(fft(a)) is a) */
+inline array fft(const array &a, int dims = 1, site s = site()) { return detail::wrap(pe_fft_at(s.at, a.get(), dims)); }
+inline array ifft(const array &a, int dims = 1, site s = site()) { return detail::wrap(pe_ifft_at(s.at, a.get(), dims)); }
+/* scipy.signal's convolve / correlate, mode 'same', over a's last 1 or 2 axes */
+inline array conv(const array &a, const array &kernel, site s = site())
+{
+    return detail::wrap(pe_conv_at(s.at, a.get(), kernel.get()));
+}
+inline array correlate(const array &a, const array &kernel, site s = site())
+{
+    return detail::wrap(pe_correlate_at(s.at, a.get(), kernel.get()));
+}
+
+/* ------------------------------------------------------- random numbers */
+
+/* A counter-based generator (pe_rng_create; pe.h, "random numbers"): each
+ * draw advances it, so draws are non-const.  Movable, not copyable: a copy
+ * would repeat the same draws.  pe_rng_destroy at its end (nothing after
+ * its session ended: the shutdown freed it). */
+class rng {
+public:
+    rng() noexcept : r_{0} {} /* none: a generator may be moved in */
+    explicit rng(uint64_t seed, pe_rng_kind kind = PE_RNG_PHILOX, site s = site()) : r_(pe_rng_create_at(s.at, kind, seed))
+    {
+        detail::raise_pending();
+    }
+    rng(rng &&o) noexcept : r_(o.r_), life_(o.life_) { o.r_ = pe_rng{0}; }
+    rng &operator=(rng &&o) noexcept
+    {
+        std::swap(r_, o.r_);
+        std::swap(life_, o.life_);
+        return *this;
+    }
+    rng(const rng &) = delete;
+    rng &operator=(const rng &) = delete;
+    ~rng()
+    {
+        if (alive()) pe_rng_destroy_at(nullptr, r_);
+    }
+    pe_rng get() const noexcept { return alive() ? r_ : pe_rng{0}; }
+
+    /* [0, 1) for PE_F32 / PE_F64; for PE_I32 every value equally likely */
+    array uniform(pe_dtype t, std::initializer_list<int64_t> shape, site s = site())
+    {
+        return detail::wrap(pe_rng_uniform_at(s.at, get(), t, static_cast<int>(shape.size()), shape.begin()));
+    }
+    /* standard normal (Box-Muller), PE_F32 or PE_F64 */
+    array normal(pe_dtype t, std::initializer_list<int64_t> shape, site s = site())
+    {
+        return detail::wrap(pe_rng_normal_at(s.at, get(), t, static_cast<int>(shape.size()), shape.begin()));
+    }
+
+private:
+    bool alive() const noexcept { return r_.h != 0 && life_.current(); }
+    pe_rng r_;
+    detail::life_mark life_;
+};
+
+/* -------------------------------------------------------- sparse matrices */
+
+/* A CSR matrix (pe_csr_create): row_ptr (i32, rows + 1), col_idx (i32, nnz),
+ * values (f32 or f64, nnz), n_cols columns.  It holds its own references to
+ * the three arrays; pe_csr_destroy at its end.  Movable, not copyable (one
+ * matrix, one destroy). */
+class csr {
+public:
+    csr() noexcept : m_{0} {} /* none: a matrix may be moved in */
+    csr(const array &row_ptr, const array &col_idx, const array &values, int64_t n_cols, site s = site())
+        : m_(pe_csr_create_at(s.at, row_ptr.get(), col_idx.get(), values.get(), n_cols))
+    {
+        detail::raise_pending();
+    }
+    csr(csr &&o) noexcept : m_(o.m_), life_(o.life_) { o.m_ = pe_csr{0}; }
+    csr &operator=(csr &&o) noexcept
+    {
+        std::swap(m_, o.m_);
+        std::swap(life_, o.life_);
+        return *this;
+    }
+    csr(const csr &) = delete;
+    csr &operator=(const csr &) = delete;
+    ~csr()
+    {
+        if (alive()) pe_csr_destroy_at(nullptr, m_);
+    }
+    pe_csr get() const noexcept { return alive() ? m_ : pe_csr{0}; }
+
+private:
+    bool alive() const noexcept { return m_.h != 0 && life_.current(); }
+    pe_csr m_;
+    detail::life_mark life_;
+};
+/* m @ x: each row's sum in column order */
+inline array spmv(const csr &m, const array &x, site s = site()) { return detail::wrap(pe_spmv_at(s.at, m.get(), x.get())); }
+
+/* ------------------------------------------------------ host views, debugging */
+
+/* A read-only host view of an array's value (pe_map) until the guard ends
+ * (pe_unmap); it holds a reference, so the array lives as long.  T as for
+ * array::read. */
+template <class T> class mapping {
+public:
+    explicit mapping(const array &a, site s = site()) : a_(a), n_(0)
+    {
+        data_ = static_cast<const T *>(pe_map_at(s.at, a_.get()));
+        detail::raise_pending();
+        n_ = static_cast<std::size_t>(a_.numel(s));
+    }
+    ~mapping()
+    {
+        if (data_ && a_) pe_unmap_at(nullptr, a_.get());
+    }
+    mapping(const mapping &) = delete;
+    mapping &operator=(const mapping &) = delete;
+    const T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return n_; }
+    const T &operator[](std::size_t i) const noexcept { return data_[i]; }
+    const T *begin() const noexcept { return data_; }
+    const T *end() const noexcept { return data_ + n_; }
+
+private:
+    array a_;
+    const T *data_ = nullptr;
+    std::size_t n_;
+};
+template <class T> mapping<T> map(const array &a, site s = site()) { return mapping<T>(a, s); }
+
+/* a's reference result, computed on the interpreter (pe_reference) */
+inline array reference(const array &a, site s = site()) { return detail::wrap(pe_reference_at(s.at, a.get())); }
+
+/* ------------------------------------------------- code reuse sections */
+
+/* PE_MACRO (pe.h, "code reuse sections") as a function:
+ *
+ *   std::vector<pe::array> out = pe::macro("step", {acc, y}, 1, [&](const std::vector<pe::array> &in) {
+ *       return std::vector<pe::array>{in[0] * 0.5 + pe::sin(in[1])};
+ *   }, &mode, sizeof mode);
+ *
+ * The first execution with a key (the inputs' dtypes, shapes and uniform
+ * constants, the ctl_bytes at ctl) runs the body and records it; later ones
+ * replay the recording without calling the body.  The body gets its own
+ * references to the inputs and returns n_outs arrays (one it made, or an
+ * input), or one pe::array when n_outs is 1; the section is named by the
+ * call's site, as C's by the statement's.  The rules are C's: no host data
+ * in the body (the read throws PE_E_MACRO and the section goes on as plain
+ * code), operands from outside only as inputs, values that change between
+ * executions as inputs or in ctl (compared byte for byte: padding too).
+ * Arrays the body drops are released by their destructors inside it, as a
+ * C body's scope end would; an exception leaving the body ends the section
+ * (nothing cached) and goes on. */
+template <class Body>
+std::vector<array> macro(const char *name, const std::vector<array> &ins, int n_outs, Body &&body, const void *ctl,
+                         std::size_t ctl_bytes, site s = site())
+{
+    std::vector<pe_array> in_h(ins.size()), out_h(n_outs > 0 ? static_cast<std::size_t>(n_outs) : 0, pe_array{0});
+    for (std::size_t k = 0; k < ins.size(); k++) in_h[k] = ins[k].get();
+    auto owned_outputs = [&out_h] { /* PE's output handles, each one reference for the caller */
+        std::vector<array> r;
+        r.reserve(out_h.size());
+        for (pe_array h : out_h) r.emplace_back(h);
+        return r;
+    };
+    int self = 0; /* this execution's anchor: a recursive call has its own, so PE tells recursion from re-entry */
+    pe_macro_state st = pe_macro_begin_at(s.at, &self, name, in_h.data(), static_cast<int>(in_h.size()), out_h.data(),
+                                          n_outs, ctl, ctl_bytes);
+    while (st.run_body) {
+        try {
+            /* retained inside the body, so the recording counts them (and their release) as the body's */
+            std::vector<array> body_ins;
+            body_ins.reserve(in_h.size());
+            for (pe_array h : in_h) body_ins.emplace_back(pe_retain_at(s.at, h));
+            const std::vector<array> &in = body_ins;
+            std::vector<array> outs;
+            if constexpr (std::is_same<std::decay_t<decltype(body(in))>, array>::value) outs.push_back(body(in));
+            else outs = body(in);
+            /* the references go to the section: its end keeps one per output for the caller */
+            for (std::size_t j = 0; j < out_h.size() && j < outs.size(); j++) out_h[j] = outs[j].release();
+        } catch (...) {
+            pe_macro_end_at(s.at, &st);
+            detail::pending().set = false; /* the exception in flight is the error to report */
+            owned_outputs();                /* invalid ones where the section had begun: released */
+            throw;
+        }
+        st.run_body = pe_macro_end_at(s.at, &st);
+    }
+    std::vector<array> outs = owned_outputs();
+    detail::raise_pending();
+    return outs;
+}
+template <class Body>
+std::vector<array> macro(const char *name, const std::vector<array> &ins, int n_outs, Body &&body, site s = site())
+{
+    return macro(name, ins, n_outs, std::forward<Body>(body), nullptr, 0, s);
+}
+
+/* ------------------------------------------- runtime and devices */
+
+inline const char *version() noexcept { return pe_version(); }
+inline const char *status_name(pe_status code) noexcept { return pe_status_name(code); }
+/* the runtime's counters (pe_get_stats) */
+inline pe_stats stats() noexcept
+{
+    pe_stats st;
+    pe_get_stats(&st);
+    return st;
+}
+/* the CPU is device 0, CUDA devices follow */
+inline int device_count() noexcept { return pe_device_count(); }
+inline pe_device_info device_info(int dev, site s = site())
+{
+    pe_device_info info;
+    std::memset(&info, 0, sizeof info);
+    pe_device_info_at(s.at, dev, &info);
+    detail::raise_pending();
+    return info;
+}
+/* the preferred device for following work; -1: automatic */
+inline void set_device(int dev, site s = site()) { pe_set_device_at(s.at, dev), detail::raise_pending(); }
+
 /* ------------------------------------------- hints and synchronisation */
 
 inline void flush(site s = site()) { pe_flush_at(s.at), detail::raise_pending(); }
@@ -503,18 +925,24 @@ inline void hint_read(const array &a, site s = site()) { pe_hint_read_at(s.at, a
 class block {
 public:
     explicit block(site s = site()) : end_(s) { pe_block_begin_at(s.at), detail::raise_pending(); }
-    ~block() { pe_block_end_at(end_.at); }
+    ~block()
+    {
+        if (life_.current()) pe_block_end_at(end_.at); /* a shutdown ended the block with everything else */
+    }
     block(const block &) = delete;
     block &operator=(const block &) = delete;
 
 private:
     site end_;
+    detail::life_mark life_;
 };
 
 /* --------------------------------------------------------------- session */
 
 /* pe_init and the handler that turns errors into exceptions; pe_shutdown
- * when it ends (arrays still held are released by the shutdown first). */
+ * when it ends, which frees the arrays, generators and matrices still held:
+ * their C++ objects, once the session has ended, own nothing (their
+ * destructors do nothing). */
 class session {
 public:
     explicit session(const pe_config *config = nullptr)
@@ -530,6 +958,7 @@ public:
     ~session()
     {
         pe_shutdown();
+        detail::sessions_ended().fetch_add(1, std::memory_order_acq_rel); /* what is still held is gone */
         pe_pop_error_handler();
         detail::pending().set = false;
     }
