@@ -12,7 +12,7 @@
 
 enum { N = 1 << 20, ITERATIONS = 300 };
 
-/* The loop as the guide shows it: returns the last x, or an invalid array. */
+/* The loop as the guide shows it: returns the last x. */
 static pe_array newton(pe_array a, pe_array x, int *iterations)
 {
     int k;
@@ -21,11 +21,11 @@ static pe_array newton(pe_array a, pe_array x, int *iterations)
         pe_scope scope = pe_scope_begin();
         pe_array next = pe_keep(pe_mul(pe_add(x, pe_div(a, x)), 0.5)); /* kept: it outlives the scope */
         pe_array delta = pe_norminf(pe_sub(next, x));                   /* released at the scope's end */
-        if (pe_read_f64(delta, &change) != PE_OK) return (pe_array){0};
+        int rc = pe_read_f64(delta, &change);
         pe_scope_end(scope);
         pe_release(x); /* the old x: kept by the iteration before, so ours to release */
         x = next;
-        if (change < 1e-9) break;
+        if (rc != PE_OK || change < 1e-9) break;
     }
     *iterations = k + 1;
     return x;
@@ -38,9 +38,9 @@ static pe_array newton_leaky(pe_array a, pe_array x, int *iterations)
     for (k = 0; k < ITERATIONS; k++) {
         double change;
         pe_array next = pe_mul(pe_add(x, pe_div(a, x)), 0.5);
-        if (pe_read_f64(pe_norminf(pe_sub(next, x)), &change) != PE_OK) return (pe_array){0};
+        int rc = pe_read_f64(pe_norminf(pe_sub(next, x)), &change);
         x = next;
-        if (change < 1e-9) break;
+        if (rc != PE_OK || change < 1e-9) break;
     }
     *iterations = k + 1;
     return x;
