@@ -366,7 +366,7 @@ static void assert_link(const char *link, const char *err)
     if (!S_ISLNK(st.st_mode)) fail_msg("PE_PROFILE replaced the symlink %s; stderr:\n%s", link, err);
 }
 
-/* README, PE_PROFILE: a symlink of the user's, in a directory others cannot
+/* docs/environment.md, PE_PROFILE: a symlink of the user's, in a directory others cannot
  * change, to a file of the user's (or none yet) in a directory closed to
  * others is written through; the link stays. */
 static void profile_written_through_a_symlink(void **state)

@@ -49,7 +49,7 @@
 #include "../base/error.h"
 #include "../base/grow.h"
 
-/* Documented in README (PE_CHECK_SCALE): a few hundred ulps of f32 (its
+/* Documented in docs/environment.md (PE_CHECK_SCALE): a few hundred ulps of f32 (its
  * primitives are within a few ulps of the interpreter, and values carry
  * their producers' differences), and of f64 a margin above the libm
  * differences and what the interpreter's compensated sums remove. */

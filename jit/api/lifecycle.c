@@ -208,7 +208,7 @@ int pe_init(const pe_config *cfg)
     return PE_OK;
 }
 
-/* Other threads may be inside the API meanwhile (README, Semantics): from
+/* Other threads may be inside the API meanwhile (docs/semantics.md): from
  * here on every call that comes in fails with PE_E_INVALID ("runtime shut
  * down"; once it is over, PE_E_ARG "not initialised", as before pe_init),
  * and calls already inside finish first — a reader waiting for a

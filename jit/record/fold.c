@@ -8,7 +8,7 @@
  *     x*1, 1*x, x+0, 0+x, x-0, x/1 -> x.
  * A reduction applies only when the result has x's dtype and shape, so no
  * broadcast or promotion is lost.  Known differences from the unreduced op
- * (documented in the README): x+0 keeps the sign of a -0, and pow(x, 0.5)
+ * (documented in docs/semantics.md): x+0 keeps the sign of a -0, and pow(x, 0.5)
  * gives sqrt's -0 and NaN for -0 and -inf where pow gives +0 and +inf. */
 #include "record.h"
 #include "../../exec/base/runtime.h"

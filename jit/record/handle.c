@@ -16,7 +16,7 @@
 bool pe_require_init(const pe_site *s, const char *api)
 {
     if (pe_rt.shutting_down) {
-        /* another thread's pe_shutdown runs: nothing may start now (README, Semantics) */
+        /* another thread's pe_shutdown runs: nothing may start now (docs/semantics.md) */
         pe_raise(s, PE_E_INVALID, api, "runtime shut down (pe_shutdown is running)");
         return false;
     }

@@ -483,7 +483,7 @@ static pe_array record_complex_sum(const pe_site *s, pe_op op, pe_port *const *i
  * accumulators, which neither generator, the CPU's chunk combination
  * (exec/cpu/partials.c) nor the CUDA combiner has; a tree of element-wise
  * products of halves needs log2(n) kernels the fuser must keep apart.
- * What the polar form changes (README "Complex numbers", tested by
+ * What the polar form changes (docs/semantics.md, "Complex numbers", tested by
  * test_complex_kernels):
  *   rounding: |z_k| and arg z_k are each within a few ulps; T's error is
  *     about u sum |arg z_k| <= pi n u (u the unit roundoff of double), so
