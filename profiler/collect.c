@@ -436,6 +436,7 @@ static bool build_profile(pe_profile *p)
     p->start_unix_ns = col.start_unix_ns;
     p->wall_ns = pe_prof_now() - col.start_ns;
     p->threads = (uint64_t)col.threads;
+    p->format_version = PE_PROF_VERSION;
     bool ok = p->program && p->host && p->pe_version && p->device;
     p->sites = calloc(col.n_sites ? col.n_sites : 1, sizeof *p->sites);
     p->kernels = calloc(col.n_kernels ? col.n_kernels : 1, sizeof *p->kernels);
@@ -453,6 +454,11 @@ static bool build_profile(pe_profile *p)
         p->n_kernels = col.n_kernels;
         col.n_kernels = 0;
     }
+    /* the macro cache counts in pe_stats (reset by the same pe_init) */
+    atomic_store(&col.counters[PE_PC_macro_hits], pe_counters.macro_hits);
+    atomic_store(&col.counters[PE_PC_macro_records], pe_counters.macro_records);
+    atomic_store(&col.counters[PE_PC_macro_evictions], pe_counters.macro_evictions);
+    atomic_store(&col.counters[PE_PC_macro_ops_replayed], pe_counters.macro_ops_replayed);
     for (int c = 0; ok && c < PE_PC__COUNT; c++) {
         p->counters[c] = (pe_prof_counter){strdup(counter_names[c]), atomic_load(&col.counters[c])};
         p->n_counters = (uint32_t)c + 1;

@@ -13,14 +13,17 @@
 #include "pe.h"
 #include "profdb.h"
 
-/* Runtime counters (the database stores them by name). */
+/* Runtime counters (the database stores them by name).  The macro_* four
+ * are the macro cache's own (pe_stats.macro_*, jit/macro/macro.c), copied
+ * when the profile is written. */
 #define PE_PROF_COUNTERS(X)                                                                                   \
     X(batches) X(trace_lookups) X(trace_hits) X(trace_misses) X(trace_lookup_ns) X(proggen_runs) X(proggen_ns) \
     X(program_lookups) X(program_memory_hits) X(program_disk_hits) X(program_lookup_ns) X(disk_load_ns)        \
     X(compiles) X(kernels_compiled) X(compile_ns) X(interp_ops) X(interp_ns)                                   \
     X(bytes_to_device) X(to_device_ns) X(bytes_to_host) X(to_host_ns)                                          \
     X(queue_flow_waits) X(queue_flow_wait_ns) X(result_waits) X(result_wait_ns)                                \
-    X(pool_threads) X(pool_busy_ns) X(pool_capacity_ns) X(bytes_allocated) X(api_calls)
+    X(pool_threads) X(pool_busy_ns) X(pool_capacity_ns) X(bytes_allocated) X(api_calls)                      \
+    X(macro_hits) X(macro_records) X(macro_evictions) X(macro_ops_replayed)
 typedef enum {
 #define PE_PROF_COUNTER_ENUM(n) PE_PC_##n,
     PE_PROF_COUNTERS(PE_PROF_COUNTER_ENUM)

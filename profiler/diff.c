@@ -7,7 +7,7 @@
 #include "export.h"
 #include "report.h"
 
-static double total_ms(const pe_prof_row *r) { return (r->compute_ns + r->direct_ns) / 1e6; }
+static double total_ms(const pe_prof_row *r) { return pe_prof_row_total(r) / 1e6; } /* as the tables rank */
 
 static const pe_prof_row *find(const pe_prof_row *rows, long n, const char *label)
 {

@@ -4,7 +4,9 @@
  * (compact: a run has thousands of events), counters as a name→value map.
  * The decoder checks every index and weight, so the reports never need to.
  * It reads every version up to PE_PROF_VERSION (a version 1 site record has
- * no stored-unread pair: 0), and writes the latest. */
+ * no stored-unread pair: 0; a version 2 file has no macro-cache counters
+ * and an older pool capacity, which the reports say), and writes the
+ * latest. */
 #define _GNU_SOURCE
 #include "profdb.h"
 
@@ -220,6 +222,7 @@ bool pe_profile_decode(pe_profile *p, const void *data, size_t len, char *err, s
         p->counters[i].name = pe_mp_strdup(r, &counters->via.map.ptr[i].key, "counter name");
         p->counters[i].value = pe_mp_uint(r, &counters->via.map.ptr[i].val, "counter value");
     }
+    p->format_version = d.blob.version;
     if (pe_mp_doc_close(&d, "PE profile", err, err_len)) return true;
     pe_profile_free(p);
     return false;
@@ -267,6 +270,13 @@ uint64_t pe_profile_counter(const pe_profile *p, const char *name)
     for (uint32_t i = 0; i < p->n_counters; i++)
         if (p->counters[i].name && strcmp(p->counters[i].name, name) == 0) return p->counters[i].value;
     return 0;
+}
+
+bool pe_profile_has_counter(const pe_profile *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->n_counters; i++)
+        if (p->counters[i].name && strcmp(p->counters[i].name, name) == 0) return true;
+    return false;
 }
 
 /* ------------------------------------------------------------ attribution */

@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #define PE_PROF_MAGIC "PEPF"
-#define PE_PROF_VERSION 2 /* 2: sites carry stored_unread; version 1 files are read with it 0 */
+#define PE_PROF_VERSION 3 /* 2: sites carry stored_unread (version 1 files are read with it 0); 3: the macro
+                             cache's counters, and pool_capacity_ns counts every pool launch, so that
+                             pool_busy_ns <= pool_capacity_ns (version 2 files may break that) */
 
 /* A call site (the patent's PC record): where requests came from, and the
  * counters attributable to it directly. */
@@ -95,6 +97,7 @@ typedef struct {
     uint64_t events_dropped;  /* past the collector's bound */
     pe_prof_counter *counters;
     uint32_t n_counters;
+    uint32_t format_version;  /* the file's (pe_profile_decode), or PE_PROF_VERSION for a run's own; not stored */
 } pe_profile;
 
 /* Serialises (framed); a malloc'd blob, NULL when out of memory. */
@@ -107,7 +110,8 @@ bool pe_profile_load(pe_profile *p, const char *path, char *err, size_t err_len)
 bool pe_profile_save(const pe_profile *p, const char *path, char *err, size_t err_len);
 void pe_profile_free(pe_profile *p);
 
-uint64_t pe_profile_counter(const pe_profile *p, const char *name);
+uint64_t pe_profile_counter(const pe_profile *p, const char *name); /* 0 when absent */
+bool pe_profile_has_counter(const pe_profile *p, const char *name);
 /* Attribution: fills, per site (arrays of n_sites), the weighted shares of
  * every kernel covering it (these add up to the kernels' total time) and its
  * direct time (reads, writes, copies; waits are reported apart, since the

@@ -1,7 +1,10 @@
 /* report.c — the analyser: attribution tables by line, function or kernel,
- * and the four text reports (summary, compute, I/O, runtime).  A line's time
- * is the weighted share of every kernel covering it plus its direct time;
- * beside it, the bytes of the values it made that were stored and never
+ * and the four text reports (summary, compute, I/O, runtime).  A line's
+ * compute is the weighted share of every kernel covering it, its direct time
+ * its reads, writes and copies, its wait the time the application blocked
+ * there; the tables rank by their sum (pe_prof_row_total) with a column for
+ * each, so a line that only waits ranks with the lines that compute.
+ * Beside them, the bytes of the values it made that were stored and never
  * read (the summary gives their total and the lines with the most). */
 #define _GNU_SOURCE
 #include "report.h"
@@ -50,10 +53,12 @@ void pe_prof_kernel_label(const pe_profile *p, const pe_prof_kernel *k, char *ou
     free(sites), free(weights);
 }
 
+double pe_prof_row_total(const pe_prof_row *r) { return r->compute_ns + r->direct_ns + r->wait_ns; }
+
 static int by_total(const void *a, const void *b)
 {
     const pe_prof_row *x = a, *y = b;
-    double tx = x->compute_ns + x->direct_ns, ty = y->compute_ns + y->direct_ns;
+    double tx = pe_prof_row_total(x), ty = pe_prof_row_total(y);
     if (tx != ty) return tx < ty ? 1 : -1;
     return strcmp(x->label, y->label);
 }
@@ -87,6 +92,7 @@ long pe_prof_rows(const pe_profile *p, pe_prof_group by, pe_prof_row **rows_out)
             rows[r].compute_ns += compute[i];
             rows[r].direct_ns += direct[i];
             rows[r].wait_ns += (double)s->wait_ns;
+            rows[r].waits += s->waits;
             rows[r].calls += s->calls;
             rows[r].stored_unread += s->stored_unread;
             rows[r].stored_unread_bytes += s->stored_unread_bytes;
@@ -114,12 +120,12 @@ static void print_rows(const pe_profile *p, pe_prof_group by, FILE *out, long li
         return;
     }
     double all = 0;
-    for (long i = 0; i < n; i++) all += rows[i].compute_ns + rows[i].direct_ns;
+    for (long i = 0; i < n; i++) all += pe_prof_row_total(&rows[i]);
     const char *what = by == PE_BY_LINE ? "line" : by == PE_BY_FUNCTION ? "function" : "kernel @ lines";
     fprintf(out, "  %10s %6s %10s %10s %10s %8s %11s  %s\n", "total ms", "%", "compute ms", "direct ms", "waited ms",
             by == PE_BY_KERNEL ? "runs" : "calls", by == PE_BY_KERNEL ? "" : "unread MB", what);
     for (long i = 0; i < n && (limit < 0 || i < limit); i++) {
-        double t = rows[i].compute_ns + rows[i].direct_ns;
+        double t = pe_prof_row_total(&rows[i]);
         char unread[24] = ""; /* stored, never read: a line's figure, not a kernel's */
         if (by != PE_BY_KERNEL) snprintf(unread, sizeof unread, "%.3f", (double)rows[i].stored_unread_bytes / 1e6);
         fprintf(out, "  %10.3f %5.1f%% %10.3f %10.3f %10.3f %8llu %11s  %s\n", ms(t), all > 0 ? 100 * t / all : 0,
@@ -175,6 +181,33 @@ static void print_unread(const pe_profile *p, FILE *out)
     free(rows);
 }
 
+void pe_prof_pool_utilisation(const pe_profile *p, char *out, size_t n)
+{
+    uint64_t busy = pe_profile_counter(p, "pool_busy_ns"), capacity = pe_profile_counter(p, "pool_capacity_ns");
+    if (!capacity) snprintf(out, n, "none (no launch on the pool)");
+    else if (busy > capacity) /* a version 2 file counted busy time its capacity did not cover */
+        snprintf(out, n, "unknown (a format version %u profile: busy %.3f ms over a capacity of %.3f ms)",
+                 p->format_version, ms((double)busy), ms((double)capacity));
+    else snprintf(out, n, "%.1f%%", ratio(busy, capacity));
+}
+
+void pe_prof_macro_cache(const pe_profile *p, char *out, size_t n)
+{
+    if (!pe_profile_has_counter(p, "macro_hits")) {
+        snprintf(out, n, "not recorded (a format version %u profile)", p->format_version);
+        return;
+    }
+    uint64_t hits = pe_profile_counter(p, "macro_hits"), records = pe_profile_counter(p, "macro_records");
+    if (!hits && !records) {
+        snprintf(out, n, "unused (no PE_MACRO section ran)");
+        return;
+    }
+    snprintf(out, n, "%llu/%llu hits (%.1f%%), %llu ops replayed, %llu evictions",
+             (unsigned long long)hits, (unsigned long long)(hits + records), ratio(hits, hits + records),
+             (unsigned long long)pe_profile_counter(p, "macro_ops_replayed"),
+             (unsigned long long)pe_profile_counter(p, "macro_evictions"));
+}
+
 void pe_prof_report_summary(const pe_profile *p, FILE *out)
 {
     uint64_t reads = 0, writes = 0, copies = 0, waits = 0;
@@ -191,16 +224,18 @@ void pe_prof_report_summary(const pe_profile *p, FILE *out)
             ms((double)p->wall_ns), ms(kernels), p->wall_ns ? 100 * kernels / (double)p->wall_ns : 0, p->n_kernels,
             (unsigned long long)runs, ms((double)reads), ms((double)writes), ms((double)copies), ms((double)waits));
     uint64_t lookups = pe_profile_counter(p, "trace_lookups");
+    char pool[160], macro[160];
+    pe_prof_pool_utilisation(p, pool, sizeof pool);
+    pe_prof_macro_cache(p, macro, sizeof macro);
     fprintf(out, "  trace cache %llu/%llu hits (%.0f%%); program generator %llu runs, %.3f ms; kernels compiled %llu "
-                 "(%.3f ms), from memory %llu, from disk %llu; pool utilisation %.0f%%\n",
+                 "(%.3f ms), from memory %llu, from disk %llu; pool utilisation %s; macro cache %s\n",
             (unsigned long long)pe_profile_counter(p, "trace_hits"), (unsigned long long)lookups,
             ratio(pe_profile_counter(p, "trace_hits"), lookups), (unsigned long long)pe_profile_counter(p, "proggen_runs"),
             ms((double)pe_profile_counter(p, "proggen_ns")), (unsigned long long)pe_profile_counter(p, "kernels_compiled"),
             ms((double)pe_profile_counter(p, "compile_ns")), (unsigned long long)pe_profile_counter(p, "program_memory_hits"),
-            (unsigned long long)pe_profile_counter(p, "program_disk_hits"),
-            ratio(pe_profile_counter(p, "pool_busy_ns"), pe_profile_counter(p, "pool_capacity_ns")));
+            (unsigned long long)pe_profile_counter(p, "program_disk_hits"), pool, macro);
     print_unread(p, out);
-    fprintf(out, "  top lines:\n");
+    fprintf(out, "  top lines (ranked by compute + direct + waited):\n");
     print_rows(p, PE_BY_LINE, out, 8);
 }
 
@@ -270,8 +305,10 @@ void pe_prof_report_runtime(const pe_profile *p, FILE *out)
     }
     uint64_t lookups = pe_profile_counter(p, "trace_lookups");
     fprintf(out, "  trace cache hit rate   %13.1f %%\n", ratio(pe_profile_counter(p, "trace_hits"), lookups));
-    fprintf(out, "  pool utilisation       %13.1f %% (busy / threads x kernel wall time)\n",
-            ratio(pe_profile_counter(p, "pool_busy_ns"), pe_profile_counter(p, "pool_capacity_ns")));
+    char pool[160], macro[160];
+    pe_prof_pool_utilisation(p, pool, sizeof pool);
+    pe_prof_macro_cache(p, macro, sizeof macro);
+    fprintf(out, "  pool utilisation       %s (busy / threads x wall time of the pool's launches)\n", pool);
     fprintf(out, "  timeline events        %14u (%llu dropped)\n", p->n_events, (unsigned long long)p->events_dropped);
-    fprintf(out, "  macro cache            not in this version\n");
+    fprintf(out, "  macro cache            %s\n", macro);
 }

@@ -2,7 +2,11 @@
  * `profile_app` and `profile_app slow`, which does 20x the work at the line
  * marked PLANTED (the slowdown pe-prof diff must find); the line marked
  * UNREAD makes a value that is stored and never read (pe-prof's summary
- * must name it). */
+ * must name it); the line marked WAITED reads the result of an expensive
+ * chain (marked CHAIN), computing nothing itself: the application blocks
+ * there for at least the chain's kernel time (the summary's top lines must
+ * rank it, its wait in its own column); a PE_MACRO section runs MACRO_RUNS
+ * times, recorded once and replayed after (the macro cache's counters). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,18 @@
 #include <pe.h>
 
 #define N (1 << 20)
+#define CHAIN 4
+#define MACRO_RUNS 5
+
+static pe_array scaled(pe_array a)
+{
+    pe_array ins[1] = {a}, outs[1];
+    PE_MACRO(scaled, ins, 1, outs, 1, NULL, 0)
+    {
+        outs[0] = pe_mul(pe_add(ins[0], 1.0f), 0.5f);
+    }
+    return outs[0];
+}
 
 int main(int argc, char **argv)
 {
@@ -35,6 +51,26 @@ int main(int argc, char **argv)
         pe_read_f32(w, &v);
         total += v;
         pe_release(w);
+    }
+    /* an expensive chain, then a read that waits for it */
+    pe_array c = pe_add(x, 0.0f);
+    for (int k = 0; k < CHAIN; k++) {
+        pe_array next = pe_sin(pe_mul(c, pe_cos(x))); /* CHAIN */
+        pe_release(c);
+        c = next;
+    }
+    pe_array cs = pe_sum(c);
+    pe_release(c);
+    float waited;
+    pe_read_f32(cs, &waited); /* WAITED */
+    total += waited;
+    pe_release(cs);
+    for (int r = 0; r < MACRO_RUNS; r++) {
+        pe_array m = scaled(x), ms = pe_sum(m);
+        float v;
+        pe_read_f32(ms, &v);
+        total += v;
+        pe_release(m), pe_release(ms);
     }
     pe_array kept = pe_add(x, 1.0f); /* UNREAD: a result kept, never read, alive until pe_shutdown */
     (void)kept;

@@ -256,6 +256,152 @@ static void test_stored_never_read(void **state)
     pe_profile_free(&p);
 }
 
+#define WAIT_N (1 << 20)
+#define MACRO_RUNS 3
+static int line_waited_sync, line_waited_read, line_slow;
+
+static pe_array halved(pe_array a)
+{
+    pe_array ins[1] = {a}, outs[1];
+    PE_MACRO(halved, ins, 1, outs, 1, NULL, 0)
+    {
+        outs[0] = pe_mul(ins[0], 0.5f);
+    }
+    return outs[0];
+}
+
+/* The application blocks twice on work it asked for: in a pe_sync and in a
+ * read of a sum whose line computes nothing; and a PE_MACRO section runs
+ * MACRO_RUNS times. */
+static void run_waiting_program(void)
+{
+    float *h = malloc(sizeof *h * WAIT_N);
+    assert_non_null(h);
+    for (int i = 0; i < WAIT_N; i++) h[i] = (float)(i % 1000) * 0.001f;
+    pe_array x = pe_f32_1d(h, WAIT_N);
+    line_slow = __LINE__ + 1;
+    pe_array y = pe_exp(x), z = pe_mul(y, x), s = pe_sum(z);
+    line_waited_sync = __LINE__ + 1;
+    pe_sync();
+    float v;
+    assert_int_equal(pe_read_f32(s, &v), PE_OK); /* computed already: no wait */
+    pe_release(y), pe_release(z), pe_release(s);
+    pe_array s2 = pe_sum(pe_exp(pe_mul(x, x)));
+    line_waited_read = __LINE__ + 1;
+    assert_int_equal(pe_read_f32(s2, &v), PE_OK);
+    pe_release(s2);
+    for (int r = 0; r < MACRO_RUNS; r++) {
+        pe_array m = halved(x), ms = pe_sum(m);
+        assert_int_equal(pe_read_f32(ms, &v), PE_OK);
+        pe_release(m), pe_release(ms);
+    }
+    pe_release(x);
+    free(h);
+}
+
+/* The kernel time charged to a line of this file (its weighted shares). */
+static double compute_at_line(const pe_profile *p, int line)
+{
+    double t = 0;
+    for (uint32_t k = 0; k < p->n_kernels; k++)
+        for (uint32_t j = 0; j < p->kernels[k].n_shares; j++) {
+            const pe_prof_site *s = &p->sites[p->kernels[k].shares[j].site];
+            if (s->line == line && strstr(s->file, "test_profile.c"))
+                t += p->kernels[k].shares[j].weight * (double)p->kernels[k].time_ns;
+        }
+    return t;
+}
+
+/* Waits are recorded at the lines that waited (a read, a pe_sync) and rank
+ * with compute in the line tables, a column each; pool utilisation is busy
+ * over capacity, at most 100% by construction; the macro cache's counters
+ * are the runtime's. */
+static void test_waits_pool_macro(void **state)
+{
+    (void)state;
+    snprintf(profile_path, sizeof profile_path, "test_profile_waits.%d.pep", (int)getpid());
+    setenv("PE_PROFILE", profile_path, 1);
+    assert_int_equal(pe_init(NULL), PE_OK);
+    run_waiting_program();
+    pe_shutdown();
+    unsetenv("PE_PROFILE");
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_load(&p, profile_path, err, sizeof err)) fail_msg("%s", err);
+    unlink(profile_path);
+    assert_int_equal(p.format_version, PE_PROF_VERSION);
+
+    /* the pe_sync waited for the kernel computing line_slow's values: at
+     * least that kernel's time; the read after it found its value ready */
+    const pe_prof_site *sync = site_at_line(&p, line_waited_sync), *read = site_at_line(&p, line_waited_read);
+    double slow_ns = compute_at_line(&p, line_slow);
+    assert_true(slow_ns > 0);
+    assert_int_equal(sync->waits, 1);
+    assert_true((double)sync->wait_ns >= slow_ns);
+    assert_int_equal(read->waits, 1);
+    assert_true(read->wait_ns > 0);
+    assert_true(compute_at_line(&p, line_waited_read) == 0);
+
+    /* the line table: a row per line, totals = compute + direct + waited,
+     * longest first; the waiting lines are there with their waits */
+    pe_prof_row *rows;
+    long n = pe_prof_rows(&p, PE_BY_LINE, &rows);
+    assert_true(n > 0);
+    bool saw_sync = false, saw_read = false;
+    for (long i = 0; i < n; i++) {
+        assert_true(pe_prof_row_total(&rows[i]) == rows[i].compute_ns + rows[i].direct_ns + rows[i].wait_ns);
+        if (i) assert_true(pe_prof_row_total(&rows[i - 1]) >= pe_prof_row_total(&rows[i]));
+        char want[32];
+        snprintf(want, sizeof want, "test_profile.c:%d", line_waited_sync);
+        if (strstr(rows[i].label, want)) {
+            saw_sync = true;
+            assert_true(rows[i].wait_ns == (double)sync->wait_ns && rows[i].waits == 1 && rows[i].compute_ns == 0);
+        }
+        snprintf(want, sizeof want, "test_profile.c:%d", line_waited_read);
+        if (strstr(rows[i].label, want)) {
+            saw_read = true;
+            assert_true(rows[i].wait_ns == (double)read->wait_ns && rows[i].compute_ns == 0);
+        }
+    }
+    free(rows);
+    assert_true(saw_sync && saw_read);
+    /* the summary's top lines: the pe_sync line, whose wait is at least the
+     * kernel it waited for, ranks at or above that kernel's line */
+    char *text;
+    size_t text_len;
+    summary_of(&p, &text, &text_len);
+    char at[64];
+    snprintf(at, sizeof at, "test_profile.c:%d\n", line_waited_sync);
+    const char *top = strstr(text, "top lines"), *sync_row = top ? strstr(top, at) : NULL;
+    if (!sync_row) fail_msg("the summary's top lines lack line %d:\n%s", line_waited_sync, text);
+    snprintf(at, sizeof at, "test_profile.c:%d\n", line_slow);
+    const char *slow_row = strstr(top, at);
+    assert_true(!slow_row || sync_row < slow_row);
+
+    /* pool utilisation from the run's own counters: within (0, 100%] */
+    uint64_t busy = pe_profile_counter(&p, "pool_busy_ns"), capacity = pe_profile_counter(&p, "pool_capacity_ns");
+    assert_true(busy <= capacity);
+    if (jit_executor()) assert_true(busy > 0);
+    char pool[160];
+    pe_prof_pool_utilisation(&p, pool, sizeof pool);
+    if (capacity) {
+        double pct = strtod(pool, NULL);
+        assert_true(pct > 0 && pct <= 100);
+        assert_non_null(strstr(text, "pool utilisation "));
+    }
+
+    /* the macro cache: recorded once, replayed after */
+    assert_true(pe_profile_has_counter(&p, "macro_hits"));
+    assert_int_equal(pe_profile_counter(&p, "macro_records"), 1);
+    assert_int_equal(pe_profile_counter(&p, "macro_hits"), MACRO_RUNS - 1);
+    assert_true(pe_profile_counter(&p, "macro_ops_replayed") >= MACRO_RUNS - 1);
+    char want[64];
+    snprintf(want, sizeof want, "macro cache %d/%d hits", MACRO_RUNS - 1, MACRO_RUNS);
+    if (!strstr(text, want)) fail_msg("the summary lacks '%s':\n%s", want, text);
+    free(text);
+    pe_profile_free(&p);
+}
+
 /* Encode(decode(file)) is the file, byte for byte. */
 static void test_round_trip(void **state)
 {
@@ -330,6 +476,37 @@ static void test_version_1(void **state)
     assert_non_null(strstr(err, "fields, expected 18"));
     free(framed);
     free(payload);
+}
+
+/* A version 2 database (before the macro cache's counters, when the pool's
+ * capacity counted kernel launches only) is read; its reports say that the
+ * macro cache was not recorded, and give no utilisation over 100%. */
+static void test_version_2(void **state)
+{
+    (void)state;
+    pe_prof_counter counters[2] = {{"pool_busy_ns", 2000000}, {"pool_capacity_ns", 1000000}};
+    pe_profile v = {.program = "old", .host = "h", .pe_version = "0.0", .device = "cpu", .wall_ns = 5000000,
+                    .threads = 2, .counters = counters, .n_counters = 2};
+    size_t len, flen;
+    uint8_t *blob = pe_profile_encode(&v, &len);
+    assert_non_null(blob);
+    uint8_t *framed = reframe_as(2, blob + PE_BLOB_HEADER_SIZE, len - PE_BLOB_HEADER_SIZE, &flen);
+    free(blob);
+    assert_non_null(framed);
+    pe_profile p;
+    char err[600];
+    if (!pe_profile_decode(&p, framed, flen, err, sizeof err)) fail_msg("%s", err);
+    free(framed);
+    assert_int_equal(p.format_version, 2);
+    assert_false(pe_profile_has_counter(&p, "macro_hits"));
+    char *text;
+    size_t text_len;
+    summary_of(&p, &text, &text_len);
+    if (!strstr(text, "macro cache not recorded (a format version 2 profile)") ||
+        !strstr(text, "pool utilisation unknown (a format version 2 profile: busy 2.000 ms over a capacity of 1.000 ms)"))
+        fail_msg("%s", text);
+    free(text);
+    pe_profile_free(&p);
 }
 
 static void test_corrupt_truncated_foreign(void **state)
@@ -462,9 +639,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sites_kernels_and_attribution),
         cmocka_unit_test(test_stored_never_read),
+        cmocka_unit_test(test_waits_pool_macro),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_corrupt_truncated_foreign),
         cmocka_unit_test(test_version_1),
+        cmocka_unit_test(test_version_2),
         cmocka_unit_test(test_default_name_and_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

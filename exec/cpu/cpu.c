@@ -155,8 +155,7 @@ static void profile_kernel(const pe_program *p, uint64_t t0, uint64_t t1)
                               .n_members = p->n_members, .params = p->bind, .n_params = p->kir->n_params,
                               .elements = p->numel, .served = p->served, .compile_ns = p->compile_ns};
     pe_program_traffic(p, &run.bytes_read, &run.bytes_written);
-    pe_prof_kernel_ran(&run, t0, t1, -1);
-    pe_prof_add(PE_PC_pool_capacity_ns, (t1 - t0) * (uint64_t)pe_rt.threads);
+    pe_prof_kernel_ran(&run, t0, t1, -1); /* the pool counts its utilisation itself (threadpool.c) */
 }
 
 /* The interpreter computes the kernel's members instead: out of memory for

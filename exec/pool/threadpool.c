@@ -29,11 +29,27 @@ static struct {
     void *const *args;
     int64_t total, chunk;
     _Atomic int64_t next;
+    _Atomic uint64_t launch_busy; /* the workers' time in this launch's chunks (profiler) */
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .launch = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
-/* Takes chunks until none is left; with the profiler on, adds the thread's
- * busy time (pool utilisation). */
-static void run_chunks(void)
+/* Pool utilisation (the profile's pool_busy_ns over pool_capacity_ns): each
+ * launch adds the time its threads spent running chunks (busy) and, from
+ * the launching thread, its wall time times the pool's threads (capacity).
+ * The span runs from before the workers are woken to after the last one is
+ * done, so every chunk of the launch lies inside it: a launch's busy time
+ * never exceeds its capacity, and utilisation is at most 100% by
+ * construction — whatever runs concurrently (a kernel on the E-scheduler,
+ * a copy on an application thread: each launch counts its own). */
+static void account(uint64_t t0, uint64_t t1, uint64_t busy)
+{
+    if (!t0 || !pe_prof_on) return;
+    pe_prof_add(PE_PC_pool_busy_ns, busy);
+    pe_prof_add(PE_PC_pool_capacity_ns, (t1 - t0) * (uint64_t)(pool.n_workers + 1));
+}
+
+/* Takes chunks until none is left; with the profiler on, the time this
+ * thread spent on them (else 0). */
+static uint64_t run_chunks(void)
 {
     uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     for (;;) {
@@ -42,7 +58,7 @@ static void run_chunks(void)
         int64_t end = begin + pool.chunk < pool.total ? begin + pool.chunk : pool.total;
         pool.fn(begin, end, pool.args);
     }
-    if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
+    return t0 ? pe_prof_now() - t0 : 0;
 }
 
 static void *worker(void *arg)
@@ -55,7 +71,8 @@ static void *worker(void *arg)
         if (pool.stop) break;
         seen = pool.generation;
         pthread_mutex_unlock(&pool.mu);
-        run_chunks();
+        uint64_t busy = run_chunks();
+        if (busy) atomic_fetch_add_explicit(&pool.launch_busy, busy, memory_order_relaxed);
         pthread_mutex_lock(&pool.mu);
         if (--pool.busy == 0) pthread_cond_signal(&pool.done);
     }
@@ -96,7 +113,10 @@ void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work)
     if (n < 2 || n * work < MIN_PARALLEL || pool.n_workers == 0) {
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         fn(0, n, args);
-        if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
+        if (t0) {
+            uint64_t t1 = pe_prof_now();
+            account(t0, t1, t1 - t0); /* one thread busy, the others idle */
+        }
         return;
     }
     int64_t chunk = n / ((int64_t)(pool.n_workers + 1) * 4);
@@ -112,11 +132,16 @@ void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t c
     if (n <= chunk || pool.n_workers == 0) {
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         for (int64_t begin = 0; begin < n; begin += chunk) fn(begin, begin + chunk < n ? begin + chunk : n, args);
-        if (pe_prof_on) pe_prof_add(PE_PC_pool_busy_ns, pe_prof_now() - t0);
+        if (t0) {
+            uint64_t t1 = pe_prof_now();
+            account(t0, t1, t1 - t0);
+        }
         return;
     }
     pthread_mutex_lock(&pool.launch);
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0; /* before any worker can start on this launch */
     pthread_mutex_lock(&pool.mu);
+    atomic_store_explicit(&pool.launch_busy, 0, memory_order_relaxed);
     pool.fn = fn;
     pool.args = args;
     pool.total = n;
@@ -126,10 +151,12 @@ void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t c
     pool.generation++;
     pthread_cond_broadcast(&pool.work);
     pthread_mutex_unlock(&pool.mu);
-    run_chunks();
+    uint64_t busy = run_chunks();
     pthread_mutex_lock(&pool.mu);
     while (pool.busy > 0) pthread_cond_wait(&pool.done, &pool.mu);
     pthread_mutex_unlock(&pool.mu);
+    /* every worker added its time before it counted itself done */
+    if (t0) account(t0, pe_prof_now(), busy + atomic_load_explicit(&pool.launch_busy, memory_order_relaxed));
     pthread_mutex_unlock(&pool.launch);
 }
 

@@ -36,14 +36,22 @@ static pe_status raise_invalid(const pe_site *s, const pe_port *p, const char *a
     return pe_raise(s, code, api, "the array is invalid: an operation it depends on failed");
 }
 
+/* The profile's wait at a read: from before the read's pe_demand (which may
+ * itself wait for a batch in flight) to the value computed, when the value
+ * was not there yet (0: no wait, or no profile). */
+static uint64_t wait_start(const pe_port *p)
+{
+    return pe_prof_on && p->state != PE_PORT_READY && p->state != PE_PORT_INVALID ? pe_prof_now() : 0;
+}
+
 /* Waits for port p (idx), which pe_demand has made computable; false after
  * raising an error.  `filled`: the port's lent_fills when the caller lent it
- * its buffer (read_into), else NULL. */
+ * its buffer (read_into), else NULL.  `wait_t0`: wait_start's, before the
+ * demand; the time from it to the value computed is the application's wait
+ * at s (the profile's direct counters, as a GPU result coming down is). */
 static bool wait_until_computed(const pe_site *s, pe_port *p, uint32_t idx, const char *api, bool host,
-                                const uint32_t *filled)
+                                const uint32_t *filled, uint64_t wait_t0)
 {
-    /* the profile's direct counters: the application waiting here, a GPU result coming down */
-    uint64_t wait_t0 = pe_prof_on && p->state == PE_PORT_PENDING ? pe_prof_now() : 0;
     pe_queue_wait_port(p);
     /* an expression again: another thread's read had it computed into its
      * own buffer meanwhile (not ours: then we are done) */
@@ -67,8 +75,9 @@ static bool wait_until_computed(const pe_site *s, pe_port *p, uint32_t idx, cons
  * raising an error. */
 static bool wait_for(const pe_site *s, pe_port *p, uint32_t idx, const char *api, bool host)
 {
+    uint64_t wait_t0 = wait_start(p);
     /* stored, even where its batch consumes it too */
-    return pe_demand(s, idx, true, api) && wait_until_computed(s, p, idx, api, host, NULL);
+    return pe_demand(s, idx, true, api) && wait_until_computed(s, p, idx, api, host, NULL, wait_t0);
 }
 
 static pe_status status_of_failure(void)
@@ -110,10 +119,11 @@ static bool lend_dst(pe_port *p, void *dst, size_t dst_bytes, bool last_use)
 static int read_held(const pe_site *s, pe_port *p, uint32_t idx, void *dst, size_t dst_bytes, bool last_use,
                      const char *api)
 {
+    uint64_t wait_t0 = wait_start(p);
     if (!pe_demand(s, idx, true, api)) return status_of_failure(); /* a deferred value: queued again */
     bool lent = lend_dst(p, dst, dst_bytes, last_use);
     uint32_t fills = p->lent_fills;
-    bool computed = wait_until_computed(s, p, idx, api, false, lent ? &fills : NULL);
+    bool computed = wait_until_computed(s, p, idx, api, false, lent ? &fills : NULL, wait_t0);
     if (lent && p->state == PE_PORT_INVALID && pe_port_lent_for_reader(p))
         pe_port_give_back_lent(p); /* dst is the caller's again */
     if (!computed) return status_of_failure();
@@ -389,7 +399,9 @@ void pe_sync_at(const pe_site *s)
     PE_API_GUARD;
     s = PE_SITE_OR_CALLER(s);
     if (!pe_require_init(s, "pe_sync")) return;
+    uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
     pe_queue_wait_idle();
     if (pe_rt.executor->wait) pe_rt.executor->wait(pe_rt.executor); /* GPU batches end without waiting for the GPU */
+    if (t0) pe_prof_io_at(s, PE_PROF_WAIT, 0, t0, pe_prof_now()); /* the application waited here for everything */
     if (__builtin_expect(pe_check.mode != PE_CHECK_OFF, 0)) pe_check_raise_pending();
 }
