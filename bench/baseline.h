@@ -1,5 +1,5 @@
 /* baseline.h — the hand-written C loops of baseline.c (built with
- * -O3 -march=native -ffast-math -fopenmp, OpenMP on all cores): bench_cpu's
+ * -O3 -march=$PE_BENCH_MARCH (native by default) -ffast-math -fopenmp, OpenMP on all cores): bench_cpu's
  * workloads, then bench_views's (2-d arrays row-major, rows x cols). */
 #ifndef PE_BENCH_BASELINE_H
 #define PE_BENCH_BASELINE_H

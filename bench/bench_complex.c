@@ -142,7 +142,7 @@ int main(int argc, char **argv)
     w.pc = pe_from_host(PE_C64, 1, &n, w.c);
     w.px = pe_from_host(PE_F64, 1, &n, w.x);
     w.py = pe_from_host(PE_C128, 1, &n, w.y);
-    printf("PE complex kernels vs C99 complex loops; C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads\n",
+    printf("PE complex kernels vs C99 complex loops; C: " PE_BENCH_C_FLAGS ", %d OpenMP threads\n",
            c_threads());
     printf("median of %d runs after a warm-up, n = %d\n", runs, N);
     printf("%-32s %9s %9s %9s %6s  %19s\n", "workload (ms)", "C loop", "PE", "PE/C", "C/PE", "bandwidth C / PE");

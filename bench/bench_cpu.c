@@ -338,7 +338,7 @@ int main(int argc, char **argv)
     if (pe_init(&(pe_config){.cache_dir = cache, .device = 1 /* the CPU, also where a GPU is */}) != PE_OK) return 1;
     pe_device_info info;
     pe_device_info(0, &info);
-    printf("PE %s on %s (%s, %d PE threads); C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads\n",
+    printf("PE %s on %s (%s, %d PE threads); C: " PE_BENCH_C_FLAGS ", %d OpenMP threads\n",
            pe_version(), info.name, info.arch, info.cores, c_threads());
     printf("median of %d runs after %d warm-ups; PE = record + pe_read into a preallocated buffer; "
            "PE compute = until pe_map() returns a zero-copy pointer to the result\n\n",

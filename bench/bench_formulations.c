@@ -241,7 +241,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setenv("OMP_WAIT_POLICY", "passive", 0); /* read by each child's OpenMP at its start */
-    printf("PE %s; C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads (OMP_WAIT_POLICY=%s); median of %d "
+    printf("PE %s; C: " PE_BENCH_C_FLAGS ", %d OpenMP threads (OMP_WAIT_POLICY=%s); median of %d "
            "rounds after %d warm-ups, each formulation in a process of its own\n\n",
            pe_version(), c_threads(), getenv("OMP_WAIT_POLICY"), RUNS, WARMUP);
     printf("%-38s %8s %8s %8s %7s %9s %7s %6s %6s  %s\n", "formulation (ms)", "C loop", "PE", "PE/C", "%C", "peak MiB",

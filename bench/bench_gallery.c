@@ -265,7 +265,7 @@ int main(int argc, char **argv)
     if (pe_init(&(pe_config){.device = 1}) != PE_OK) return 1;
     pe_device_info info;
     pe_device_info(0, &info);
-    printf("PE %s on %s (ISA %s, %d hardware threads); C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads\n",
+    printf("PE %s on %s (ISA %s, %d hardware threads); C: " PE_BENCH_C_FLAGS ", %d OpenMP threads\n",
            pe_version(), info.name, info.arch, info.cores, c_threads());
     printf("median of %d rounds (one C run, one PE run) after a warm-up\n\n", runs);
     printf("%-34s %10s %10s %9s\n", "gallery workload (ms)", "C loop", "PE", "PE/C");

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     if (pe_init(NULL) != PE_OK) return 1;
     pe_device_info info;
     pe_device_info(0, &info);
-    printf("PE %s on %s (ISA %s, %d hardware threads); C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP threads\n",
+    printf("PE %s on %s (ISA %s, %d hardware threads); C: " PE_BENCH_C_FLAGS ", %d OpenMP threads\n",
            pe_version(), info.name, info.arch, info.cores, c_threads());
     printf("a loop step: scope, 10 element-wise ops on the carried f32 array, keep, one sum read; %d steps a run,\n"
            "median of %d runs after a warm-up\n\n", steps, RUNS);

@@ -166,7 +166,7 @@ int main(int argc, char **argv)
     if (pe_init(NULL) != PE_OK) return 1;
     pe_device_info info;
     pe_device_info(0, &info);
-    printf("PE %s on %s (ISA %s, %d hardware threads); C: gcc -O3 -march=native -ffast-math -fopenmp, %d OpenMP "
+    printf("PE %s on %s (ISA %s, %d hardware threads); C: " PE_BENCH_C_FLAGS ", %d OpenMP "
            "threads (sorts: glibc qsort, one thread)\n",
            pe_version(), info.name, info.arch, info.cores, c_threads());
     printf("%lld elements, median of %d runs after a warm-up, C and PE alternating\n\n", (long long)n, RUNS);

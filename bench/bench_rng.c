@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     pe_device_info info;
     pe_device_info(0, &info);
     const char *pe_threads = getenv("PE_THREADS");
-    printf("PE %s on %s (ISA %s, %d hardware threads, PE threads %s); C: gcc -O3 -march=native -ffast-math -fopenmp, "
+    printf("PE %s on %s (ISA %s, %d hardware threads, PE threads %s); C: " PE_BENCH_C_FLAGS ", "
            "%d OpenMP threads\n",
            pe_version(), info.name, info.arch, info.cores, pe_threads ? pe_threads : "all", c_threads());
     printf("Monte Carlo pi, %lld points = %lld uniform f32 draws; median of %d rounds after %d warm-up\n\n",
