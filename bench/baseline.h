@@ -26,6 +26,10 @@ void c_heat_steps(float *u, float *tmp, int64_t n, int steps, float alpha); /* u
  * boundary kept, the largest change of each sweep found; u updated in place
  * (tmp: n x n); the last sweep's change. */
 double c_jacobi_sweeps(double *u, double *tmp, int64_t n, int sweeps);
+/* Logistic regression (examples/logreg.c): steps gradient steps from w = 0
+ * on x (n x d, d <= 1024), labels y, each step's loss in losses; z: n scratch. */
+void c_logreg_steps(const double *x, const double *y, double *w, double *z, int64_t n, int64_t d, long steps, double lr,
+                    double *losses);
 /* bench_loopstep's step: the 10 ops on x in place; the sum of the result. */
 double c_loopstep(float *x, int64_t n);
 void c_nbody_accelerations(const float *x, const float *m, float *a, int64_t n, float softening); /* x, a: 3 x n */

@@ -12,6 +12,9 @@
  *      when it escapes (as C is written), PE iterates every point (frozen
  *      by a select once escaped: the array formulation)
  *   4. kmeans: 10 Lloyd iterations, 200000 2-d points, 16 clusters
+ *   5. logreg: logistic regression, 200000 samples x 32 features (f64), 50
+ *      gradient steps, the loss read after each (a scope per step, the
+ *      weights kept)
  *
  * Each: one warm-up, then RUNS rounds of one C run and one PE run
  * (alternating), medians; the row prints C time / PE time and checks PE's
@@ -25,7 +28,7 @@
  * are appended to it under the names bench/peers.py gives its NumPy
  * versions (scripts/bench's summary puts them side by side); with
  * BENCH_GALLERY_RESULTS=dir, the C loops' last results are written there as
- * raw arrays (heat2d.f32, nbody.f32, mandelbrot.i32, kmeans.f32) for
+ * raw arrays (heat2d.f32, jacobi.f64, nbody.f32, mandelbrot.i32, kmeans.f32, logreg.f64) for
  * peers.py to check NumPy's results against.
  *
  *   bench_gallery [runs]   runs: 1..100, default 5 */
@@ -56,6 +59,9 @@
 #undef main
 #define main kmeans_main
 #include "../examples/kmeans.c"
+#undef main
+#define main logreg_main
+#include "../examples/logreg.c"
 #undef main
 
 #define MAX_RUNS 100
@@ -184,6 +190,22 @@ static void kmeans_pe_run(void)
 }
 static double kmeans_check(void) { return rel_diff(cent_pe, cent_c, CLUSTERS * D); }
 
+/* ---------------------------------------------------------------- logreg */
+enum { LOGREG_N = 200000, LOGREG_D = 32, LOGREG_STEPS = 50 };
+static double *lr_x, *lr_y, *lr_z, *lr_w_c, *lr_w_pe, lr_loss_c[LOGREG_STEPS], lr_loss_pe[LOGREG_STEPS];
+static void logreg_c_run(void)
+{
+    c_logreg_steps(lr_x, lr_y, lr_w_c, lr_z, LOGREG_N, LOGREG_D, LOGREG_STEPS, LEARNING_RATE, lr_loss_c);
+}
+static void logreg_pe_run(void) { logreg_train(lr_x, lr_y, LOGREG_N, LOGREG_D, LOGREG_STEPS, lr_w_pe, lr_loss_pe); }
+static double logreg_check(void)
+{
+    double worst = 0;
+    for (int j = 0; j < LOGREG_D; j++) worst = fmax(worst, rel_error(lr_w_pe[j], lr_w_c[j]));
+    for (int s = 0; s < LOGREG_STEPS; s++) worst = fmax(worst, rel_error(lr_loss_pe[s], lr_loss_c[s]));
+    return worst;
+}
+
 static void setup(void)
 {
     heat0 = buffer((int64_t)HEAT_N * HEAT_N), heat_c = buffer((int64_t)HEAT_N * HEAT_N);
@@ -222,6 +244,22 @@ static void setup(void)
     cent0 = buffer(CLUSTERS * D), cent_c = buffer(CLUSTERS * D), cent_pe = buffer(CLUSTERS * D);
     for (int64_t j = 0; j < CLUSTERS * D; j++) cent0[j] = points[(j / D) * 7 * D + j % D];
     assign_c = bench_alloc_or_exit(calloc(POINTS, sizeof *assign_c));
+    lr_x = bench_alloc_or_exit(malloc(sizeof(double) * LOGREG_N * LOGREG_D));
+    lr_y = bench_alloc_or_exit(malloc(sizeof(double) * LOGREG_N));
+    lr_z = bench_alloc_or_exit(malloc(sizeof(double) * LOGREG_N));
+    lr_w_c = bench_alloc_or_exit(malloc(sizeof(double) * LOGREG_D));
+    lr_w_pe = bench_alloc_or_exit(malloc(sizeof(double) * LOGREG_D));
+    logreg_samples(lr_x, lr_y, LOGREG_N, LOGREG_D, 7);
+}
+
+/* bytes into BENCH_GALLERY_RESULTS/name, for bench/peers.py. */
+static void write_result(const char *name, const void *bytes, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", results_dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(bytes, 1, n, f) != n) fprintf(stderr, "bench_gallery: cannot write %s\n", path);
+    if (f) fclose(f);
 }
 
 static void measure(const workload *w)
@@ -242,13 +280,7 @@ static void measure(const workload *w)
     printf("%-34s %10.2f %10.2f %8.2fx  PE at %6.1f%% of the C loop  %s %.2g\n", w->name, c_ms, pe_ms, pe_ms / c_ms, 100 * c_ms / pe_ms,
            ok ? "ok" : "WRONG", d);
     if (tsv) fprintf(tsv, "%s\tC\t%.6g\tms\n%s\tPE\t%.6g\tms\n", w->short_name, c_ms, w->short_name, pe_ms);
-    if (results_dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", results_dir, w->result_file);
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(w->c_result, 1, w->result_bytes, f) != w->result_bytes) fprintf(stderr, "bench_gallery: cannot write %s\n", path);
-        if (f) fclose(f);
-    }
+    if (results_dir) write_result(w->result_file, w->c_result, w->result_bytes);
 }
 
 int main(int argc, char **argv)
@@ -281,11 +313,17 @@ int main(int argc, char **argv)
          1e-3 * MANDEL_W * MANDEL_H, "mandelbrot.i32", count_c, sizeof(int32_t) * MANDEL_W * MANDEL_H},
         {"kmeans 200000 x 16, 10 iterations", "kmeans 200000x16", kmeans_c_run, kmeans_pe_run, kmeans_check, 1e-4, "kmeans.f32", cent_c,
          sizeof(float) * CLUSTERS * D},
+        {"logreg 200000 x 32, 50 steps + reads", "logreg 200000x32 x50", logreg_c_run, logreg_pe_run, logreg_check, 1e-9,
+         "logreg.f64", lr_w_c, sizeof(double) * LOGREG_D},
     };
     const char *tsv_path = getenv("BENCH_TSV");
     if (tsv_path && *tsv_path) tsv = fopen(tsv_path, "a");
     results_dir = getenv("BENCH_GALLERY_RESULTS");
     if (results_dir && !*results_dir) results_dir = NULL;
+    if (results_dir) { /* logreg's samples, for NumPy's run on the same data */
+        write_result("logreg_x.f64", lr_x, sizeof(double) * LOGREG_N * LOGREG_D);
+        write_result("logreg_y.f64", lr_y, sizeof(double) * LOGREG_N);
+    }
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) measure(&all[k]);
     if (tsv) fclose(tsv);
     pe_shutdown();

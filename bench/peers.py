@@ -397,6 +397,26 @@ def peers_of_the_gallery():
                                                  lambda a, b: f"max rel diff {rel_diff(a, b):.1e}"))
     del heat0, u, v
 
+    # jacobi: 1024 x 1024 (f64), 100 sweeps, the largest change computed and
+    # read (a Python float) after each, as the solver loop does
+    n, sweeps = 1024, 100
+    jac = {}
+
+    def jacobi_np():
+        u = np.zeros((n, n))
+        u[0, :] = 1
+        v = u.copy()  # the boundary, which no sweep changes
+        for _ in range(sweeps):
+            v[1:-1, 1:-1] = ((u[:-2, 1:-1] + u[2:, 1:-1]) + (u[1:-1, :-2] + u[1:-1, 2:])) * 0.25
+            jac["change"] = float(np.abs(v - u).max())
+            u, v = v, u
+        jac["grid"] = u
+
+    t = median_ms(jacobi_np)
+    row("jacobi 1024^2 x100", t, None, against_c("jacobi.f64", jac["grid"], f"last change {jac['change']:.3g}",
+                                                  lambda a, b: f"max abs diff {float(np.max(np.abs(a - b))):.1e}"))
+    del jac
+
     # nbody: the accelerations of 4096 bodies, all pairs by broadcasting
     n, softening = 4096, f32(1e-2)
     x = c_filled(3 * n, -1, 1, 21).reshape(3, n)
@@ -463,6 +483,31 @@ def peers_of_the_gallery():
     cent = result["centroids"]
     row("kmeans 200000x16", t, None, against_c("kmeans.f32", cent, f"centroid 0 ({cent[0, 0]:.4f}, {cent[0, 1]:.4f})",
                                                 lambda a, b: f"max rel diff {rel_diff(a, b):.1e}"))
+
+    del points, draws
+
+    # logreg: 200000 x 32 (f64), 50 gradient steps, the loss read after each;
+    # the samples bench_gallery drew (BENCH_GALLERY_RESULTS), else NumPy's own
+    n, d, steps, lr = 200000, 32, 50, 0.5
+    x, y = c_result("logreg_x.f64", np.float64, (n, d)), c_result("logreg_y.f64", np.float64, (n,))
+    if x is None or y is None:
+        gen = np.random.default_rng(7)
+        x = gen.uniform(-1, 1, (n, d))
+        y = (x @ gen.uniform(-1, 1, d) > 0).astype(np.float64)
+    fit = {}
+
+    def logreg_np():
+        w = np.zeros(d)
+        for _ in range(steps):
+            z = x @ w
+            fit["loss"] = float(np.mean(np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z))) - y * z))
+            g = x.T @ (1 / (1 + np.exp(-z)) - y)
+            w = w - g * (lr / n)
+        fit["w"] = w
+
+    t = median_ms(logreg_np)
+    row("logreg 200000x32 x50", t, None, against_c("logreg.f64", fit["w"], f"last loss {fit['loss']:.6f}",
+                                                    lambda a, b: f"max rel diff {float(np.max(np.abs(a - b) / np.abs(b))):.1e}"))
 
 
 peers_of_the_gallery()
