@@ -516,3 +516,54 @@ void c_slice_update_scale(const float *x, const float *v, float *y, int64_t n, i
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) y[i] = 2.0f * (i >= start && i < start + m ? v[i - start] : x[i]);
 }
+
+/* bench_short_axes's: reductions along short axes (issue 38 item 3). */
+void c_sum_last(const float *x, float *y, int64_t rows, int64_t len)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++) {
+        float s = 0;
+        for (int64_t c = 0; c < len; c++) s += x[i * len + c];
+        y[i] = s;
+    }
+}
+
+void c_sum_first(const float *x, float *y, int64_t n, int64_t k)
+{
+    for (int64_t j = 0; j < k; j++) y[j] = 0;
+#pragma omp parallel
+    {
+        float local[256] = {0};
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < k; j++) local[j] += x[i * k + j];
+#pragma omp critical
+        for (int64_t j = 0; j < k; j++) y[j] += local[j];
+    }
+}
+
+void c_argmin_last(const float *x, int32_t *at, int64_t rows, int64_t len)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; i++) {
+        float best = x[i * len];
+        int32_t b = 0;
+        for (int64_t c = 1; c < len; c++)
+            if (x[i * len + c] < best) best = x[i * len + c], b = (int32_t)c;
+        at[i] = b;
+    }
+}
+
+void c_sq_distances(const float *p, const float *c, float *d2, int64_t n, int64_t k, int64_t dims)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++) {
+            float s = 0;
+            for (int64_t d = 0; d < dims; d++) {
+                float e = p[i * dims + d] - c[j * dims + d];
+                s += e * e;
+            }
+            d2[i * k + j] = s;
+        }
+}

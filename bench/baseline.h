@@ -46,4 +46,10 @@ void c_bincount_f32(const int32_t *idx, const float *w, int64_t n, float *out, i
 void c_roll_add(const float *x, float *y, int64_t n, int64_t shift);
 void c_pad_edge_scale(const float *x, float *y, int64_t n, int64_t before, int64_t after);
 void c_slice_update_scale(const float *x, const float *v, float *y, int64_t n, int64_t start, int64_t m);
+/* bench_short_axes's (issue 38 item 3): y[i] = sum of row i (rows x len); y[j] = sum over i of x[i, j]
+ * (n x k, k <= 256); at[i] = the first index of row i's minimum; d2[i, j] = |p_i - c_j|^2 (p: n x dims, c: k x dims) */
+void c_sum_last(const float *x, float *y, int64_t rows, int64_t len);
+void c_sum_first(const float *x, float *y, int64_t n, int64_t k);
+void c_argmin_last(const float *x, int32_t *at, int64_t rows, int64_t len);
+void c_sq_distances(const float *p, const float *c, float *d2, int64_t n, int64_t k, int64_t dims);
 #endif

@@ -172,6 +172,20 @@ static size_t members_on_interpreter(const pe_program *p)
     return computed;
 }
 
+/* The results one launch of an axis reduction takes together: along an
+ * outer axis, those whose elements are consecutive in a row of the
+ * operand (the axes after the reduced one, up to the generator's block of
+ * 64): each launch walks the whole reduced axis, and launches of 2 results
+ * of a sum over axis 0 of n x 16 each took a 64-byte line per element for
+ * 8 bytes of it (8 walks over the array, 17% of the C loop's speed). */
+static int64_t launch_grain(const kir_kernel *k)
+{
+    if (!k->axis_reduction || k->reduce_axis == k->rank - 1) return 1;
+    int64_t after = 1;
+    for (int d = k->reduce_axis + 1; d < k->rank && after < 64; d++) after *= k->shape[d];
+    return after < 64 ? after : 64;
+}
+
 static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
 {
     const kir_kernel *k = p->kir;
@@ -224,7 +238,7 @@ static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         int depth = pe_api_suspend();
         if (reduce_param >= 0) pe_pool_run_chunks(fn, args, p->numel, KIR_REDUCE_CHUNK);
-        else if (p->numel > 0) pe_pool_run(fn, args, p->numel, k->axis_reduction ? k->shape[k->reduce_axis] : 1);
+        else if (p->numel > 0) pe_pool_run_grain(fn, args, p->numel, k->axis_reduction ? k->shape[k->reduce_axis] : 1, launch_grain(k));
         pe_api_resume(depth);
         pe_counters.kernels_launched++;
         pe_counters.streaming_launches += k->stream_stores;

@@ -107,9 +107,12 @@ void pe_pool_stop(void)
     pool.n_workers = 0;
 }
 
-void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work)
+void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work) { pe_pool_run_grain(fn, args, n, work, 1); }
+
+void pe_pool_run_grain(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work, int64_t grain)
 {
     if (work < 1) work = 1;
+    if (grain < 1) grain = 1;
     if (n < 2 || n * work < MIN_PARALLEL || pool.n_workers == 0) {
         uint64_t t0 = pe_prof_on ? pe_prof_now() : 0;
         fn(0, n, args);
@@ -121,6 +124,7 @@ void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work)
     }
     int64_t chunk = n / ((int64_t)(pool.n_workers + 1) * 4);
     int64_t align = work >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / work;      /* iterations per aligned step */
+    align = (align + grain - 1) / grain * grain;
     int64_t least = (MIN_PARALLEL / 4 + work - 1) / work;              /* a chunk's least work */
     chunk = (chunk + align - 1) / align * align;
     if (chunk < least) chunk = least; /* at least 1: least >= 1 for work >= 1 */

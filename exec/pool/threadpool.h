@@ -21,6 +21,10 @@ void pe_pool_stop(void);
  * are its results): the split is sized by n * work, so 8192 row sums of
  * 4096 elements each run on every core, not on one. */
 void pe_pool_run(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work);
+/* pe_pool_run with chunks a multiple of `grain` iterations (one launch
+ * takes them all where n <= grain): an outer-axis reduction's results that
+ * read the same cache lines stay in one launch. */
+void pe_pool_run_grain(pe_kernel_fn fn, void *const *args, int64_t n, int64_t work, int64_t grain);
 /* The same with launches cut exactly at multiples of `chunk`, on any number
  * of threads (reductions write one partial per chunk). */
 void pe_pool_run_chunks(pe_kernel_fn fn, void *const *args, int64_t n, int64_t chunk);
