@@ -204,12 +204,32 @@ static bool is_array_type(CXType t)
     return yes;
 }
 
+/* A cursor's extent as the program's text has it.  An expression that
+ * begins in a macro's body and ends outside it (`RATE / n`) has an extent
+ * from the macro's #define to the expression's end, whose tokens are the
+ * file between them; its ends are taken where the program wrote them
+ * (clang_getFileLocation: a macro's name where it is used, a macro
+ * argument where it was written).  Where both ends are then one place (the
+ * whole expression is one macro's body: ALPHA) the body's tokens stay
+ * (`0.2f`). */
+static CXSourceRange written_extent(walker *w, CXCursor c)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile first_file, last_file;
+    unsigned first, last;
+    clang_getFileLocation(clang_getRangeStart(r), &first_file, NULL, NULL, &first);
+    clang_getFileLocation(clang_getRangeEnd(r), &last_file, NULL, NULL, &last);
+    if (!first_file || !last_file || !clang_File_isEqual(first_file, last_file) || last <= first) return r;
+    return clang_getRange(clang_getLocationForOffset(w->tu, first_file, first),
+                          clang_getLocationForOffset(w->tu, last_file, last));
+}
+
 /* The source text of a cursor (its tokens), at most 80 characters. */
 static char *text_of(walker *w, CXCursor c)
 {
     CXToken *toks;
     unsigned n;
-    clang_tokenize(w->tu, clang_getCursorExtent(c), &toks, &n);
+    clang_tokenize(w->tu, written_extent(w, c), &toks, &n);
     char buf[96] = "";
     size_t len = 0;
     for (unsigned i = 0; i < n && len < 80; i++) {
