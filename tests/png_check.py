@@ -34,19 +34,26 @@ def pgm(path):
     return w, h, pixels
 
 
-def png(path):
-    data = open(path, "rb").read()
+def png_chunks(data, fail, where=""):
+    """A PNG file's (kind, body) chunks, its signature and every chunk's CRC
+    checked (fail(why), why prefixed by where).  check_profile_html.py reads
+    its screenshots with it too."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
-        fail("no PNG signature")
+        fail(f"{where}no PNG signature")
     at, chunks = 8, []
     while at < len(data):
         n, kind = struct.unpack(">I4s", data[at:at + 8])
         body = data[at + 8:at + 8 + n]
         (crc,) = struct.unpack(">I", data[at + 8 + n:at + 12 + n])
         if zlib.crc32(kind + body) != crc:
-            fail(f"bad CRC in the {kind!r} chunk")
+            fail(f"{where}bad CRC in the {kind!r} chunk")
         chunks.append((kind, body))
         at += 12 + n
+    return chunks
+
+
+def png(path):
+    chunks = png_chunks(open(path, "rb").read(), fail)
     kinds = [k for k, _ in chunks]
     if kinds[0] != b"IHDR" or kinds[-1] != b"IEND" or b"IDAT" not in kinds:
         fail(f"chunks {kinds}")
@@ -65,11 +72,16 @@ def png(path):
     return w, h, b"".join(r[1:] for r in rows), colour
 
 
-w, h, pixels, colour = png(sys.argv[1])
-pw, ph, reference = pgm(sys.argv[2])
-if (w, h) != (pw, ph):
-    fail(f"PNG {w} x {h}, PGM {pw} x {ph}")
-differ = sum(a != b for a, b in zip(pixels, reference))
-print(f"PNG {w} x {h} ({'indexed' if colour == 3 else 'grey'}), {len(open(sys.argv[1], 'rb').read())} bytes: "
-      f"{differ} pixels differ from the PGM's")
-sys.exit(1 if differ else 0)
+def main():
+    w, h, pixels, colour = png(sys.argv[1])
+    pw, ph, reference = pgm(sys.argv[2])
+    if (w, h) != (pw, ph):
+        fail(f"PNG {w} x {h}, PGM {pw} x {ph}")
+    differ = sum(a != b for a, b in zip(pixels, reference))
+    print(f"PNG {w} x {h} ({'indexed' if colour == 3 else 'grey'}), {len(open(sys.argv[1], 'rb').read())} bytes: "
+          f"{differ} pixels differ from the PGM's")
+    sys.exit(1 if differ else 0)
+
+
+if __name__ == "__main__":
+    main()

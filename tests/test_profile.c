@@ -49,18 +49,24 @@ static void run_program(float *result)
 
 static char profile_path[256];
 
-/* One profiled run into profile_path, loaded. */
-static void profiled_run(pe_profile *p, float *result)
+/* program(arg) run under PE_PROFILE=<name>.<pid>.pep (profile_path, left
+ * for the caller), the profile it wrote loaded into p. */
+static void profile_of(const char *name, void (*program)(void *), void *arg, pe_profile *p)
 {
-    snprintf(profile_path, sizeof profile_path, "test_profile.%d.pep", (int)getpid());
+    snprintf(profile_path, sizeof profile_path, "%s.%d.pep", name, (int)getpid());
     setenv("PE_PROFILE", profile_path, 1);
     assert_int_equal(pe_init(NULL), PE_OK);
-    run_program(result);
+    program(arg);
     pe_shutdown();
     unsetenv("PE_PROFILE");
     char err[600];
     if (!pe_profile_load(p, profile_path, err, sizeof err)) fail_msg("%s", err);
 }
+
+static void run_program_into(void *result) { run_program(result); }
+
+/* One profiled run of run_program into profile_path, loaded. */
+static void profiled_run(pe_profile *p, float *result) { profile_of("test_profile", run_program_into, result, p); }
 
 static const pe_prof_site *site_at_line(const pe_profile *p, int line)
 {
@@ -184,8 +190,9 @@ static void summary_of(const pe_profile *p, char **text, size_t *len)
 static int line_kept, line_hinted, line_read_now, line_read_later;
 
 /* Values stored and never read, and values stored and read, one line each. */
-static void run_unread_program(void)
+static void run_unread_program(void *unused)
 {
+    (void)unused;
     float *h = malloc(sizeof *h * UNREAD_N), *out = malloc(sizeof *out * UNREAD_N);
     assert_true(h && out);
     for (int i = 0; i < UNREAD_N; i++) h[i] = (float)(i % 100) * 0.01f;
@@ -213,15 +220,8 @@ static void run_unread_program(void)
 static void test_stored_never_read(void **state)
 {
     (void)state;
-    snprintf(profile_path, sizeof profile_path, "test_profile_unread.%d.pep", (int)getpid());
-    setenv("PE_PROFILE", profile_path, 1);
-    assert_int_equal(pe_init(NULL), PE_OK);
-    run_unread_program();
-    pe_shutdown();
-    unsetenv("PE_PROFILE");
     pe_profile p;
-    char err[600];
-    if (!pe_profile_load(&p, profile_path, err, sizeof err)) fail_msg("%s", err);
+    profile_of("test_profile_unread", run_unread_program, NULL, &p);
     unlink(profile_path);
 
     const uint64_t value_bytes = UNREAD_N * sizeof(float);
@@ -273,8 +273,9 @@ static pe_array halved(pe_array a)
 /* The application blocks twice on work it asked for: in a pe_sync and in a
  * read of a sum whose line computes nothing; and a PE_MACRO section runs
  * MACRO_RUNS times. */
-static void run_waiting_program(void)
+static void run_waiting_program(void *unused)
 {
+    (void)unused;
     float *h = malloc(sizeof *h * WAIT_N);
     assert_non_null(h);
     for (int i = 0; i < WAIT_N; i++) h[i] = (float)(i % 1000) * 0.001f;
@@ -319,15 +320,8 @@ static double compute_at_line(const pe_profile *p, int line)
 static void test_waits_pool_macro(void **state)
 {
     (void)state;
-    snprintf(profile_path, sizeof profile_path, "test_profile_waits.%d.pep", (int)getpid());
-    setenv("PE_PROFILE", profile_path, 1);
-    assert_int_equal(pe_init(NULL), PE_OK);
-    run_waiting_program();
-    pe_shutdown();
-    unsetenv("PE_PROFILE");
     pe_profile p;
-    char err[600];
-    if (!pe_profile_load(&p, profile_path, err, sizeof err)) fail_msg("%s", err);
+    profile_of("test_profile_waits", run_waiting_program, NULL, &p);
     unlink(profile_path);
     assert_int_equal(p.format_version, PE_PROF_VERSION);
 
