@@ -64,6 +64,10 @@ int64_t pe_cpu_last_level_cache_bytes(void)
     return llc > 0 ? llc : 0;
 }
 
+/* The x86-64 micro-architecture levels, lowest first. */
+static const char *const levels[] = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
+enum { N_LEVELS = sizeof levels / sizeof levels[0] };
+
 static const char *isa_level(void)
 {
 #if defined(__x86_64__)
@@ -75,15 +79,11 @@ static const char *isa_level(void)
     bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
               __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
               __builtin_cpu_supports("avx512vl");
-    return v4 ? "x86-64-v4" : v3 ? "x86-64-v3" : v2 ? "x86-64-v2" : "x86-64";
+    return levels[v4 ? 3 : v3 ? 2 : v2 ? 1 : 0];
 #else
     return "generic";
 #endif
 }
-
-/* The x86-64 micro-architecture levels, lowest first. */
-static const char *const levels[] = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
-enum { N_LEVELS = sizeof levels / sizeof levels[0] };
 
 static int level_index(const char *name)
 {
