@@ -290,20 +290,31 @@ void pe_gj_combine_all_lanes(emitter *e, const kir_inst *reduce, int n_lanes, gc
 gcc_jit_rvalue *pe_gj_finish_axis_result(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo,
                                          int64_t len);
 
+/* The reduction lanes a walk accumulates into: REDUCE_LANES of each. */
+typedef struct {
+    gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
+} pe_gj_lanes;
+
 /* gccjit_loops.c: which shape a kernel takes, and the shapes, each a loop
  * over the launch's [begin, end) from e->cur, leaving e->cur at the block
- * after it */
+ * after it; the row walk's pieces the row passes share */
 bool pe_gj_reads_across_lines(const kir_kernel *k);
-bool pe_gj_row_kernel(const kir_kernel *k);
+void pe_gj_row_coordinates(emitter *e, gcc_jit_rvalue *row, int skip);
+void pe_gj_emit_row_span(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
+                         const pe_gj_lanes *ln);
 void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 bool pe_gj_rows_reduce_pays(const kir_kernel *k);
 void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_rows(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
-void pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_axis_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 void pe_gj_emit_flat_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
+
+/* gccjit_row_passes.c: reductions along the last axis, each row in passes
+ * (or short rows walked across the results) */
+bool pe_gj_row_kernel(const kir_kernel *k);
+void pe_gj_emit_row_passes(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end);
 
 /* gccjit_stream.c: a flat element-wise kernel with streaming stores (args:
  * the kernel's argument array, for the outputs' alignment) */
