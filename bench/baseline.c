@@ -59,6 +59,39 @@ void c_chain16(float *out, const float *x, const float *y, int64_t n)
     }
 }
 
+/* Dr.Jit's longer row (issue 41): c_chain16's 16 operations and 8 more, a
+ * second square root among them; still two loads and a store an element. */
+void c_chain24(float *out, const float *x, const float *y, int64_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float t = x[i] * 1.5f;       /* 1 */
+        t = t + y[i];                /* 2 */
+        t = t - 0.25f;               /* 3 */
+        t = t * t;                   /* 4 */
+        t = t + x[i];                /* 5 */
+        t = t + 1.0f;                /* 6 */
+        t = sqrtf(t);                /* 7 */
+        t = t * 0.5f;                /* 8 */
+        t = t - y[i];                /* 9 */
+        float u = x[i] * x[i];       /* 10 */
+        u = u + 1.0f;                /* 11 */
+        t = t / u;                   /* 12 */
+        t = -t;                      /* 13 */
+        t = t + 2.0f;                /* 14 */
+        t = t * y[i];                /* 15 */
+        t = t - 3.0f;                /* 16 */
+        t = t * 0.75f;               /* 17 */
+        t = t + x[i];                /* 18 */
+        t = fabsf(t);                /* 19 */
+        t = t + 0.5f;                /* 20 */
+        t = sqrtf(t);                /* 21 */
+        t = t * y[i];                /* 22 */
+        t = t - x[i];                /* 23 */
+        out[i] = t * 2.0f;           /* 24 */
+    }
+}
+
 double c_sum(const float *x, int64_t n)
 {
     double acc = 0;
