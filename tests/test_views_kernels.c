@@ -660,6 +660,27 @@ static void build_nan(outputs *o, int t, int unused)
     out(o, pe_argmin(v)), out(o, pe_any_axis(pe_isnan(v), 1));
 }
 
+/* Extremes over periodic views (a Jacobi sweep's change: rows walked, one
+ * accumulator, since any order gives the same bits) with NaNs and signed
+ * zeros in the rows: NaN sticks */
+static void build_view_extremes(outputs *o, int t, int unused)
+{
+    (void)unused;
+    int64_t s[2] = {7, 300};
+    pe_array x = input(t, 2, s, -1, 1);
+    pe_array flat = pe_add(pe_mul(pe_index(PE_I32, 2, s, 0), 300), pe_index(PE_I32, 2, s, 1));
+    pe_array z = pe_cond(pe_eq(pe_mod(flat, 13), 5), pe_mul(x, 0.0), x); /* -0 where x < 0 */
+    pe_array v = pe_cond(pe_eq(pe_mod(flat, 257), 100), pe_div(pe_sub(x, x), 0.0), z); /* NaN at 100, 357, ... */
+    pe_array tv = pe_periodic(v, 2, (int64_t[]){14, 600}), tz = pe_periodic(z, 2, (int64_t[]){14, 600});
+    pe_array left = pe_slice(tv, (int64_t[]){0, 299}, s), down = pe_slice(tv, (int64_t[]){1, 0}, s);
+    pe_array zl = pe_slice(tz, (int64_t[]){0, 299}, s), zd = pe_slice(tz, (int64_t[]){1, 0}, s);
+    out(o, pe_max(left)), out(o, pe_min(down)), out(o, pe_max(pe_abs(pe_sub(left, down)))), out(o, pe_any(pe_isnan(left)));
+    /* not min/max over +0 and -0 together: the interpreter keeps the first it
+     * meets, a keyed JIT reduction the total order's (-0 below +0) */
+    out(o, pe_max(pe_abs(pe_sub(zl, zd)))), out(o, pe_min(pe_abs(zl))), out(o, pe_max(pe_neg(pe_abs(zd))));
+    out(o, pe_any(pe_lt(zl, -2))), out(o, pe_all(pe_le(zd, 1))), out(o, pe_sum(pe_gt(zl, zd)));
+}
+
 /* edges of the reductions kernels now compute: overflow kept out of var and
  * stddev, extremes at either end, the first NaN, i32 wrapping, -inf only,
  * empty and size-1 extents along negative axes */
@@ -829,6 +850,7 @@ static const program programs[] = {
     TF("full_reduce_views", build_full_reduce_views, .f32_ulps = 4, .f64_ulps = 8, .f32_rel = 1e-6, .f64_rel = 1e-13),
     T1("full_reduce_views i32", build_full_reduce_views, PE_I32, EXACT),
     TF("nan_extremes", build_nan, EXACT),
+    TF("view_extremes", build_view_extremes, EXACT),
     {.name = "reduction_edges", .build = build_reduction_edges, .f64_ulps = 8},
 };
 enum { N_PROGRAMS = COUNT(programs) };

@@ -289,9 +289,11 @@ void pe_gj_combine_all_lanes(emitter *e, const kir_inst *reduce, int n_lanes, gc
                              gcc_jit_lvalue **at, gcc_jit_rvalue **hi_out, gcc_jit_rvalue **lo_out);
 gcc_jit_rvalue *pe_gj_finish_axis_result(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *hi, gcc_jit_rvalue *lo,
                                          int64_t len);
+int pe_gj_walk_lanes(emitter *e, const kir_inst *reduce);
 
-/* The reduction lanes a walk accumulates into: REDUCE_LANES of each. */
+/* The reduction lanes a walk accumulates into: n of each (pe_gj_walk_lanes). */
 typedef struct {
+    int n;
     gcc_jit_lvalue *acc[MAX_LANES], *comp[MAX_LANES], *at[MAX_LANES];
 } pe_gj_lanes;
 

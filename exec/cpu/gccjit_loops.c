@@ -60,20 +60,20 @@ static void at_element(emitter *e, gcc_jit_rvalue *index, gcc_jit_rvalue *start,
 
 /* The body over flat elements [from, to) in order, every index linear (row
  * mode: the elements of one row from `start`, its element 0; flat: start
- * NULL).  With lanes: groups of REDUCE_LANES consecutive elements from
- * `from`, element from + l into lane l (independent chains the vectoriser
- * packs), the rest into lane 0; without: one element an iteration. */
+ * NULL).  With lanes: groups of ln->n consecutive elements from `from`,
+ * element from + l into lane l (independent chains the vectoriser packs),
+ * the rest into lane 0; with one lane or none: one element an iteration. */
 static void each_element(emitter *e, const kir_kernel *k, gcc_jit_rvalue *from, gcc_jit_rvalue *to, gcc_jit_rvalue *start,
                          const pe_gj_lanes *ln)
 {
     gcc_jit_lvalue *i = long_local(e, "i", from);
-    if (ln) {
-        pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), REDUCE_LANES), to));
-        for (int l = 0; l < REDUCE_LANES; l++) {
+    if (ln && ln->n > 1) {
+        pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), ln->n), to));
+        for (int l = 0; l < ln->n; l++) {
             at_element(e, to_local(e, bin_long(e, GCC_JIT_BINARY_OP_PLUS, rv(i), l), e->t_long), start, ln, l);
             pe_gj_emit_body(e, k);
         }
-        loop_step_end(e, &groups, i, REDUCE_LANES);
+        loop_step_end(e, &groups, i, ln->n);
     }
     pe_jit_loop rest = loop_upto(e, "rest", i, to);
     at_element(e, rv(i), start, ln, 0);
@@ -473,12 +473,12 @@ static void store_partial(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *be
                                      parts[j]);
 }
 
-/* A chunk's partial from its REDUCE_LANES lanes: partials[2 * (begin /
+/* A chunk's partial from its lanes: partials[2 * (begin /
  * chunk)] = the lanes combined pairwise, in a fixed order. */
 static void store_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begin, pe_gj_lanes *ln)
 {
     gcc_jit_rvalue *hi, *lo;
-    pe_gj_combine_all_lanes(e, reduce, REDUCE_LANES, ln->acc, ln->comp, ln->at, &hi, &lo);
+    pe_gj_combine_all_lanes(e, reduce, ln->n, ln->acc, ln->comp, ln->at, &hi, &lo);
     if (pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype)) /* the chunk's wrapped i32, exact in double */
         hi = gcc_jit_context_new_cast(e->ctx, NULL, gcc_jit_context_new_cast(e->ctx, NULL, hi, e->t_of[PE_I32]), e->t_double);
     gcc_jit_rvalue *parts[2] = {hi, gcc_jit_context_new_cast(e->ctx, NULL, lo, e->t_double)}; /* argmax's index: < 2^31 */
@@ -487,12 +487,12 @@ static void store_lanes(emitter *e, const kir_inst *reduce, gcc_jit_rvalue *begi
 
 /* A kernel without a shape, or ending in a full reduction: one flat loop
  * over [begin, end) (views' indices from the flat index), a reduction's
- * accumulators in REDUCE_LANES lanes and its chunk's partial at the end. */
+ * accumulators in lanes (pe_gj_walk_lanes) and its chunk's partial at the end. */
 void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
     pe_gj_lanes ln;
-    if (reduce) pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
+    if (reduce) ln.n = pe_gj_walk_lanes(e, reduce), pe_gj_lane_locals(e, reduce, ln.n, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
     each_element(e, k, begin, end, NULL, reduce ? &ln : NULL);
     if (reduce) store_lanes(e, reduce, begin, &ln);
 }
@@ -502,7 +502,7 @@ void pe_gj_emit_flat(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc
  * loop computes from the flat index with a division and a modulo per axis
  * and element: row by row instead, as pe_gj_emit_rows walks (each view's
  * row element hoisted, the last axis linear), each row's part of the
- * launch accumulated in REDUCE_LANES lanes (groups of consecutive elements
+ * launch accumulated in lanes (pe_gj_walk_lanes: groups of consecutive elements
  * from each span's first, the rest into lane 0; a span: the row's part, cut
  * where a view wraps, emit_row_span), the lanes stored as the
  * chunk's partial as pe_gj_emit_flat stores them.  The order is the
@@ -511,7 +511,8 @@ void pe_gj_emit_rows_reduce(emitter *e, const kir_kernel *k, gcc_jit_rvalue *beg
 {
     const kir_inst *reduce = kir_reduction_of(k);
     pe_gj_lanes ln;
-    pe_gj_lane_locals(e, reduce, REDUCE_LANES, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
+    ln.n = pe_gj_walk_lanes(e, reduce);
+    pe_gj_lane_locals(e, reduce, ln.n, compensated(reduce), begin, ln.acc, ln.comp, ln.at);
     walk_rows(e, k, begin, end, &ln);
     store_lanes(e, reduce, begin, &ln);
 }

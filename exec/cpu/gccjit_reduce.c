@@ -263,6 +263,19 @@ gcc_jit_rvalue *pe_gj_acc_identity(emitter *e, const kir_inst *reduce)
     return num(e, PE_F64, r->identity);
 }
 
+/* The lanes a flat or row walk accumulates a full reduction in: one where
+ * the result does not depend on the order the elements meet (a keyed
+ * extreme: the largest key and the ORed NaN flags; i32 sums and products
+ * wrapping mod 2^32), a plain loop-carried reduction the vectoriser packs
+ * itself (lanes made it interleave each lane's elements across groups: a
+ * Jacobi sweep's max(abs(next - u)) over periodic views ran at a third of the
+ * C loop's speed); else REDUCE_LANES, which fix the order of the sums. */
+int pe_gj_walk_lanes(emitter *e, const kir_inst *reduce)
+{
+    bool any_order = key_of(e, reduce) != KEY_NONE || pe_reduction_wraps((pe_op)reduce->op, (pe_dtype)reduce->ctype);
+    return any_order && !is_arg_extreme(reduce) ? 1 : REDUCE_LANES;
+}
+
 /* n_lanes lanes' accumulators at their identity, compensations (or a
  * keyed float extreme's NaN flags, else NULL), argmax's and argmin's
  * indices (else NULL): lane l's first element, first + l (past the
