@@ -347,52 +347,6 @@ void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gc
 /* Results accumulated side by side by a reduction along an outer axis. */
 #define AXIS_BLOCK 64
 
-/* Results a group of emit_outer_groups accumulates in locals. */
-#define OUTER_GROUP 8
-
-/* Groups of OUTER_GROUP consecutive results of an outer-axis block (nb
- * results from c0 along the last axis, flat o) accumulated each in its own
- * locals (registers), the reduced axis walked in order for each; j0 left
- * at the first result after the groups.  The block's loop across results
- * (below) keeps its accumulators in an array that a walk along the reduced
- * axis loads and stores at every step, with the loop's setup for a trip
- * count known only at run time (a sum over axis 0 of n x 16: 17% of the C
- * loop); here a step of the walk is OUTER_GROUP elements into OUTER_GROUP
- * registers.  Each result's order is the same as the block's. */
-static void emit_outer_groups(emitter *e, const kir_kernel *k, gcc_jit_rvalue *c0, gcc_jit_rvalue *nb, gcc_jit_rvalue *o, gcc_jit_lvalue *j0)
-{
-    const kir_inst *reduce = kir_reduction_of(k);
-    int a = k->reduce_axis;
-    int64_t len = k->shape[a];
-    gcc_jit_lvalue *acc[OUTER_GROUP], *comp[OUTER_GROUP], *at[OUTER_GROUP];
-    pe_jit_loop groups = loop_while(e, "groups", cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(j0), lng(e, OUTER_GROUP)), nb));
-    for (int w = 0; w < OUTER_GROUP; w++) {
-        acc[w] = init_local(e, pe_gj_acc_type(e, reduce), "gacc", pe_gj_acc_identity(e, reduce));
-        comp[w] = compensated(reduce) ? double_local(e, "gcomp", 0.0) : NULL;
-        at[w] = is_arg_extreme(reduce) ? long_local(e, "gat", lng(e, 0)) : NULL;
-    }
-    gcc_jit_lvalue *kk = long_local(e, "k_group", lng(e, 0));
-    pe_jit_loop along = loop_upto(e, "kg", kk, lng(e, len));
-    e->coord[a] = rv(kk);
-    pe_gj_row_bases(e);
-    gcc_jit_rvalue *start = row_start(e);
-    for (int w = 0; w < OUTER_GROUP; w++) {
-        e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, c0, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(j0), lng(e, w))), e->t_long);
-        e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
-        e->acc = acc[w], e->comp = comp[w], e->at = at[w];
-        e->pos = rv(kk);
-        pe_gj_emit_body(e, k);
-    }
-    loop_step_end(e, &along, kk, 1);
-    for (int w = 0; w < OUTER_GROUP; w++) {
-        gcc_jit_rvalue *lo = comp[w] ? rv(comp[w]) : at[w] ? rv(at[w]) : num(e, PE_F64, 0.0);
-        gcc_jit_rvalue *at_result = lbin(e, GCC_JIT_BINARY_OP_PLUS, o, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(j0), lng(e, w)));
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[reduce->a[0]], at_result),
-                                     pe_gj_finish_axis_result(e, reduce, rv(acc[w]), lo, len));
-    }
-    loop_step_end(e, &groups, j0, OUTER_GROUP);
-}
-
 /* A reduction along an axis before the last: a block of up to AXIS_BLOCK
  * consecutive results along the last axis accumulated side by side (the
  * vectoriser's loop runs across the kept axis), the reduced axis walked in
@@ -420,8 +374,6 @@ void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begi
     stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, block_end, stop), block_end, stop);
     gcc_jit_rvalue *nb = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, stop, rv(o)), e->t_long);
     pe_gj_row_coordinates(e, orow, a);
-    gcc_jit_lvalue *j0 = long_local(e, "j0", lng(e, 0));
-    emit_outer_groups(e, k, c0, nb, rv(o), j0);
     gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
     pe_jit_loop init = loop_upto(e, "init", j, lng(e, AXIS_BLOCK));
     gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), pe_gj_acc_identity(e, reduce));
@@ -431,12 +383,11 @@ void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begi
         gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j)), num(e, PE_F64, 0.0));
     loop_step_end(e, &init, j, 1);
     gcc_jit_lvalue *kk = long_local(e, "k_outer", lng(e, 0));
-    /* the results after the groups (none: the walk is skipped) */
-    pe_jit_loop along = loop_while(e, "k", and_(e, cmp(e, GCC_JIT_COMPARISON_LT, rv(kk), lng(e, len)), cmp(e, GCC_JIT_COMPARISON_LT, rv(j0), nb)));
+    pe_jit_loop along = loop_upto(e, "k", kk, lng(e, len));
     e->coord[a] = rv(kk);
     pe_gj_row_bases(e);
     gcc_jit_rvalue *start = row_start(e);
-    gcc_jit_block_add_assignment(e->cur, NULL, j, rv(j0));
+    gcc_jit_block_add_assignment(e->cur, NULL, j, lng(e, 0));
     pe_jit_loop side = loop_upto(e, "j", j, nb);
     e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, c0, rv(j)), e->t_long);
     e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
@@ -447,7 +398,7 @@ void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begi
     pe_gj_emit_body(e, k);
     loop_step_end(e, &side, j, 1);
     loop_step_end(e, &along, kk, 1);
-    gcc_jit_block_add_assignment(e->cur, NULL, j, rv(j0));
+    gcc_jit_block_add_assignment(e->cur, NULL, j, lng(e, 0));
     pe_jit_loop results = loop_upto(e, "fin", j, nb);
     gcc_jit_rvalue *hi = to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j))), pe_gj_acc_type(e, reduce));
     gcc_jit_rvalue *lo = comp ? to_local(e, rv(gcc_jit_context_new_array_access(e->ctx, NULL, rv(comp), rv(j))), e->t_double)
