@@ -184,6 +184,34 @@ struct life_mark {
     bool current() const noexcept { return made == sessions_ended().load(std::memory_order_acquire); }
 };
 
+/* A PE handle owned alone (a generator, a sparse matrix): movable, not
+ * copyable (a copy would destroy it twice); Destroy at its end, nothing
+ * after its session ended (the shutdown freed it). */
+template <class H, void (*Destroy)(const pe_site *, H)> class unique_handle {
+public:
+    unique_handle() noexcept : h_{0} {}
+    explicit unique_handle(H h) noexcept : h_(h) {}
+    unique_handle(unique_handle &&o) noexcept : h_(o.h_), life_(o.life_) { o.h_ = H{0}; }
+    unique_handle &operator=(unique_handle &&o) noexcept
+    {
+        std::swap(h_, o.h_);
+        std::swap(life_, o.life_);
+        return *this;
+    }
+    unique_handle(const unique_handle &) = delete;
+    unique_handle &operator=(const unique_handle &) = delete;
+    ~unique_handle()
+    {
+        if (alive()) Destroy(nullptr, h_);
+    }
+    H get() const noexcept { return alive() ? h_ : H{0}; }
+
+private:
+    bool alive() const noexcept { return h_.h != 0 && life_.current(); }
+    H h_;
+    life_mark life_;
+};
+
 } // namespace detail
 
 /* The caller's file and line, as a default argument of every function. */
@@ -718,25 +746,12 @@ inline array correlate(const array &a, const array &kernel, site s = site())
  * its session ended: the shutdown freed it). */
 class rng {
 public:
-    rng() noexcept : r_{0} {} /* none: a generator may be moved in */
-    explicit rng(uint64_t seed, pe_rng_kind kind = PE_RNG_PHILOX, site s = site()) : r_(pe_rng_create_at(s.at, kind, seed))
+    rng() noexcept = default; /* none: a generator may be moved in */
+    explicit rng(uint64_t seed, pe_rng_kind kind = PE_RNG_PHILOX, site s = site()) : h_(pe_rng_create_at(s.at, kind, seed))
     {
         detail::raise_pending();
     }
-    rng(rng &&o) noexcept : r_(o.r_), life_(o.life_) { o.r_ = pe_rng{0}; }
-    rng &operator=(rng &&o) noexcept
-    {
-        std::swap(r_, o.r_);
-        std::swap(life_, o.life_);
-        return *this;
-    }
-    rng(const rng &) = delete;
-    rng &operator=(const rng &) = delete;
-    ~rng()
-    {
-        if (alive()) pe_rng_destroy_at(nullptr, r_);
-    }
-    pe_rng get() const noexcept { return alive() ? r_ : pe_rng{0}; }
+    pe_rng get() const noexcept { return h_.get(); }
 
     /* [0, 1) for PE_F32 / PE_F64; for PE_I32 every value equally likely */
     array uniform(pe_dtype t, std::initializer_list<int64_t> shape, site s = site())
@@ -750,9 +765,7 @@ public:
     }
 
 private:
-    bool alive() const noexcept { return r_.h != 0 && life_.current(); }
-    pe_rng r_;
-    detail::life_mark life_;
+    detail::unique_handle<pe_rng, pe_rng_destroy_at> h_;
 };
 
 /* -------------------------------------------------------- sparse matrices */
@@ -763,31 +776,16 @@ private:
  * matrix, one destroy). */
 class csr {
 public:
-    csr() noexcept : m_{0} {} /* none: a matrix may be moved in */
+    csr() noexcept = default; /* none: a matrix may be moved in */
     csr(const array &row_ptr, const array &col_idx, const array &values, int64_t n_cols, site s = site())
-        : m_(pe_csr_create_at(s.at, row_ptr.get(), col_idx.get(), values.get(), n_cols))
+        : h_(pe_csr_create_at(s.at, row_ptr.get(), col_idx.get(), values.get(), n_cols))
     {
         detail::raise_pending();
     }
-    csr(csr &&o) noexcept : m_(o.m_), life_(o.life_) { o.m_ = pe_csr{0}; }
-    csr &operator=(csr &&o) noexcept
-    {
-        std::swap(m_, o.m_);
-        std::swap(life_, o.life_);
-        return *this;
-    }
-    csr(const csr &) = delete;
-    csr &operator=(const csr &) = delete;
-    ~csr()
-    {
-        if (alive()) pe_csr_destroy_at(nullptr, m_);
-    }
-    pe_csr get() const noexcept { return alive() ? m_ : pe_csr{0}; }
+    pe_csr get() const noexcept { return h_.get(); }
 
 private:
-    bool alive() const noexcept { return m_.h != 0 && life_.current(); }
-    pe_csr m_;
-    detail::life_mark life_;
+    detail::unique_handle<pe_csr, pe_csr_destroy_at> h_;
 };
 /* m @ x: each row's sum in column order */
 inline array spmv(const csr &m, const array &x, site s = site()) { return detail::wrap(pe_spmv_at(s.at, m.get(), x.get())); }
