@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "cpu_gccjit.h"
 #include "device.h"
 #include "progcache.h"
 #include "../pool/threadpool.h"
@@ -173,18 +174,18 @@ static size_t members_on_interpreter(const pe_program *p)
 }
 
 /* The results one launch of an axis reduction takes together: along an
- * outer axis, the generator's block along the last axis (up to 64
- * results, read from the same rows of the operand), so that a launch does
- * not cut a block: each launch walks the whole reduced axis, and launches
- * of 2 results of a sum over axis 0 of n x 16 each read a 64-byte line per
- * element for 8 bytes of it (8 walks over the array, 17% of the C loop's
- * speed).  Blocks of a short last axis (k-means' K x 2 sums) still spread
- * over the threads. */
+ * outer axis, the generator's block along the last axis (up to
+ * PE_GCCJIT_AXIS_BLOCK results, read from the same rows of the operand), so
+ * that a launch does not cut a block: each launch walks the whole reduced
+ * axis, and launches of 2 results of a sum over axis 0 of n x 16 each read
+ * a 64-byte line per element for 8 bytes of it (8 walks over the array,
+ * 17% of the C loop's speed).  Blocks of a short last axis (k-means' K x 2
+ * sums) still spread over the threads. */
 static int64_t launch_grain(const kir_kernel *k)
 {
     if (!k->axis_reduction || k->reduce_axis == k->rank - 1) return 1;
     int64_t n_last = k->shape[k->rank - 1];
-    return n_last < 64 ? n_last : 64;
+    return n_last < PE_GCCJIT_AXIS_BLOCK ? n_last : PE_GCCJIT_AXIS_BLOCK;
 }
 
 static size_t run_kernel(const pe_program *p, pe_kernel_fn fn)

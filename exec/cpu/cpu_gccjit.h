@@ -10,6 +10,10 @@
 #include "../../jit/kir/kir.h"
 #include "../../jit/kir/target.h"
 
+/* Results a reduction along an outer axis accumulates side by side, a
+ * block along the last axis (gccjit_loops.c); the executor keeps a block
+ * in one launch (cpu.c's launch grain). */
+#define PE_GCCJIT_AXIS_BLOCK 64
 
 /* False when a reduction appended to this body would not vectorise: gcc 12
  * rejects the loop once f32 pow's primitive (its special cases, in double)

@@ -344,25 +344,22 @@ void pe_gj_emit_tiles(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gc
 
 /* ------------------------------------------------- along an outer axis */
 
-/* Results accumulated side by side by a reduction along an outer axis. */
-#define AXIS_BLOCK 64
-
-/* A reduction along an axis before the last: a block of up to AXIS_BLOCK
- * consecutive results along the last axis accumulated side by side (the
- * vectoriser's loop runs across the kept axis), the reduced axis walked in
- * order for each (the same result for any launch). */
+/* A reduction along an axis before the last: a block of up to
+ * PE_GCCJIT_AXIS_BLOCK consecutive results along the last axis accumulated
+ * side by side (the vectoriser's loop runs across the kept axis), the
+ * reduced axis walked in order for each (the same result for any launch). */
 void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     const kir_inst *reduce = kir_reduction_of(k);
     int a = k->reduce_axis, last = k->rank - 1;
     int64_t len = k->shape[a], n_last = k->shape[last];
     bool with_comp = compensated(reduce);
-    gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, e->t_double, AXIS_BLOCK);
-    gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, pe_gj_acc_type(e, reduce), AXIS_BLOCK),
+    gcc_jit_type *arr = gcc_jit_context_new_array_type(e->ctx, NULL, e->t_double, PE_GCCJIT_AXIS_BLOCK);
+    gcc_jit_lvalue *acc = gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, pe_gj_acc_type(e, reduce), PE_GCCJIT_AXIS_BLOCK),
                                                      "acc_block");
     gcc_jit_lvalue *comp = with_comp ? gcc_jit_function_new_local(e->fn, NULL, arr, "comp_block") : NULL;
     gcc_jit_lvalue *at = is_arg_extreme(reduce)
-                             ? gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, e->t_long, AXIS_BLOCK), "at_block")
+                             ? gcc_jit_function_new_local(e->fn, NULL, gcc_jit_context_new_array_type(e->ctx, NULL, e->t_long, PE_GCCJIT_AXIS_BLOCK), "at_block")
                              : NULL;
     gcc_jit_lvalue *o = long_local(e, "o", begin);
     pe_jit_loop blocks = loop_upto(e, "o", o, end);
@@ -370,12 +367,12 @@ void pe_gj_emit_axis_outer(emitter *e, const kir_kernel *k, gcc_jit_rvalue *begi
     gcc_jit_rvalue *c0 = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), lbin(e, GCC_JIT_BINARY_OP_MULT, orow, lng(e, n_last))), e->t_long);
     gcc_jit_rvalue *stop = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, lbin(e, GCC_JIT_BINARY_OP_MINUS, rv(o), c0), lng(e, n_last)), e->t_long);
     stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, end, stop), end, stop);
-    gcc_jit_rvalue *block_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), lng(e, AXIS_BLOCK)), e->t_long);
+    gcc_jit_rvalue *block_end = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(o), lng(e, PE_GCCJIT_AXIS_BLOCK)), e->t_long);
     stop = lselect(e, cmp(e, GCC_JIT_COMPARISON_LT, block_end, stop), block_end, stop);
     gcc_jit_rvalue *nb = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MINUS, stop, rv(o)), e->t_long);
     pe_gj_row_coordinates(e, orow, a);
     gcc_jit_lvalue *j = long_local(e, "j", lng(e, 0));
-    pe_jit_loop init = loop_upto(e, "init", j, lng(e, AXIS_BLOCK));
+    pe_jit_loop init = loop_upto(e, "init", j, lng(e, PE_GCCJIT_AXIS_BLOCK));
     gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(acc), rv(j)), pe_gj_acc_identity(e, reduce));
     if (at)
         gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, rv(at), rv(j)), lng(e, 0));
