@@ -32,12 +32,6 @@ bool pe_gj_row_kernel(const kir_kernel *k)
     return true;
 }
 
-/* Reduction v accumulates into these lane locals in the body emitted next. */
-static void set_lane(emitter *e, int v, gcc_jit_lvalue *acc, gcc_jit_lvalue *comp, gcc_jit_lvalue *at)
-{
-    e->acc_of[v] = acc, e->comp_of[v] = comp, e->at_of[v] = at;
-}
-
 /* What pass p over a row emits (emits[v]): its stores and reductions and,
  * back from them, what they read — but a result of an earlier pass (a
  * local already) and a value an earlier pass kept (kept[v]: reload[v]
@@ -164,44 +158,73 @@ static void plan_row_passes(emitter *e, const kir_kernel *k, row_plan *rp)
     rp->n_passes = n_passes;
 }
 
+/* The lanes the reductions of a pass (rp->reductions, n_red of them)
+ * accumulate a row in: n of each (row_lanes). */
+typedef struct {
+    int n;
+    gcc_jit_lvalue *acc[KIR_MAX_BODY][MAX_LANES], *comp[KIR_MAX_BODY][MAX_LANES], *at[KIR_MAX_BODY][MAX_LANES];
+} row_accumulators;
+
+/* The lanes' locals, at the reductions' identities. */
+static void open_row_lanes(emitter *e, const kir_kernel *k, const row_plan *rp, int n_red, row_accumulators *ra)
+{
+    ra->n = row_lanes(e, k, rp->reductions, n_red, rp->emits, rp->reload);
+    for (int r = 0; r < n_red; r++) {
+        const kir_inst *red = &k->body[rp->reductions[r]];
+        pe_gj_lane_locals(e, red, ra->n, compensated(red), lng(e, 0), ra->acc[r], ra->comp[r], ra->at[r]);
+    }
+}
+
+/* The body emitted next accumulates into lane l. */
+static void into_lane(emitter *e, const row_plan *rp, int n_red, const row_accumulators *ra, int l)
+{
+    for (int r = 0; r < n_red; r++) {
+        int v = rp->reductions[r];
+        e->acc_of[v] = ra->acc[r][l], e->comp_of[v] = ra->comp[r][l], e->at_of[v] = ra->at[r][l];
+    }
+}
+
+/* Each reduction's lanes combined in a fixed order and finished: the row's
+ * result, stored at result index `row`, and a local for the passes after. */
+static void close_row_lanes(emitter *e, const kir_kernel *k, const row_plan *rp, int n_red, row_accumulators *ra,
+                            gcc_jit_rvalue *row)
+{
+    for (int r = 0; r < n_red; r++) {
+        const kir_inst *red = &k->body[rp->reductions[r]];
+        gcc_jit_rvalue *hi, *lo;
+        pe_gj_combine_all_lanes(e, red, ra->n, ra->acc[r], ra->comp[r], ra->at[r], &hi, &lo);
+        gcc_jit_rvalue *result = to_local(e, pe_gj_finish_axis_result(e, red, hi, lo, rp->len), type_of(e, (pe_dtype)red->dtype));
+        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], row), result);
+        e->val[rp->reductions[r]] = result;
+    }
+}
+
 /* The reductions of a pass over the row at flat index `start` in lanes,
  * each combined into the row's result: stored at o, and a local for the
  * passes after. */
 static void emit_row_lanes(emitter *e, const kir_kernel *k, const row_plan *rp, int n_red, gcc_jit_rvalue *start, gcc_jit_lvalue *o)
 {
     int64_t len = rp->len;
-    const int *reductions = rp->reductions;
-    gcc_jit_lvalue *acc[KIR_MAX_BODY][MAX_LANES], *comp[KIR_MAX_BODY][MAX_LANES], *at[KIR_MAX_BODY][MAX_LANES];
-    int lanes = row_lanes(e, k, reductions, n_red, rp->emits, rp->reload);
-    for (int r = 0; r < n_red; r++) {
-        const kir_inst *red = &k->body[reductions[r]];
-        pe_gj_lane_locals(e, red, lanes, compensated(red), lng(e, 0), acc[r], comp[r], at[r]);
-    }
+    row_accumulators ra;
+    open_row_lanes(e, k, rp, n_red, &ra);
     gcc_jit_lvalue *kk = long_local(e, "k", lng(e, 0));
-    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, lanes)), lng(e, len)));
-    for (int l = 0; l < lanes; l++) {
+    pe_jit_loop groups = loop_while(e, "lanes", cmp(e, GCC_JIT_COMPARISON_LE, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, ra.n)), lng(e, len)));
+    for (int l = 0; l < ra.n; l++) {
         e->c_last = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, rv(kk), lng(e, l)), e->t_long);
         e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, e->c_last), e->t_long);
         e->pos = e->c_last;
-        for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][l], comp[r][l], at[r][l]);
+        into_lane(e, rp, n_red, &ra, l);
         pe_gj_emit_body(e, k);
     }
-    loop_step_end(e, &groups, kk, lanes);
+    loop_step_end(e, &groups, kk, ra.n);
     pe_jit_loop rest = loop_upto(e, "rest", kk, lng(e, len)); /* the elements after the last whole group, into lane 0 */
     e->c_last = rv(kk);
     e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, rv(kk)), e->t_long);
     e->pos = rv(kk);
-    for (int r = 0; r < n_red; r++) set_lane(e, reductions[r], acc[r][0], comp[r][0], at[r][0]);
+    into_lane(e, rp, n_red, &ra, 0);
     pe_gj_emit_body(e, k);
     loop_step_end(e, &rest, kk, 1);
-    for (int r = 0; r < n_red; r++) { /* the row's result: stored, and a local for the passes after */
-        const kir_inst *red = &k->body[reductions[r]];
-        gcc_jit_rvalue *hi, *lo;
-        pe_gj_combine_all_lanes(e, red, lanes, acc[r], comp[r], at[r], &hi, &lo);
-        gcc_jit_rvalue *result = to_local(e, pe_gj_finish_axis_result(e, red, hi, lo, len), type_of(e, (pe_dtype)red->dtype));
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], rv(o)), result);
-        e->val[reductions[r]] = result;
-    }
+    close_row_lanes(e, k, rp, n_red, &ra, rv(o));
 }
 
 /* Pass p over the row at flat index `start` (its results at o). */
@@ -269,11 +292,8 @@ static bool short_rows(const kir_kernel *k, row_plan *rp, int *n_red)
 static void emit_short_rows(emitter *e, const kir_kernel *k, row_plan *rp, int n_red, gcc_jit_rvalue *begin, gcc_jit_rvalue *end)
 {
     int64_t len = rp->len, n_kept = k->shape[k->rank - 2];
-    const int *reductions = rp->reductions;
     memset(rp->spill_here, 0, sizeof rp->spill_here);
     e->emits = rp->emits;
-    int lanes = row_lanes(e, k, reductions, n_red, rp->emits, rp->reload);
-    int64_t grouped = len / lanes * lanes;
     gcc_jit_lvalue *o = long_local(e, "o", begin);
     pe_jit_loop blocks = loop_upto(e, "o", o, end);
     pe_gj_row_coordinates(e, rv(o), -1);
@@ -287,26 +307,17 @@ static void emit_short_rows(emitter *e, const kir_kernel *k, row_plan *rp, int n
     e->coord[k->rank - 2] = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, c0, rv(j)), e->t_long);
     pe_gj_row_bases(e);
     gcc_jit_rvalue *start = to_local(e, lbin(e, GCC_JIT_BINARY_OP_MULT, r, lng(e, len)), e->t_long);
-    gcc_jit_lvalue *acc[KIR_MAX_BODY][MAX_LANES], *comp[KIR_MAX_BODY][MAX_LANES], *at[KIR_MAX_BODY][MAX_LANES];
-    for (int i = 0; i < n_red; i++) {
-        const kir_inst *red = &k->body[reductions[i]];
-        pe_gj_lane_locals(e, red, lanes, compensated(red), lng(e, 0), acc[i], comp[i], at[i]);
-    }
+    row_accumulators ra;
+    open_row_lanes(e, k, rp, n_red, &ra);
+    int64_t grouped = len / ra.n * ra.n;
     for (int64_t c = 0; c < len; c++) {
-        int l = c < grouped ? (int)(c % lanes) : 0;
         e->c_last = lng(e, c);
         e->index = to_local(e, lbin(e, GCC_JIT_BINARY_OP_PLUS, start, lng(e, c)), e->t_long);
         e->pos = e->c_last;
-        for (int i = 0; i < n_red; i++) set_lane(e, reductions[i], acc[i][l], comp[i][l], at[i][l]);
+        into_lane(e, rp, n_red, &ra, c < grouped ? (int)(c % ra.n) : 0);
         pe_gj_emit_body(e, k);
     }
-    for (int i = 0; i < n_red; i++) {
-        const kir_inst *red = &k->body[reductions[i]];
-        gcc_jit_rvalue *hi, *lo;
-        pe_gj_combine_all_lanes(e, red, lanes, acc[i], comp[i], at[i], &hi, &lo);
-        gcc_jit_rvalue *result = to_local(e, pe_gj_finish_axis_result(e, red, hi, lo, len), type_of(e, (pe_dtype)red->dtype));
-        gcc_jit_block_add_assignment(e->cur, NULL, gcc_jit_context_new_array_access(e->ctx, NULL, e->ptr[red->a[0]], r), result);
-    }
+    close_row_lanes(e, k, rp, n_red, &ra, r);
     loop_step_end(e, &side, j, 1);
     gcc_jit_block_add_assignment(e->cur, NULL, o, stop);
     loop_end(e, &blocks);
