@@ -35,28 +35,31 @@ void c_triad(float *a, const float *b, const float *c, float s, int64_t n)
     for (int64_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
 }
 
-/* 16 operations, the same as pe_chain16 in bench_cpu.c. */
+/* 16 operations, the same as pe_chain16 in bench_cpu.c, on one element. */
+static inline float chain16(float x, float y)
+{
+    float t = x * 1.5f; /* 1 */
+    t = t + y;          /* 2 */
+    t = t - 0.25f;      /* 3 */
+    t = t * t;          /* 4 */
+    t = t + x;          /* 5 */
+    t = t + 1.0f;       /* 6 */
+    t = sqrtf(t);       /* 7 */
+    t = t * 0.5f;       /* 8 */
+    t = t - y;          /* 9 */
+    float u = x * x;    /* 10 */
+    u = u + 1.0f;       /* 11 */
+    t = t / u;          /* 12 */
+    t = -t;             /* 13 */
+    t = t + 2.0f;       /* 14 */
+    t = t * y;          /* 15 */
+    return t - 3.0f;    /* 16 */
+}
+
 void c_chain16(float *out, const float *x, const float *y, int64_t n)
 {
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        float t = x[i] * 1.5f;       /* 1 */
-        t = t + y[i];                /* 2 */
-        t = t - 0.25f;               /* 3 */
-        t = t * t;                   /* 4 */
-        t = t + x[i];                /* 5 */
-        t = t + 1.0f;                /* 6 */
-        t = sqrtf(t);                /* 7 */
-        t = t * 0.5f;                /* 8 */
-        t = t - y[i];                /* 9 */
-        float u = x[i] * x[i];       /* 10 */
-        u = u + 1.0f;                /* 11 */
-        t = t / u;                   /* 12 */
-        t = -t;                      /* 13 */
-        t = t + 2.0f;                /* 14 */
-        t = t * y[i];                /* 15 */
-        out[i] = t - 3.0f;           /* 16 */
-    }
+    for (int64_t i = 0; i < n; i++) out[i] = chain16(x[i], y[i]);
 }
 
 /* Dr.Jit's longer row (issue 41): c_chain16's 16 operations and 8 more, a
@@ -65,30 +68,14 @@ void c_chain24(float *out, const float *x, const float *y, int64_t n)
 {
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        float t = x[i] * 1.5f;       /* 1 */
-        t = t + y[i];                /* 2 */
-        t = t - 0.25f;               /* 3 */
-        t = t * t;                   /* 4 */
-        t = t + x[i];                /* 5 */
-        t = t + 1.0f;                /* 6 */
-        t = sqrtf(t);                /* 7 */
-        t = t * 0.5f;                /* 8 */
-        t = t - y[i];                /* 9 */
-        float u = x[i] * x[i];       /* 10 */
-        u = u + 1.0f;                /* 11 */
-        t = t / u;                   /* 12 */
-        t = -t;                      /* 13 */
-        t = t + 2.0f;                /* 14 */
-        t = t * y[i];                /* 15 */
-        t = t - 3.0f;                /* 16 */
-        t = t * 0.75f;               /* 17 */
-        t = t + x[i];                /* 18 */
-        t = fabsf(t);                /* 19 */
-        t = t + 0.5f;                /* 20 */
-        t = sqrtf(t);                /* 21 */
-        t = t * y[i];                /* 22 */
-        t = t - x[i];                /* 23 */
-        out[i] = t * 2.0f;           /* 24 */
+        float t = chain16(x[i], y[i]) * 0.75f; /* 17 */
+        t = t + x[i];                          /* 18 */
+        t = fabsf(t);                          /* 19 */
+        t = t + 0.5f;                          /* 20 */
+        t = sqrtf(t);                          /* 21 */
+        t = t * y[i];                          /* 22 */
+        t = t - x[i];                          /* 23 */
+        out[i] = t * 2.0f;                     /* 24 */
     }
 }
 
