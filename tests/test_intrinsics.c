@@ -206,6 +206,50 @@ static void epilogue_fused(void **state)
     }
 }
 
+/* The sum of two products, both released: one call takes the add as its
+ * epilogue with the other product as c, computed by its own call first.
+ * Both took it once, each with the other as c, and the sum was one product
+ * alone (found by issue 43's forward mode: a @ tb + ta @ b). */
+static void sum_of_two_products(void **state)
+{
+    (void)state;
+    pe_dtype types[2] = {PE_F32, PE_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        pe_dtype t = types[ti];
+        int64_t m = 6, k = 5, n = 4, sa[2] = {m, k}, sb[2] = {k, n};
+        void *a = random_buffer(t, m * k), *b = random_buffer(t, k * n), *a2 = random_buffer(t, m * k),
+             *b2 = random_buffer(t, k * n);
+        pe_array A = pe_from_host(t, 2, sa, a), B = pe_from_host(t, 2, sb, b);
+        pe_array A2 = pe_from_host(t, 2, sa, a2), B2 = pe_from_host(t, 2, sb, b2);
+        for (int scaled = 0; scaled < 2; scaled++) {
+            pe_array P = pe_matmul(A, B), Q = pe_matmul(A2, B2);
+            pe_array QS = scaled ? pe_mul(Q, 2.0) : Q;
+            pe_array E = pe_add(P, QS);
+            pe_release(P), pe_release(Q);
+            if (scaled) pe_release(QS);
+            int64_t count;
+            double *e = tu_read_as_f64(E, &count);
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    long double want = 0, mag = 0;
+                    for (int64_t l = 0; l < k; l++) {
+                        long double x = at(t, a, i * k + l) * at(t, b, l * n + j);
+                        long double y = (scaled ? 2 : 1) * at(t, a2, i * k + l) * at(t, b2, l * n + j);
+                        want += x + y, mag += fabsl(x) + fabsl(y);
+                    }
+                    if (fabsl(e[i * n + j] - want) > 4 * (k + 2) * eps_of(t) * mag)
+                        fail_msg("dtype %d, scaled %d: e[%lld][%lld] = %.17g, want %.17Lg", (int)t, scaled,
+                                 (long long)i, (long long)j, e[i * n + j], want);
+                }
+            free(e);
+            pe_release(E);
+        }
+        tu_expect_no_error();
+        free(a), free(b), free(a2), free(b2);
+        pe_release(A), pe_release(B), pe_release(A2), pe_release(B2);
+    }
+}
+
 /* The same batch twice: the second's sequence (its library call) from the trace cache. */
 static void trace_cache_replays_calls(void **state)
 {
@@ -574,6 +618,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(matmul_transposed, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(matmul_of_a_slice, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(epilogue_fused, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(sum_of_two_products, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(trace_cache_replays_calls, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(matmul_large_against_cblas, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(lu_factor_and_solve, tu_setup, tu_teardown),

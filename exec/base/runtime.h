@@ -90,6 +90,7 @@ typedef struct pe_port {
                                 where it could stay an expression (deferred.c); part of its trace key */
     bool retained;           /* counted in pe_retention.bytes: a stored value only expressions hold */
     uint32_t visit;          /* demand.c's traversal stamp */
+    uint32_t tape;           /* its node on the derivative tape plus one (jit/record/tape.c), 0: none */
     uint32_t key_epoch, key_external; /* trace key: external operand number within the key of batch key_epoch */
     uint32_t key_same_as;    /* a uniform scalar's: the external number of the first one of equal dtype and
                                 value in that key (its own if none), which the key records: kernels share it */

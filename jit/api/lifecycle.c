@@ -18,6 +18,7 @@
 #include "../provision/provision.h"
 #include "../record/irload.h"
 #include "../record/record.h"
+#include "../record/tape.h"
 #include "../sched/escheduler.h"
 #include "../trace/trace.h"
 #include "../../exec/base/error.h"
@@ -237,6 +238,7 @@ void pe_shutdown(void)
     pe_rng_forget_all();
     pe_csr_forget_all(); /* the ports go next, with the references its matrices held */
     pe_ports_free_all();
+    pe_tape_free_all();
     stop_executors();
     pe_mem_trim();
     free(pe_rec.queue);

@@ -36,6 +36,7 @@
 #include "macro.h"
 #include "../record/macro_rec.h"
 #include "../record/record.h"
+#include "../record/tape.h"
 #include "../trace/trace.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
@@ -304,12 +305,21 @@ static void replay(macro_entry *e, const pe_site *s, const uint32_t *in_idx, pe_
             return replay_failed(e, base, i, s, outs, false);
         }
     }
+    if (pe_tape_variables) /* the derivative tape sees the operations the body would have recorded */
+        for (size_t i = 0; i < e->n_items; i++)
+            if (e->items[i].kind == PE_MACRO_ITEM_OP) pe_tape_note(e->ports[e->n_ins + i], s);
     for (int j = 0; j < e->n_outs; j++) outs[j] = pe_publish(e->ports[e->out_refs[j]]);
     for (size_t r = 0; r < e->n_released; r++) {
         uint32_t idx = e->ports[e->n_ins + e->released[r]];
         pe_port *p = pe_port_at(idx);
         if (p->refs_app == 0 && p->state == PE_PORT_PENDING && p->batch == pe_rec.batch_epoch)
             pe_queue_push_unkeyed(PE_ENTRY_RELEASE, idx);
+    }
+    /* then the nodes of the values the body let go: what they held is let go
+     * in turn, each value once, its RELEASE entry made then */
+    for (size_t r = 0; pe_tape_variables && r < e->n_released; r++) {
+        uint32_t idx = e->ports[e->n_ins + e->released[r]];
+        if (pe_port_at(idx)->refs_app == 0 && pe_port_at(idx)->tape) pe_tape_drop(idx);
     }
     key_replay(e, base);
     pe_counters.macro_hits++;

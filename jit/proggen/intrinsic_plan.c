@@ -103,6 +103,15 @@ static uint32_t operand(uint32_t qi, int k, uint32_t epoch, uint8_t *flags)
 
 #define NONE UINT32_MAX
 
+/* Whether a call planned before `call` (this one is the plan's last) runs
+ * at port or takes it as a member. */
+static bool taken_by_earlier_call(const pe_intrinsic_plan *plan, const pe_intrinsic_call *call, uint32_t port)
+{
+    for (const pe_intrinsic_call *c = plan->calls; c < call; c++)
+        if (c->at == port) return true;
+    return pe_intrinsic_plan_claims(plan, port);
+}
+
 /* A matmul and the epilogue after it that its call takes. */
 static bool plan_matmul(pe_intrinsic_plan *plan, const pe_entry *entries, size_t n, uint32_t mi, uint32_t epoch,
                         pe_intrinsic_call *call)
@@ -113,10 +122,16 @@ static bool plan_matmul(pe_intrinsic_plan *plan, const pe_entry *entries, size_t
     call->n_bind = 2;
     uint32_t scaled = NONE, alpha = NONE, sum = NONE, c = NONE, scaled_c = NONE, beta = NONE, top = mi;
     uint32_t next = pe_dtype_is_float((pe_dtype)m->dtype) && read_once_inside(m, epoch) ? consumer_of(entries, n, mi, epoch) : NONE;
+    /* an add of two products is one call's epilogue, not both's: the other
+     * product (scaled or not) is then its c, computed by its own call before
+     * (two calls at the add each took the other as c, and one product was
+     * lost); a map another call takes is that call's */
+    if (next != NONE && taken_by_earlier_call(plan, call, next)) next = NONE;
     if (next != NONE && (alpha = scaling_of(pe_port_at(next), mi)) != NONE) { /* alpha * (a @ b) */
         scaled = top = next;
         next = read_once_inside(pe_port_at(scaled), epoch) ? consumer_of(entries, n, scaled, epoch) : NONE;
     }
+    if (next != NONE && taken_by_earlier_call(plan, call, next)) next = NONE;
     const pe_port *q = next != NONE ? pe_port_at(next) : NULL;
     if (q && q->op == PE_OP_add && q->dtype == m->dtype && same_shape(q, m) && q->in[0] != q->in[1]) {
         uint32_t other = q->in[0] == top ? q->in[1] : q->in[0];

@@ -9,6 +9,7 @@
 
 #include "macro_rec.h"
 #include "record.h"
+#include "tape.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/site.h"
@@ -123,8 +124,14 @@ pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t 
 void pe_port_release_app(uint32_t idx, const pe_site *s)
 {
     if (pe_macro_top && !pe_macro_note_release(idx, s)) return; /* a section's body releasing its input */
+    pe_port_drop_app_ref(idx, s);
+}
+
+void pe_port_drop_app_ref(uint32_t idx, const pe_site *s)
+{
     pe_port *p = pe_port_at(idx);
     if (--p->refs_app == 0) {
+        if (p->tape) pe_tape_drop(idx); /* its history goes with its last holder */
         /* C-scalar temporaries never reach the application: keep the slot's
          * diagnostics about the application's own handles */
         if (!p->temp) {

@@ -11,6 +11,7 @@
 #include "irload.h"
 #include "macro_rec.h"
 #include "record.h"
+#include "tape.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/runtime.h"
 #include "../../exec/base/shape.h"
@@ -210,6 +211,7 @@ uint32_t pe_enqueue_op(const pe_site *s, pe_op op, const uint32_t *in_idx, int n
     const pe_site_record *sr = pe_site_record_of(s);
     p->store_when_held = sr && sr->recomputed_in == pe_rt.life; /* deferred.c: this site's values are used again */
     for (int i = 0; i < n; i++) pe_port_ref(in_idx[i]);
+    pe_tape_note(idx, s); /* out of memory: raised, and the value is not differentiated */
     if (!pe_queue_push(PE_ENTRY_COMPUTE, idx)) {
         pe_port_drop_inputs(p);
         p->state = PE_PORT_INVALID;

@@ -13,6 +13,9 @@
  * stale or released handle).  `api` names the entry point in the message. */
 pe_port *pe_port_lookup(const pe_site *s, pe_array a, const char *api, uint32_t *idx_out);
 void pe_port_release_app(uint32_t idx, const pe_site *s); /* -1 application reference */
+/* The same without a PE_MACRO body's notes: a reference the runtime's own
+ * objects hold (the derivative tape's), not the body's. */
+void pe_port_drop_app_ref(uint32_t idx, const pe_site *s);
 /* The program contradicted a release the static IR made at release_site:
  * it used the handle again at use_site (through `api`), or released it
  * itself.  That site's marks are ignored from now on (its record's
