@@ -29,6 +29,26 @@ void c_blackscholes(const float *S, const float *X, const float *T, float r, flo
     }
 }
 
+/* The call's price and its closed-form derivatives by S, X and T (bench_grad's
+ * baseline for pe_grad of the price): delta N(d1), -e^(-rT) N(d2), and
+ * theta's opposite S phi(d1) v / (2 sqrt T) + r X e^(-rT) N(d2). */
+void c_blackscholes_greeks(const float *S, const float *X, const float *T, float r, float v, float *call, float *d_s,
+                           float *d_x, float *d_t, int64_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float sqrt_t = sqrtf(T[i]);
+        float d1 = (logf(S[i] / X[i]) + (r + 0.5f * v * v) * T[i]) / (v * sqrt_t);
+        float d2 = d1 - v * sqrt_t;
+        float growth = expf(-r * T[i]), n1 = cnd(d1), n2 = cnd(d2);
+        float density = 0.3989422804f * expf(-0.5f * d1 * d1);
+        call[i] = S[i] * n1 - X[i] * growth * n2;
+        d_s[i] = n1;
+        d_x[i] = -growth * n2;
+        d_t[i] = S[i] * density * v / (2 * sqrt_t) + r * X[i] * growth * n2;
+    }
+}
+
 void c_triad(float *a, const float *b, const float *c, float s, int64_t n)
 {
 #pragma omp parallel for simd schedule(static)

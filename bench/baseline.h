@@ -5,6 +5,8 @@
 #define PE_BENCH_BASELINE_H
 #include <stdint.h>
 void c_blackscholes(const float *S, const float *X, const float *T, float r, float v, float *call, float *put, int64_t n);
+void c_blackscholes_greeks(const float *S, const float *X, const float *T, float r, float v, float *call, float *d_s,
+                           float *d_x, float *d_t, int64_t n);
 void c_triad(float *a, const float *b, const float *c, float s, int64_t n);
 void c_chain16(float *out, const float *x, const float *y, int64_t n);
 void c_chain24(float *out, const float *x, const float *y, int64_t n);

@@ -201,8 +201,8 @@ static void logreg_pe_run(void) { logreg_train(lr_x, lr_y, LOGREG_N, LOGREG_D, L
 static double logreg_check(void)
 {
     double worst = 0;
-    for (int j = 0; j < LOGREG_D; j++) worst = fmax(worst, rel_error(lr_w_pe[j], lr_w_c[j]));
-    for (int s = 0; s < LOGREG_STEPS; s++) worst = fmax(worst, rel_error(lr_loss_pe[s], lr_loss_c[s]));
+    for (int j = 0; j < LOGREG_D; j++) worst = fmax(worst, logreg_rel_error(lr_w_pe[j], lr_w_c[j]));
+    for (int s = 0; s < LOGREG_STEPS; s++) worst = fmax(worst, logreg_rel_error(lr_loss_pe[s], lr_loss_c[s]));
     return worst;
 }
 

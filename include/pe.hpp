@@ -677,6 +677,30 @@ inline array scatter_add(const array &target, const array &idx, const operand &v
     return detail::wrap(pe_scatter_add_at(s.at, target.get(), idx.get(), values.get()));
 }
 
+/* ---------------------------------------- automatic differentiation
+ * pe.h's pe_grad_enable, pe_grad, pe_jvp: y = pe::grad_enable(x) marks x
+ * (a new reference); pe::grad gives d(sum of y)/d each variable, in their
+ * order; pe::jvp the derivative of y along the tangents. */
+inline array grad_enable(const array &x, site s = site()) { return detail::wrap(pe_grad_enable_at(s.at, x.get())); }
+inline std::vector<array> grad(const array &y, const std::vector<array> &wrt, site s = site())
+{
+    std::vector<pe_array> in(wrt.size()), out(wrt.size(), pe_array{0});
+    for (size_t i = 0; i < wrt.size(); i++) in[i] = wrt[i].get();
+    pe_grad_at(s.at, y.get(), static_cast<int>(wrt.size()), in.data(), out.data());
+    std::vector<array> result;
+    result.reserve(out.size());
+    for (pe_array h : out) result.emplace_back(h); /* owned before an error is thrown */
+    detail::raise_pending();
+    return result;
+}
+inline array jvp(const array &y, const std::vector<array> &wrt, const std::vector<array> &tangents, site s = site())
+{
+    if (tangents.size() != wrt.size()) throw error(PE_E_ARG, "pe: pe::jvp needs a tangent per variable", "", 0);
+    std::vector<pe_array> in(wrt.size()), t(wrt.size());
+    for (size_t i = 0; i < wrt.size(); i++) in[i] = wrt[i].get(), t[i] = tangents[i].get();
+    return detail::wrap(pe_jvp_at(s.at, y.get(), static_cast<int>(wrt.size()), in.data(), t.data()));
+}
+
 /* ------------------------------------------------------------ intrinsics
  * Library calls (pe.h, "intrinsics"): f32, f64, c64 and c128, operands of
  * one dtype. */

@@ -200,6 +200,31 @@ static std::vector<double> wave(int n, double phase)
     return v;
 }
 
+// pe::grad and pe::jvp of sum(sin(x) * w . x) against the closed form
+static void derivatives()
+{
+    std::vector<double> xs = wave(5, 0.3), ws = wave(5, 1.7);
+    pe::array x = pe::grad_enable(pe::from_vector(xs)), w = pe::grad_enable(pe::from_vector(ws));
+    pe::array y = pe::sum(pe::sin(x) * w);
+    std::vector<pe::array> g = pe::grad(y, {x, w});
+    std::vector<double> gx = g[0].to_vector<double>(), gw = g[1].to_vector<double>();
+    std::vector<double> ones(5, 1.0);
+    double along = pe::jvp(y, {x}, {pe::from_vector(ones)}).to_vector<double>()[0], want_along = 0;
+    for (int i = 0; i < 5; i++) {
+        CHECK(near(gx[i], std::cos(xs[i]) * ws[i], 1e-15));
+        CHECK(near(gw[i], std::sin(xs[i]), 1e-15));
+        want_along += std::cos(xs[i]) * ws[i];
+    }
+    CHECK(near(along, want_along, 1e-14));
+    bool threw = false;
+    try {
+        pe::grad(y, {pe::from_vector(xs)}); // not a variable
+    } catch (const pe::error &e) {
+        threw = e.code() == PE_E_ARG;
+    }
+    CHECK(threw);
+}
+
 static void matmul_and_lu()
 {
     const int m = 5, k = 4, n = 3;
@@ -600,6 +625,7 @@ int main()
         composed_and_helpers();
         errors_are_exceptions();
         matmul_and_lu();
+        derivatives();
         fft_and_conv();
         sparse();
         random_numbers();
