@@ -27,6 +27,7 @@ typedef struct {
     int64_t shape[3][3];
     double lo[3], hi[3];     /* each operand's values: away from kinks and poles */
     double h, tol;           /* 0: 1e-5 and 2e-6 */
+    unsigned complex_in;     /* bit i: operand i is c128 (its real and imaginary parts from lo..hi) */
 } grad_case;
 
 
@@ -53,13 +54,26 @@ static pe_array objective(const grad_case *c, const pe_array *x)
     for (int d = 0; d < rank; d++) shape[d] = pe_dim(y, d);
     int64_t n = numel_of(rank, shape);
     pe_array w = pe_reshape(pe_add(pe_sin(pe_arange(PE_F64, 1, (double)n + 1, 1)), 1.5), rank, shape);
-    return pe_sum(pe_mul(y, w));
+    return pe_real(pe_sum(pe_mul(y, w))); /* of a complex result its real part: a real loss */
 }
+
+static bool is_c(const grad_case *c, int i) { return (c->complex_in >> i) & 1; }
+
+/* doubles held for operand i: its elements, twice for a complex one */
+static int64_t values_of(const grad_case *c, int i) { return numel_of(c->rank[i], c->shape[i]) * (is_c(c, i) ? 2 : 1); }
+
+static pe_array operand_from(const grad_case *c, int i, const double *v)
+{
+    return pe_from_host(is_c(c, i) ? PE_C128 : PE_F64, c->rank[i], c->shape[i], v);
+}
+
+static const char *current_case = "";
 
 static double read1(pe_array a)
 {
     double v = NAN;
-    assert_int_equal(pe_read_f64(a, &v), PE_OK);
+    int rc = pe_read_f64(a, &v);
+    if (rc != PE_OK) fail_msg("%s: read gave %d (%s)", current_case, rc, tu_errors.message);
     return v;
 }
 
@@ -69,10 +83,10 @@ static double value_at(const grad_case *c, double *const *data, const double *co
     pe_array x[3];
     double *moved[3] = {0};
     for (int i = 0; i < c->n_in; i++) {
-        int64_t n = numel_of(c->rank[i], c->shape[i]);
+        int64_t n = values_of(c, i);
         moved[i] = malloc((size_t)n * sizeof(double));
         for (int64_t k = 0; k < n; k++) moved[i][k] = data[i][k] + h * dir[i][k];
-        x[i] = pe_from_host(PE_F64, c->rank[i], c->shape[i], moved[i]);
+        x[i] = operand_from(c, i, moved[i]);
     }
     double v = read1(objective(c, x));
     pe_scope_end(sc);
@@ -82,9 +96,10 @@ static double value_at(const grad_case *c, double *const *data, const double *co
 
 static void check_case(const grad_case *c)
 {
+    current_case = c->op;
     double *data[3], *dir[3];
     for (int i = 0; i < c->n_in; i++) {
-        int64_t n = numel_of(c->rank[i], c->shape[i]);
+        int64_t n = values_of(c, i);
         data[i] = malloc((size_t)n * sizeof(double));
         dir[i] = malloc((size_t)n * sizeof(double));
         fill(data[i], n, c->lo[i], c->hi[i]);
@@ -96,19 +111,20 @@ static void check_case(const grad_case *c)
     pe_scope sc = pe_scope_begin();
     pe_array x[3], g[3], t[3];
     for (int i = 0; i < c->n_in; i++) {
-        x[i] = pe_grad_enable(pe_from_host(PE_F64, c->rank[i], c->shape[i], data[i]));
-        t[i] = pe_from_host(PE_F64, c->rank[i], c->shape[i], dir[i]);
+        x[i] = pe_grad_enable(operand_from(c, i, data[i]));
+        t[i] = operand_from(c, i, dir[i]);
     }
     pe_array y = objective(c, x);
-    assert_int_equal(pe_grad(y, c->n_in, x, g), PE_OK);
+    int rc = pe_grad(y, c->n_in, x, g);
+    if (rc != PE_OK || tu_errors.count) fail_msg("%s: pe_grad gave %d: %s", c->op, rc, tu_errors.message);
     double reverse = 0;
     for (int i = 0; i < c->n_in; i++) {
         assert_int_equal(pe_rank(g[i]), c->rank[i]);
         for (int d = 0; d < c->rank[i]; d++) assert_int_equal(pe_dim(g[i], d), c->shape[i][d]);
-        assert_int_equal(pe_dtype_of(g[i]), PE_F64);
-        reverse += read1(pe_dot(g[i], t[i]));
+        assert_int_equal(pe_dtype_of(g[i]), is_c(c, i) ? PE_C128 : PE_F64);
+        reverse += read1(pe_real(pe_vdot(g[i], t[i]))); /* dL = Re(conj(g) v): g = dL/dx + i dL/dy */
     }
-    double forward = read1(pe_jvp(y, c->n_in, x, t));
+    double forward = read1(pe_real(pe_jvp(y, c->n_in, x, t)));
     pe_scope_end(sc);
     tu_expect_no_error();
     double scale = fabs(fd) + 1e-3;
@@ -184,6 +200,43 @@ static pe_array f_lu_solve(const pe_array *x)
     pe_lu(pe_f64_2d(a, 3, 3), &lu, &pivots);
     return pe_lu_solve(lu, pivots, x[0]);
 }
+static pe_array shifted(pe_array x) { return pe_add(x, pe_mul(pe_identity(PE_F64, 4), 4.0)); } /* well conditioned */
+static pe_array f_logdet(const pe_array *x)
+{
+    pe_array lu, pivots;
+    pe_lu(shifted(x[0]), &lu, &pivots);
+    pe_array diagonal = pe_gather(lu, pe_from_host(PE_I32, 1, (int64_t[]){4}, (int32_t[]){0, 5, 10, 15}));
+    return pe_sum(pe_log(pe_abs(diagonal)));
+}
+static pe_array f_solve_by_a(const pe_array *x)
+{
+    pe_array lu, pivots;
+    pe_lu(shifted(x[0]), &lu, &pivots);
+    return pe_lu_solve(lu, pivots, x[1]);
+}
+static pe_array f_solve_columns(const pe_array *x)
+{
+    pe_array lu, pivots;
+    pe_lu(shifted(x[0]), &lu, &pivots);
+    return pe_lu_solve(lu, pivots, pe_reshape(x[1], 2, (int64_t[]){4, 2}));
+}
+/* a 4 x 5 CSR matrix of 7 values (row 2 empty) times x */
+static pe_array f_spmv(const pe_array *x)
+{
+    pe_array row_ptr = pe_from_host(PE_I32, 1, (int64_t[]){5}, (int32_t[]){0, 2, 5, 5, 7});
+    pe_array col_idx = pe_from_host(PE_I32, 1, (int64_t[]){7}, (int32_t[]){0, 3, 1, 2, 4, 0, 4});
+    pe_csr m = pe_csr_create(row_ptr, col_idx, x[0], 5);
+    pe_array y = pe_spmv(m, x[1]);
+    pe_csr_destroy(m);
+    return pe_sin(y);
+}
+/* a running product over values with zeros in them (x times a 0/1 mask) */
+static pe_array f_cumprod(const pe_array *x)
+{
+    double mask[12] = {1, 0, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1};
+    return pe_cumprod(pe_mul(x[0], pe_f64_2d(mask, 3, 4)), 1);
+}
+static pe_array f_cumprod0(const pe_array *x) { return pe_cumprod(x[0], 0); }
 static pe_array f_cumsum0(const pe_array *x) { return pe_cumsum(x[0], 0); }
 static pe_array f_cumsum1(const pe_array *x) { return pe_sin(pe_cumsum(x[0], 1)); }
 static pe_array f_sort(const pe_array *x) { return pe_mul(pe_sort(x[0], 1, false), pe_sort(x[0], 0, true)); }
@@ -196,6 +249,23 @@ static pe_array f_scatter_add(const pe_array *x)
     pe_array idx = pe_from_host(PE_I32, 1, (int64_t[]){4}, (int32_t[]){5, 1, 5, 0});
     return pe_sin(pe_scatter_add(x[0], idx, x[1]));
 }
+
+/* complex operands (c128) */
+static pe_array f_conj_mul(const pe_array *x) { return pe_mul(pe_conj(x[0]), pe_exp(x[0])); }
+static pe_array f_imag(const pe_array *x) { return pe_mul(pe_imag(x[0]), pe_real(x[0])); }
+static pe_array f_arg(const pe_array *x) { return pe_arg(x[0]); }
+static pe_array f_complex(const pe_array *x) { return pe_exp(pe_complex(x[0], x[1])); }
+static pe_array f_fft(const pe_array *x) { return pe_mul(pe_fft(x[0], 1), pe_fft(x[0], 1)); }
+static pe_array f_fft2(const pe_array *x) { return pe_abs(pe_fft(x[0], 2)); }
+static pe_array f_ifft(const pe_array *x) { return pe_mul(pe_ifft(x[0], 1), x[0]); }
+static pe_array f_c_sum(const pe_array *x) { return pe_mul(pe_sum_axis(x[0], 0), pe_sum(x[0])); }
+static pe_array f_c_prod(const pe_array *x) { return pe_prod_axis(x[0], 1); }
+static pe_array f_c_periodic(const pe_array *x) { return pe_exp(pe_periodic(x[0], 3, (int64_t[]){2, 6, 6})); }
+static pe_array f_c_gather(const pe_array *x)
+{
+    return pe_exp(pe_gather(x[0], pe_from_host(PE_I32, 1, (int64_t[]){5}, (int32_t[]){3, 0, 3, 11, 7})));
+}
+static pe_array f_c_cast(const pe_array *x) { return pe_mul(pe_cast(x[0], PE_C128), x[1]); }
 
 #define ONE(op_, f_, lo_, hi_) {.op = op_, .f = f_, .n_in = 1, .rank = {2}, .shape = {{3, 4}}, .lo = {lo_}, .hi = {hi_}}
 #define TWO(op_, f_, lo0, hi0, lo1, hi1) \
@@ -241,6 +311,26 @@ static const grad_case cases[] = {
     ONE("asinh", f_asinh, -2, 2), ONE("acosh", f_acosh, 1.2, 3), ONE("atanh", f_atanh, -0.8, 0.8),
     ONE("erf", f_erf, -2, 2), ONE("erfc", f_erfc, -2, 2), ONE("cdf_norm", f_cdf_norm, -2, 2),
     THREE("cond", f_cond, -1, 1, -2, 2, -2, 2),
+    /* complex operands: holomorphic ops as d, the others (conj, abs, real, imag, arg) by their own partials */
+#define C_ONE(op_, f_, lo_, hi_) \
+    {.op = op_, .f = f_, .n_in = 1, .rank = {2}, .shape = {{3, 4}}, .lo = {lo_}, .hi = {hi_}, .complex_in = 1}
+#define C_TWO(op_, f_, lo0, hi0, lo1, hi1)                                                                   \
+    {.op = op_, .f = f_, .n_in = 2, .rank = {2, 1}, .shape = {{3, 4}, {4}}, .lo = {lo0, lo1}, .hi = {hi0, hi1}, \
+     .complex_in = 3}
+    C_TWO("add", f_add, -2, 2, -2, 2), C_TWO("sub", f_sub, -2, 2, -2, 2), C_TWO("mul", f_mul, -2, 2, -2, 2),
+    C_TWO("div", f_div, 0.5, 2, 0.5, 2), C_TWO("pow", f_pow, 0.5, 2, -1, 1),
+    C_ONE("neg", f_neg, -2, 2), C_ONE("abs", f_abs, 0.2, 2), C_ONE("exp", f_exp, -1, 1),
+    C_ONE("log", f_log, 0.5, 2), C_ONE("sqrt", f_sqrt, 0.5, 2),
+    C_ONE("conj", f_conj_mul, -1, 1), C_ONE("real", f_real, -2, 2), C_ONE("imag", f_imag, -2, 2),
+    C_ONE("arg", f_arg, 0.3, 2), TWO("complex", f_complex, -1, 1, -1, 1),
+    C_ONE("sum", f_c_sum, -1, 1), C_ONE("prod", f_c_prod, 0.5, 1.5), C_TWO("dot", f_dot, -2, 2, -2, 2),
+    C_TWO("vdot", f_vdot, -2, 2, -2, 2), C_ONE("transpose", f_transpose, -1, 1), C_ONE("slice", f_slice_step, -1, 1),
+    C_ONE("periodic", f_c_periodic, -1, 1), C_ONE("gather", f_c_gather, -1, 1),
+    {.op = "matmul", .f = f_matmul, .n_in = 2, .rank = {2, 2}, .shape = {{3, 4}, {4, 2}}, .lo = {-2, -2}, .hi = {2, 2},
+     .complex_in = 3},
+    {.op = "cast", .f = f_c_cast, .n_in = 2, .rank = {2, 1}, .shape = {{3, 4}, {4}}, .lo = {-2, -2}, .hi = {2, 2},
+     .complex_in = 2},
+    ONE("fft", f_fft, -1, 1), C_ONE("fft", f_fft, -1, 1), C_ONE("fft", f_fft2, -1, 1), C_ONE("ifft", f_ifft, -1, 1),
     {.op = "cast", .f = f_cast, .n_in = 1, .rank = {2}, .shape = {{3, 4}}, .lo = {0.5}, .hi = {2}, .h = 1e-2, .tol = 1e-3},
     ONE("conj", f_conj, -2, 2), ONE("real", f_real, -2, 2),
     ONE("sum", f_sum, -2, 2), ONE("sum", f_sum0, -2, 2),
@@ -264,6 +354,12 @@ static const grad_case cases[] = {
     OTHER("matmul", f_matmul, 2, L(2, 2), L({3, 4}, {4, 2}), L(-2, -2), L(2, 2)),
     OTHER("matmul", f_matvec, 2, L(2, 1), L({3, 4}, {4}), L(-2, -2), L(2, 2)),
     OTHER("lu_solve", f_lu_solve, 1, L(1), L({3}), L(-2), L(2)),
+    {.op = "lu", .f = f_logdet, .n_in = 1, .rank = {2}, .shape = {{4, 4}}, .lo = {-1}, .hi = {1}},
+    {.op = "lu_solve", .f = f_solve_by_a, .n_in = 2, .rank = {2, 1}, .shape = {{4, 4}, {4}}, .lo = {-1, -2}, .hi = {1, 2}},
+    {.op = "lu_solve", .f = f_solve_columns, .n_in = 2, .rank = {2, 1}, .shape = {{4, 4}, {8}}, .lo = {-1, -2},
+     .hi = {1, 2}},
+    {.op = "spmv", .f = f_spmv, .n_in = 2, .rank = {1, 1}, .shape = {{7}, {5}}, .lo = {-2, -2}, .hi = {2, 2}},
+    ONE("cumprod", f_cumprod, 0.5, 2), ONE("cumprod", f_cumprod0, -2, 2),
     ONE("cumsum", f_cumsum0, -2, 2), ONE("cumsum", f_cumsum1, -2, 2),
     ONE("sort", f_sort, -2, 2),
     OTHER("bincount", f_bincount, 1, L(1), L({5}), L(-2), L(2)),
@@ -496,7 +592,9 @@ static void test_errors_name_the_line(void **state)
     assert_int_equal(pe_read(bad, NULL, 0), PE_E_INVALID);
 
     pe_array v = pe_grad_enable(pe_f64_1d((double[]){1, 2}, 2));
-    pe_array c = pe_sum(pe_cumprod(v, 0));
+    pe_array lu, pivots;
+    pe_lu(pe_add(pe_mul(pe_identity(PE_F64, 2), v), 1.0), &lu, &pivots);
+    pe_array c = pe_sum(pe_lu_cond(lu, pivots));
     tu_errors_clear();
     line = __LINE__ + 1;
     assert_int_equal(pe_grad(c, 1, &v, &g), PE_E_TYPE); /* not differentiated yet: an error, never zeros */

@@ -16,6 +16,7 @@
 #include "../../exec/base/site.h"
 
 static bool is_real_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
+static bool is_differentiable(pe_dtype t) { return is_real_float(t) || pe_dtype_is_complex(t); }
 
 pe_array pe_grad_enable_at(const pe_site *s, pe_array x)
 {
@@ -27,10 +28,9 @@ pe_array pe_grad_enable_at(const pe_site *s, pe_array x)
     pe_port *p = pe_port_lookup(s, x, api, &idx);
     if (!p) return pe_invalid_result(s, PE_OP_data, PE_E_HANDLE);
     if (p->state == PE_PORT_INVALID) return pe_publish(idx); /* stays invalid: its error was told */
-    if (!is_real_float((pe_dtype)p->dtype)) {
-        pe_raise(s, PE_E_TYPE, api, "only f32 and f64 arrays are differentiated, not %s%s",
-                 pe_dtype_name((pe_dtype)p->dtype),
-                 pe_dtype_is_complex((pe_dtype)p->dtype) ? " (complex derivatives are not implemented yet)" : "");
+    if (!is_differentiable((pe_dtype)p->dtype)) {
+        pe_raise(s, PE_E_TYPE, api, "only f32, f64, c64 and c128 arrays are differentiated, not %s",
+                 pe_dtype_name((pe_dtype)p->dtype));
         return pe_invalid_result(s, PE_OP_data, PE_E_TYPE);
     }
     if (pe_port_is_uniform(p)) {
@@ -118,13 +118,10 @@ static bool step_of(const pe_site *s, const char *api, uint32_t port, pe_grad_st
     pe_tape_node *node = pe_tape_node_of(port);
     const char *why;
     pe_grad_kind kind = pe_grad_kind_of((pe_op)node->op, &why);
-    bool complex = pe_dtype_is_complex((pe_dtype)node->dtype);
-    for (int i = 0; i < node->n_in; i++) complex |= pe_dtype_is_complex((pe_dtype)pe_port_at(node->in[i])->dtype);
-    if (kind == PE_GRAD_KIND_UNSUPPORTED || (complex && kind != PE_GRAD_KIND_ZERO)) {
+    if (kind == PE_GRAD_KIND_UNSUPPORTED) {
         const pe_site *at = pe_port_at(port)->site;
         pe_raise(s, PE_E_TYPE, api, "cannot differentiate through %s (recorded at %s:%d): %s", pe_op_table[node->op].name,
-                 at ? at->file : "?", at ? at->line : 0,
-                 why ? why : "complex values (Wirtinger derivatives are not implemented yet)");
+                 at ? at->file : "?", at ? at->line : 0, why);
         return false;
     }
     *r = (pe_grad_step){.s = s, .node = node, .y = pe_handle_of(port)};
@@ -132,7 +129,7 @@ static bool step_of(const pe_site *s, const char *api, uint32_t port, pe_grad_st
     return true;
 }
 
-static bool differentiable(uint32_t port) { return is_real_float((pe_dtype)pe_port_at(port)->dtype); }
+static bool differentiable(uint32_t port) { return is_differentiable((pe_dtype)pe_port_at(port)->dtype); }
 
 static pe_array zeros_of(const pe_site *s, uint32_t port)
 {

@@ -20,7 +20,7 @@
 #define MUL(a, b) pe_mul_at(S, a, b)
 #define DIV(a, b) pe_div_at(S, a, b)
 #define NEG(a) pe_neg_at(S, a)
-#define RCP(a) pe_rcp_at(S, a)
+#define RCP(a) DIV(C(1), a) /* rcp takes no complex operand */
 #define POW(a, b) pe_pow_at(S, a, b)
 #define EXP(a) pe_exp_at(S, a)
 #define LOG(a) pe_log_at(S, a)
@@ -40,6 +40,10 @@
 #define MAX(a, b) pe_max_at(S, a, b)
 #define EQ(a, b) pe_eq_at(S, a, b)
 #define COND(c, a, b) pe_cond_at(S, c, a, b)
+#define CONJ(a) conj_of(r, a)
+#define ABS_PARTIAL(x) abs_partial(r, x)
+#define IMAG_PARTIAL(x) imag_partial(r, x)
+#define ARG_PARTIAL(x) arg_partial(r, x)
 #define SQ(a) square(r, a)
 #define IND(c) indicator(r, c)
 #define TIE_LT(a, b) tie_lt(r, a, b)
@@ -59,6 +63,35 @@ static pe_dtype real_type(const pe_grad_step *r)
 }
 
 static pe_array square(const pe_grad_step *r, pe_array a) { return MUL(a, a); }
+
+static bool is_complex(pe_array a)
+{
+    const pe_port *p = pe_port_peek(a, NULL);
+    return p && pe_dtype_is_complex((pe_dtype)p->dtype);
+}
+
+/* conj(a) of a complex a, a itself else (no operation recorded) */
+static pe_array conj_of(const pe_grad_step *r, pe_array a) { return is_complex(a) ? pe_conj_at(S, a) : a; }
+
+/* Complex operands follow the convention that makes an adjoint the
+ * gradient a descent steps against: the adjoint of z = x + iy is
+ * dL/dx + i dL/dy (twice dL/d conj(z)), and an element-wise op passes
+ * G * conj(d) back, its tangent d * T forward.  For the holomorphic ops
+ * (add ... sqrt, pow) d is their derivative as for reals; the others
+ * (abs, imag, arg: real results of a complex z) take the d whose real part
+ * of d * T is their tangent: */
+static pe_array abs_partial(const pe_grad_step *r, pe_array x) { return is_complex(x) ? DIV(CONJ(x), Y) : SIGN(x); }
+
+static pe_array imag_unit(double v) { return pe__weak_c128(v * (_Complex double)1.0i); }
+
+/* imag(z): Re(-i T) is Im(T); of a real operand nothing */
+static pe_array imag_partial(const pe_grad_step *r, pe_array x) { (void)r; return is_complex(x) ? imag_unit(-1) : NONE; }
+
+/* arg(z): Re(-i conj(z) T) / |z|^2; of a real operand (0 or pi) nothing */
+static pe_array arg_partial(const pe_grad_step *r, pe_array x)
+{
+    return is_complex(x) ? MUL(imag_unit(-1), DIV(CONJ(x), SQ(pe_abs_at(S, x)))) : NONE;
+}
 
 /* 1 where c holds, else 0, in the node's real type */
 static pe_array indicator(const pe_grad_step *r, pe_array c)
@@ -186,11 +219,11 @@ void pe_grad_vjp(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array
         for (int i = 0; i < r->node->n_in; i++) {
             if (!wanted[i]) continue;
             pe_array d = rule->partial(r, i);
-            if (d.h) adj[i] = MUL(g, d);
+            if (d.h) adj[i] = MUL(g, CONJ(d));
         }
         break;
     case PE_GRAD_KIND_REDUCE:
-        if (wanted[0]) adj[0] = MUL(expand(r, g), rule->weight(r));
+        if (wanted[0]) adj[0] = MUL(expand(r, g), CONJ(rule->weight(r)));
         break;
     case PE_GRAD_KIND_RULE:
         rule->vjp(r, g, wanted, adj);
@@ -242,16 +275,25 @@ static pe_array tangent_or_zeros(const pe_grad_step *r, const pe_array *t, int i
 /* dot(a, b): the sum of a * b (broadcast) */
 static void vjp_dot(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
 {
-    if (wanted[0]) adj[0] = MUL(g, X1);
-    if (wanted[1]) adj[1] = MUL(g, X0);
+    if (wanted[0]) adj[0] = MUL(g, CONJ(X1));
+    if (wanted[1]) adj[1] = MUL(g, CONJ(X0));
 }
 static pe_array jvp_dot(const pe_grad_step *r, const pe_array *t)
 {
     pe_array a = t[0].h ? pe_dot_at(S, t[0], X1) : NONE, b = t[1].h ? pe_dot_at(S, X0, t[1]) : NONE;
     return a.h && b.h ? ADD(a, b) : a.h ? a : b;
 }
-static void vjp_vdot(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj) { vjp_dot(r, g, wanted, adj); }
-static pe_array jvp_vdot(const pe_grad_step *r, const pe_array *t) { return jvp_dot(r, t); }
+/* vdot(a, b): the sum of conj(a) * b */
+static void vjp_vdot(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    if (wanted[0]) adj[0] = MUL(CONJ(g), X1);
+    if (wanted[1]) adj[1] = MUL(g, X0);
+}
+static pe_array jvp_vdot(const pe_grad_step *r, const pe_array *t)
+{
+    pe_array a = t[0].h ? pe_vdot_at(S, t[0], X1) : NONE, b = t[1].h ? pe_vdot_at(S, X0, t[1]) : NONE;
+    return a.h && b.h ? ADD(a, b) : a.h ? a : b;
+}
 
 static void vjp_reshape(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
 {
@@ -281,11 +323,21 @@ static pe_array jvp_transpose(const pe_grad_step *r, const pe_array *t)
  * element: the same view of the operand's flat indices names them, and the
  * adjoint adds each result element's adjoint there (a periodic tiling or a
  * strided slice sends several, or none, to one element). */
+/* g's values added into zeros of x's shape at flat indices idx (a complex g part by part) */
+static pe_array scatter_into_zeros(const pe_grad_step *r, const pe_port *x, pe_array idx, pe_array g)
+{
+    if (!is_complex(g)) return pe_scatter_add_at(S, zeros_like(r, x), idx, g);
+    pe_dtype part = x->dtype == PE_C64 ? PE_F32 : PE_F64;
+    pe_array zeros = pe_fill_at(S, part, x->rank, x->shape, 0.0);
+    return pe_complex_at(S, pe_scatter_add_at(S, zeros, idx, pe_real_at(S, g)),
+                         pe_scatter_add_at(S, zeros, idx, pe_imag_at(S, g)));
+}
+
 static pe_array scatter_back(const pe_grad_step *r, pe_array g, pe_array (*view)(const pe_grad_step *r, pe_array a))
 {
     const pe_port *x = operand(r, 0);
     pe_array flat = pe_reshape_at(S, pe_arange_at(S, PE_I32, 0, (double)x->numel, 1), x->rank, x->shape);
-    return pe_scatter_add_at(S, zeros_like(r, x), view(r, flat), g);
+    return scatter_into_zeros(r, x, view(r, flat), g);
 }
 
 static pe_array slice_of(const pe_grad_step *r, pe_array a)
@@ -336,7 +388,7 @@ static pe_array jvp_spread(const pe_grad_step *r, const pe_array *t)
 /* gather(a, index): result[i] = a.flat[index[i]]; the adjoint adds them back */
 static void vjp_gather(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
 {
-    if (wanted[0]) adj[0] = pe_scatter_add_at(S, zeros_like(r, operand(r, 0)), X1, g);
+    if (wanted[0]) adj[0] = scatter_into_zeros(r, operand(r, 0), X1, g);
 }
 static pe_array jvp_gather(const pe_grad_step *r, const pe_array *t) { return pe_gather_at(S, t[0], X1); }
 
@@ -357,14 +409,51 @@ static pe_array jvp_concat(const pe_grad_step *r, const pe_array *t)
     return pe_concat_at(S, tangent_or_zeros(r, t, 0), tangent_or_zeros(r, t, 1), (int)r->node->param[0]);
 }
 
+/* conj(z): the adjoint of an adjoint's conjugate, the tangent's conjugate */
+static void vjp_conj(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    if (wanted[0]) adj[0] = CONJ(g);
+}
+static pe_array jvp_conj(const pe_grad_step *r, const pe_array *t) { return CONJ(t[0]); }
+
+/* complex(re, im): the adjoint's parts */
+static void vjp_complex(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    if (wanted[0]) adj[0] = pe_real_at(S, g);
+    if (wanted[1]) adj[1] = pe_imag_at(S, g);
+}
+static pe_array jvp_complex(const pe_grad_step *r, const pe_array *t)
+{
+    return pe_complex_at(S, tangent_or_zeros(r, t, 0), tangent_or_zeros(r, t, 1));
+}
+
+/* fft over param[0] axes (the last, or the last two): F is linear, its
+ * adjoint F^H = n ifft; ifft's, fft / n (n: the transformed elements) */
+static double transformed(const pe_grad_step *r)
+{
+    double n = 1;
+    for (int d = 0; d < r->node->param[0]; d++) n *= (double)r->node->shape[r->node->rank - 1 - d];
+    return n;
+}
+static void vjp_fft(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    if (wanted[0]) adj[0] = MUL(pe_ifft_at(S, g, (int)r->node->param[0]), C(transformed(r)));
+}
+static pe_array jvp_fft(const pe_grad_step *r, const pe_array *t) { return pe_fft_at(S, t[0], (int)r->node->param[0]); }
+static void vjp_ifft(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    if (wanted[0]) adj[0] = DIV(pe_fft_at(S, g, (int)r->node->param[0]), C(transformed(r)));
+}
+static pe_array jvp_ifft(const pe_grad_step *r, const pe_array *t) { return pe_ifft_at(S, t[0], (int)r->node->param[0]); }
+
 /* matmul(a, b): a [m, k] by b [k, n] or [k] */
 static void vjp_matmul(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
 {
     bool vector = operand(r, 1)->rank == 1;
     if (wanted[0])
-        adj[0] = vector ? MUL(pe_expand_dims_at(S, g, 1), pe_expand_dims_at(S, X1, 0))
-                        : pe_matmul_at(S, g, pe_transpose_at(S, X1));
-    if (wanted[1]) adj[1] = pe_matmul_at(S, pe_transpose_at(S, X0), g);
+        adj[0] = vector ? MUL(pe_expand_dims_at(S, g, 1), pe_expand_dims_at(S, CONJ(X1), 0))
+                        : pe_matmul_at(S, g, pe_transpose_at(S, CONJ(X1)));
+    if (wanted[1]) adj[1] = pe_matmul_at(S, pe_transpose_at(S, CONJ(X0)), g);
 }
 static pe_array jvp_matmul(const pe_grad_step *r, const pe_array *t)
 {
@@ -372,20 +461,143 @@ static pe_array jvp_matmul(const pe_grad_step *r, const pe_array *t)
     return a.h && b.h ? ADD(a, b) : a.h ? a : b;
 }
 
-/* lu_solve(lu, pivots, b) = A^-1 b, linear in b; the adjoint solves with A's
- * transpose, factored again from A = P^T L U (the factors take no derivative) */
+/* lu(a): L and U packed (P a = L U).  With F = L^-1 P dA U^-1 the packed
+ * tangent is L tril(F, -1) + triu(F) U; the adjoint of a packed adjoint
+ * (Lb strictly below the diagonal, Ub on and above) is
+ * P^T L^-H (tril(L^H Lb, -1) + triu(Ub U^H)) U^-H.  The pivots are those
+ * of a factoring again (the op's sibling port is no operand of it);
+ * inverses of L and U are solves through their own factors. */
+static pe_array triangle(const pe_grad_step *r, pe_array a, bool lower)
+{
+    const int64_t *shape = operand(r, 0)->shape; /* n x n: lu's a, lu_solve's lu */
+    pe_array row = pe_index_at(S, PE_I32, 2, shape, 0), col = pe_index_at(S, PE_I32, 2, shape, 1);
+    return COND(lower ? pe_gt_at(S, row, col) : pe_le_at(S, row, col), a, C(0));
+}
+static pe_array hermitian(const pe_grad_step *r, pe_array a) { return pe_transpose_at(S, CONJ(a)); }
+static pe_array solve(const pe_grad_step *r, pe_array m, pe_array b) /* m^-1 b */
+{
+    pe_array lu, pivots;
+    pe_lu_at(S, m, &lu, &pivots); /* an error is raised there, and the result is invalid */
+    return pe_lu_solve_at(S, lu, pivots, b);
+}
+static pe_array unpack(const pe_grad_step *r, pe_array *l, pe_array *u)
+{
+    pe_array lu, pivots;
+    pe_lu_at(S, X0, &lu, &pivots);
+    return pe_lu_unpack_at(S, lu, pivots, l, u);
+}
+/* lu_solve(lu, pivots, b) = A^-1 b = U^-1 L^-1 P b.  By b: the adjoint
+ * solves with A^H (A = P^T L U); by the factors, with c = U x:
+ * Ub = -U^-H g x^H on and above the diagonal, Lb = -(L^-H U^-H g) c^H
+ * below it, which lu's rule carries on to a (right-hand sides as columns) */
+static pe_array as_columns(const pe_grad_step *r, pe_array v)
+{
+    return operand(r, 2)->rank == 1 ? pe_expand_dims_at(S, v, 1) : v;
+}
 static void vjp_lu_solve(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
 {
-    if (!wanted[2]) return;
-    pe_array l, u, lu_t, pivots_t;
-    pe_array p = pe_lu_unpack_at(S, X0, X1, &l, &u);
-    pe_array a = pe_matmul_at(S, pe_transpose_at(S, p), pe_matmul_at(S, l, u));
-    if (pe_lu_at(S, pe_transpose_at(S, a), &lu_t, &pivots_t) != PE_OK) return;
-    adj[2] = pe_lu_solve_at(S, lu_t, pivots_t, g);
+    pe_array l, u, p = pe_lu_unpack_at(S, X0, X1, &l, &u);
+    if (wanted[2]) adj[2] = solve(r, hermitian(r, pe_matmul_at(S, pe_transpose_at(S, p), pe_matmul_at(S, l, u))), g);
+    if (wanted[0]) {
+        pe_array gu = solve(r, hermitian(r, u), as_columns(r, g)); /* U^-H g */
+        pe_array x = as_columns(r, Y), c = pe_matmul_at(S, u, x);
+        pe_array lb = NEG(pe_matmul_at(S, solve(r, hermitian(r, l), gu), hermitian(r, c)));
+        pe_array ub = NEG(pe_matmul_at(S, gu, hermitian(r, x)));
+        adj[0] = ADD(triangle(r, lb, true), triangle(r, ub, false));
+    }
 }
 static pe_array jvp_lu_solve(const pe_grad_step *r, const pe_array *t)
 {
-    return t[2].h ? pe_lu_solve_at(S, X0, X1, t[2]) : NONE;
+    pe_array by_b = t[2].h ? pe_lu_solve_at(S, X0, X1, t[2]) : NONE;
+    if (!t[0].h) return by_b;
+    pe_array l, u;
+    pe_lu_unpack_at(S, X0, X1, &l, &u);
+    pe_array x = as_columns(r, Y), c = pe_matmul_at(S, u, x);
+    pe_array inner = ADD(pe_matmul_at(S, triangle(r, t[0], false), x), solve(r, l, pe_matmul_at(S, triangle(r, t[0], true), c)));
+    pe_array by_lu = NEG(solve(r, u, inner));
+    if (operand(r, 2)->rank == 1) by_lu = pe_reshape_at(S, by_lu, 1, r->node->shape);
+    return by_b.h ? ADD(by_b, by_lu) : by_lu;
+}
+
+static pe_array reversed(const pe_grad_step *r, pe_array a, int axis);
+
+static void vjp_lu(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    if (!wanted[0]) return;
+    pe_array l, u, p = unpack(r, &l, &u);
+    pe_array m = ADD(triangle(r, pe_matmul_at(S, hermitian(r, l), triangle(r, g, true)), true),
+                     triangle(r, pe_matmul_at(S, triangle(r, g, false), hermitian(r, u)), false));
+    pe_array left = solve(r, hermitian(r, l), m);                                   /* L^-H m */
+    pe_array both = hermitian(r, solve(r, u, hermitian(r, left)));                   /* (U^-1 left^H)^H */
+    adj[0] = pe_matmul_at(S, pe_transpose_at(S, p), both);
+}
+static pe_array jvp_lu(const pe_grad_step *r, const pe_array *t)
+{
+    pe_array l, u, p = unpack(r, &l, &u);
+    pe_array left = solve(r, l, pe_matmul_at(S, p, t[0]));                           /* L^-1 P dA */
+    pe_array f = pe_transpose_at(S, solve(r, pe_transpose_at(S, u), pe_transpose_at(S, left))); /* left U^-1 */
+    return ADD(pe_matmul_at(S, l, triangle(r, f, true)), pe_matmul_at(S, triangle(r, f, false), u));
+}
+
+/* spmv(structure, values, x): structure is row_ptr (rows + 1) then col_idx
+ * (one per value), both i32.  Each value's row is how many row starts after
+ * the first it has reached; the adjoints and tangents are gathers, scatters
+ * and bincounts over the nonzeros (real values: PE's spmv takes no complex) */
+static void nonzeros(const pe_grad_step *r, pe_array *row, pe_array *col)
+{
+    int64_t rows = r->node->shape[0], nnz = operand(r, 1)->numel;
+    pe_array starts = pe_slice_at(S, X0, (int64_t[]){1}, (int64_t[]){rows - 1});
+    pe_array reached = pe_slice_at(S, pe_bincount_at(S, starts, NONE, nnz + 1), (int64_t[]){0}, (int64_t[]){nnz});
+    *row = pe_cumsum_at(S, reached, 0);
+    *col = pe_slice_at(S, X0, (int64_t[]){rows + 1}, (int64_t[]){nnz});
+}
+static void vjp_spmv(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    pe_array row, col;
+    nonzeros(r, &row, &col);
+    pe_array g_row = pe_gather_at(S, g, row);
+    if (wanted[1]) adj[1] = MUL(g_row, pe_gather_at(S, X2, col));
+    if (wanted[2]) adj[2] = pe_scatter_add_at(S, zeros_like(r, operand(r, 2)), col, MUL(g_row, X1));
+}
+static pe_array jvp_spmv(const pe_grad_step *r, const pe_array *t)
+{
+    pe_array row, col;
+    nonzeros(r, &row, &col);
+    pe_array terms = NONE;
+    if (t[1].h) terms = MUL(t[1], pe_gather_at(S, X2, col));
+    if (t[2].h) terms = terms.h ? ADD(terms, MUL(X1, pe_gather_at(S, t[2], col))) : MUL(X1, pe_gather_at(S, t[2], col));
+    return terms.h ? pe_bincount_at(S, row, terms, r->node->shape[0]) : NONE;
+}
+
+/* cumprod along param[0], exact with zeros: before an axis' first zero,
+ * d y_j / d x_i = y_j / x_i; at the first zero it is y'_j, the running
+ * product with that zero read as 1; after it, nothing */
+typedef struct {
+    pe_array before, first, primed; /* no zero yet; the first zero; cumprod of x with it as 1 */
+} cumprod_zeros;
+static cumprod_zeros zeros_along(const pe_grad_step *r, int axis)
+{
+    pe_array zero = EQ(X0, C(0));
+    pe_array seen = pe_cumsum_at(S, pe_cast_at(S, zero, PE_I32), axis);
+    pe_array first = pe_and_at(S, zero, EQ(seen, pe__weak_int(1)));
+    return (cumprod_zeros){EQ(seen, pe__weak_int(0)), first, pe_cumprod_at(S, COND(first, C(1), X0), axis)};
+}
+static void vjp_cumprod(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    int axis = (int)r->node->param[0];
+    if (!wanted[0] || r->node->shape[axis] == 0) return;
+    cumprod_zeros z = zeros_along(r, axis);
+    pe_array from_end = reversed(r, pe_cumsum_at(S, reversed(r, MUL(g, CONJ(Y)), axis), axis), axis);
+    pe_array at_first = reversed(r, pe_cumsum_at(S, reversed(r, MUL(g, CONJ(z.primed)), axis), axis), axis);
+    adj[0] = COND(z.before, DIV(from_end, CONJ(X0)), COND(z.first, at_first, C(0)));
+}
+static pe_array jvp_cumprod(const pe_grad_step *r, const pe_array *t)
+{
+    int axis = (int)r->node->param[0];
+    cumprod_zeros z = zeros_along(r, axis);
+    pe_array before = MUL(Y, pe_cumsum_at(S, DIV(t[0], X0), axis));
+    pe_array after = MUL(z.primed, pe_cumsum_at(S, COND(z.first, t[0], C(0)), axis));
+    return COND(z.before, before, after);
 }
 
 /* cumsum along param[0]: the adjoint is the running sum from the other end */
@@ -454,6 +666,11 @@ pe_array pe_grad_fit(const pe_site *s, pe_array v, int rank, const int64_t *shap
 {
     const pe_port *p = pe_port_peek(v, NULL);
     if (!p) return pe_cast_at(s, v, t); /* invalid: the cast says so */
+    if (pe_dtype_is_complex((pe_dtype)p->dtype) && !pe_dtype_is_complex(t)) { /* a real operand's share: the real part */
+        v = pe_real_at(s, v);
+        p = pe_port_peek(v, NULL);
+        if (!p) return pe_cast_at(s, v, t);
+    }
     int vr = p->rank;
     int64_t vs[PE_MAX_RANK];
     for (int d = 0; d < vr; d++) vs[d] = p->shape[d];
