@@ -1026,20 +1026,21 @@ pe_array pe_correlate_at(const pe_site *s, pe_array a, pe_array kernel);
 ///@}
 /** @name Automatic differentiation
  * Derivatives of recorded programs (jit/grad).  pe_grad_enable marks an
- * f32 or f64 array as a variable; from then on every operation on it, and on
- * what depends on it, is remembered with its operands (the derivative tape:
- * the values a derivative needs stay reachable, stored or computed again on
- * demand, for as long as the result is held).  pe_grad records the reverse
- * sweep, pe_jvp the forward one, as ordinary operations at the caller's line:
- * fused, cached, replayed (PE_MACRO), placed and checked (PE_CHECK) like
- * the rest of the program.  Each operation's derivative is a row of
- * irformat/ops_grad.def; comparisons, rounding, indices and counts pass no
- * derivative (zero), as in JAX; min/max ties split it equally.  Only f32 and
- * f64 are differentiated: a path through an integer or boolean value gives
- * zero, and one through a complex value or an operation whose derivative is
- * not implemented yet (listed in docs/api.md) is a PE_E_TYPE error naming it.
- * The answers are not themselves differentiated (no second derivatives).
- * In a loop, mark the carried value again each step
+ * f32, f64, c64 or c128 array as a variable; from then on every operation on
+ * it, and on what depends on it, is remembered with its operands (the
+ * derivative tape: the values a derivative needs stay reachable, stored or
+ * computed again on demand, for as long as the result is held).  pe_grad
+ * records the reverse sweep, pe_jvp the forward one, as ordinary operations
+ * at the caller's line: fused, cached, replayed (PE_MACRO), placed and
+ * checked (PE_CHECK) like the rest of the program.  Each operation's
+ * derivative is a row of irformat/ops_grad.def; comparisons, rounding,
+ * indices and counts pass no derivative (zero), as in JAX; min/max ties
+ * split it equally.  A complex variable z = x + iy gets dL/dx + i dL/dy
+ * (the direction a descent steps against); a complex y is differentiated as
+ * the real part of its sum.  A path through an integer or boolean value
+ * gives zero; one through lu_cond (an estimate) is a PE_E_TYPE error naming
+ * it.  The answers are not themselves differentiated (no second
+ * derivatives).  In a loop, mark the carried value again each step
  * (w = pe_grad_enable(w_next)): that cuts its history, and memory stays
  * flat. */
 ///@{
@@ -1047,7 +1048,7 @@ pe_array pe_grad_enable_at(const pe_site *s, pe_array x);
 int pe_grad_at(const pe_site *s, pe_array y, int n, const pe_array *wrt, pe_array *out);
 pe_array pe_jvp_at(const pe_site *s, pe_array y, int n, const pe_array *wrt, const pe_array *tangents);
 /** pe_grad_enable(x): a new reference to x marked as a variable to differentiate against (a leaf: history before
- * it is cut); f32 or f64, else PE_E_TYPE. */
+ * it is cut); f32, f64, c64 or c128, else PE_E_TYPE. */
 #define pe_grad_enable(...) pe_grad_enable_at(PE_HERE, __VA_ARGS__)
 /** pe_grad(y, n, wrt, out): reverse mode: out[i] = d(sum of y's elements)/d wrt[i], of wrt[i]'s shape and dtype
  * (zeros where y does not depend on it); each wrt[i] marked by pe_grad_enable, else PE_E_ARG.  Returns PE_OK or an

@@ -236,6 +236,11 @@ static pe_array f_cumprod(const pe_array *x)
     double mask[12] = {1, 0, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1};
     return pe_cumprod(pe_mul(x[0], pe_f64_2d(mask, 3, 4)), 1);
 }
+/* convolutions: kernels past PE_CONV_DIRECT_TAPS go through FFTs (conv_fft), small ones are views */
+static pe_array f_conv(const pe_array *x) { return pe_sin(pe_conv(x[0], x[1])); }
+static pe_array f_correlate(const pe_array *x) { return pe_sin(pe_correlate(x[0], x[1])); }
+static pe_array f_c_conv(const pe_array *x) { return pe_exp(pe_mul(pe_conv(x[0], x[1]), 0.1)); }
+static pe_array f_c_correlate(const pe_array *x) { return pe_exp(pe_mul(pe_correlate(x[0], x[1]), 0.1)); }
 static pe_array f_cumprod0(const pe_array *x) { return pe_cumprod(x[0], 0); }
 static pe_array f_cumsum0(const pe_array *x) { return pe_cumsum(x[0], 0); }
 static pe_array f_cumsum1(const pe_array *x) { return pe_sin(pe_cumsum(x[0], 1)); }
@@ -359,6 +364,18 @@ static const grad_case cases[] = {
     {.op = "lu_solve", .f = f_solve_columns, .n_in = 2, .rank = {2, 1}, .shape = {{4, 4}, {8}}, .lo = {-1, -2},
      .hi = {1, 2}},
     {.op = "spmv", .f = f_spmv, .n_in = 2, .rank = {1, 1}, .shape = {{7}, {5}}, .lo = {-2, -2}, .hi = {2, 2}},
+    {.op = "conv_fft", .f = f_conv, .n_in = 2, .rank = {2, 1}, .shape = {{3, 80}, {70}}, .lo = {-1, -1}, .hi = {1, 1}},
+    {.op = "conv_fft", .f = f_conv, .n_in = 2, .rank = {2, 1}, .shape = {{2, 75}, {71}}, .lo = {-1, -1}, .hi = {1, 1}},
+    {.op = "conv_fft", .f = f_correlate, .n_in = 2, .rank = {2, 1}, .shape = {{3, 80}, {70}}, .lo = {-1, -1}, .hi = {1, 1}},
+    {.op = "conv_fft", .f = f_correlate, .n_in = 2, .rank = {1, 1}, .shape = {{75}, {71}}, .lo = {-1, -1}, .hi = {1, 1}},
+    {.op = "conv_fft", .f = f_conv, .n_in = 2, .rank = {2, 2}, .shape = {{9, 10}, {9, 8}}, .lo = {-1, -1}, .hi = {1, 1}},
+    {.op = "conv_fft", .f = f_correlate, .n_in = 2, .rank = {3, 2}, .shape = {{2, 9, 10}, {8, 9}}, .lo = {-1, -1},
+     .hi = {1, 1}},
+    {.op = "conv_fft", .f = f_c_conv, .n_in = 2, .rank = {2, 2}, .shape = {{6, 7}, {5, 4}}, .lo = {-1, -1}, .hi = {1, 1},
+     .complex_in = 3},
+    {.op = "conv_fft", .f = f_c_correlate, .n_in = 2, .rank = {1, 1}, .shape = {{30}, {20}}, .lo = {-1, -1}, .hi = {1, 1},
+     .complex_in = 3},
+    {.op = "conv_fft", .f = f_conv, .n_in = 2, .rank = {2, 1}, .shape = {{3, 20}, {5}}, .lo = {-1, -1}, .hi = {1, 1}}, /* views */
     ONE("cumprod", f_cumprod, 0.5, 2), ONE("cumprod", f_cumprod0, -2, 2),
     ONE("cumsum", f_cumsum0, -2, 2), ONE("cumsum", f_cumsum1, -2, 2),
     ONE("sort", f_sort, -2, 2),
@@ -482,6 +499,47 @@ static void test_logistic_regression_gradient(void **state)
     }
     for (int j = 0; j < COLS; j++)
         if (fabs(got[j] - want[j]) > 1e-13) fail_msg("w[%d]: %.17g, want %.17g", j, got[j], want[j]);
+    tu_expect_no_error();
+}
+
+/* d log|det A| / dA = A^-T (Jacobi's formula), through pe_lu; the inverse by Gauss-Jordan in C */
+static void test_log_determinant(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    double a[N * N], inv[N][2 * N];
+    fill(a, N * N, -1, 1);
+    for (int i = 0; i < N; i++) a[i * N + (i + 2) % N] += 3; /* pivoting needed, well conditioned */
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < 2 * N; j++) inv[i][j] = j < N ? a[i * N + j] : (j - N == i);
+    for (int p = 0; p < N; p++) {
+        int best = p;
+        for (int i = p + 1; i < N; i++)
+            if (fabs(inv[i][p]) > fabs(inv[best][p])) best = i;
+        for (int j = 0; j < 2 * N; j++) {
+            double t = inv[p][j];
+            inv[p][j] = inv[best][j], inv[best][j] = t;
+        }
+        for (int i = 0; i < N; i++) {
+            if (i == p) continue;
+            double f = inv[i][p] / inv[p][p];
+            for (int j = 0; j < 2 * N; j++) inv[i][j] -= f * inv[p][j];
+        }
+    }
+    pe_array A = pe_grad_enable(pe_f64_2d(a, N, N)), lu, pivots, g;
+    assert_int_equal(pe_lu(A, &lu, &pivots), PE_OK);
+    int32_t diagonal[N];
+    for (int i = 0; i < N; i++) diagonal[i] = i * (N + 1);
+    pe_array logdet = pe_sum(pe_log(pe_abs(pe_gather(lu, pe_from_host(PE_I32, 1, (int64_t[]){N}, diagonal)))));
+    assert_int_equal(pe_grad(logdet, 1, &A, &g), PE_OK);
+    double got[N * N];
+    read_all(g, got, N * N);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            double want = inv[j][N + i] / inv[j][j]; /* (A^-1)^T [i][j] */
+            if (fabs(got[i * N + j] - want) > 1e-12 * (1 + fabs(want)))
+                fail_msg("[%d][%d]: %.17g, A^-T's %.17g", i, j, got[i * N + j], want);
+        }
     tu_expect_no_error();
 }
 
@@ -620,6 +678,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_products_with_zeros_and_ties, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_black_scholes_greeks, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_logistic_regression_gradient, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_log_determinant, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_training_loop_stays_flat, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_gradient_through_macro_replays, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_errors_name_the_line, tu_setup, tu_teardown),

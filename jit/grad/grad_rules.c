@@ -446,6 +446,64 @@ static void vjp_ifft(const pe_grad_step *r, pe_array g, const bool *wanted, pe_a
 }
 static pe_array jvp_ifft(const pe_grad_step *r, const pe_array *t) { return pe_ifft_at(S, t[0], (int)r->node->param[0]); }
 
+/* conv_fft(a, kernel) over a's last param[0] axes, "same" size:
+ * y[i] = sum_v a[i + o - v] k[v], o = (K - 1) / 2 per axis (param[1] = 1:
+ * a correlation, k[v] read as conj(k[K - 1 - v])).  By a: the other of the
+ * pair (correlate for conv, conv for correlate) of g with the kernel,
+ * shifted by one along an axis of even K (its centre is the other side);
+ * by the kernel: k_adj[v] = sum_i g[i] conj(a[i + o - v]), the cross-
+ * correlation at lags v - o, from FFTs of g and a zero-padded to n + K
+ * (no wrap), rolled by o and cut to K (summed over a's batch axes by the
+ * fit); a correlation's kernel takes it reversed and conjugated. */
+static void vjp_conv_fft(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
+{
+    int dims = (int)r->node->param[0], rank = r->node->rank;
+    bool correlation = r->node->param[1] != 0;
+    const pe_port *a = operand(r, 0), *k = operand(r, 1);
+    if (wanted[0]) {
+        pe_array padded = g;
+        int64_t start[PE_MAX_RANK] = {0}, count[PE_MAX_RANK];
+        for (int d = 0; d < rank; d++) count[d] = a->shape[d];
+        for (int d = 0; d < dims; d++) {
+            int axis = rank - 1 - d;
+            if (k->shape[k->rank - 1 - d] % 2) continue;
+            padded = pe_pad_at(S, padded, axis, 0, 1, PE_PAD_CONSTANT, 0.0);
+            start[axis] = 1;
+        }
+        pe_array other = correlation ? pe_conv_at(S, padded, X1) : pe_correlate_at(S, padded, X1);
+        adj[0] = pe_slice_at(S, other, start, count);
+    }
+    if (wanted[1]) {
+        pe_array pg = g, pa = X0;
+        for (int d = 0; d < dims; d++) {
+            int axis = rank - 1 - d;
+            int64_t kd = k->shape[k->rank - 1 - d];
+            pg = pe_pad_at(S, pg, axis, 0, kd, PE_PAD_CONSTANT, 0.0);
+            pa = pe_pad_at(S, pa, axis, 0, kd, PE_PAD_CONSTANT, 0.0);
+        }
+        pe_array lags = pe_ifft_at(S, MUL(pe_fft_at(S, pg, dims), pe_conj_at(S, pe_fft_at(S, pa, dims))), dims);
+        int64_t start[PE_MAX_RANK] = {0}, count[PE_MAX_RANK], step[PE_MAX_RANK];
+        for (int d = 0; d < rank; d++) count[d] = a->shape[d], step[d] = 1;
+        for (int d = 0; d < dims; d++) {
+            int axis = rank - 1 - d;
+            int64_t kd = k->shape[k->rank - 1 - d];
+            lags = pe_roll_at(S, lags, (kd - 1) / 2, axis);
+            count[axis] = kd;
+            if (correlation) start[axis] = kd - 1, step[axis] = -1; /* reversed */
+        }
+        pe_array cut = pe_slice_step_at(S, lags, start, count, step);
+        adj[1] = correlation ? pe_conj_at(S, cut) : cut;
+    }
+}
+static pe_array jvp_conv_fft(const pe_grad_step *r, const pe_array *t)
+{
+    bool correlation = r->node->param[1] != 0;
+    pe_array by_a = NONE, by_k = NONE;
+    if (t[0].h) by_a = correlation ? pe_correlate_at(S, t[0], X1) : pe_conv_at(S, t[0], X1);
+    if (t[1].h) by_k = correlation ? pe_correlate_at(S, X0, t[1]) : pe_conv_at(S, X0, t[1]);
+    return by_a.h && by_k.h ? ADD(by_a, by_k) : by_a.h ? by_a : by_k;
+}
+
 /* matmul(a, b): a [m, k] by b [k, n] or [k] */
 static void vjp_matmul(const pe_grad_step *r, pe_array g, const bool *wanted, pe_array *adj)
 {
