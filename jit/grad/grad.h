@@ -1,6 +1,8 @@
 /* grad.h — automatic differentiation's module (jit/grad): the rules of
- * irformat/ops_grad.def (grad_rules.c) and the sweeps over the derivative
- * tape (grad.c: pe_grad_enable, pe_grad, pe_jvp).  Every derivative is
+ * irformat/ops_grad.def (grad_rules.c, and the rules of their own in
+ * grad_views.c, grad_linalg.c, grad_order.c, written in grad_rules.h's
+ * vocabulary) and the sweeps over the derivative tape (grad.c:
+ * pe_grad_enable, pe_grad, pe_jvp).  Every derivative is
  * recorded as ordinary operations through the API's entry points, at the
  * site of the pe_grad or pe_jvp call: fused, cached, checked and placed
  * like the program around it. */

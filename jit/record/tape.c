@@ -17,14 +17,16 @@ static struct {
     size_t n, cap;
     uint32_t free_head;
     uint64_t seq;
-    int paused;
     uint32_t *dropping; /* ports whose nodes are being let go (a work list) */
     size_t n_dropping, cap_dropping;
     bool draining;
 } tape = {.free_head = NO_NODE};
 
-void pe_tape_pause(void) { tape.paused++; }
-void pe_tape_resume(void) { tape.paused--; }
+/* per thread: a sweep pauses its own requests, never another thread's */
+static _Thread_local int paused;
+
+void pe_tape_pause(void) { paused++; }
+void pe_tape_resume(void) { paused--; }
 
 pe_tape_node *pe_tape_node_of(uint32_t idx)
 {
@@ -60,7 +62,7 @@ static void describe(pe_tape_node *n, uint32_t idx, const pe_port *p)
 
 bool pe_tape_note(uint32_t idx, const pe_site *s)
 {
-    if (!pe_tape_variables || tape.paused) return true;
+    if (!pe_tape_variables || paused) return true;
     pe_port *p = pe_port_at(idx);
     bool depends = false;
     for (int i = 0; i < p->n_in; i++) depends |= pe_port_at(p->in[i])->tape != 0;

@@ -40,7 +40,7 @@ bool pe_tape_mark_variable(uint32_t idx, const pe_site *s);
 void pe_tape_drop(uint32_t idx);
 /* The node of port idx, or NULL. */
 pe_tape_node *pe_tape_node_of(uint32_t idx);
-/* Requests recorded while paused (the sweeps' own) make no nodes. */
+/* Requests this thread records while paused (a sweep's own) make no nodes. */
 void pe_tape_pause(void);
 void pe_tape_resume(void);
 /* At shutdown, after the ports went. */
