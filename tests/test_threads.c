@@ -2,7 +2,8 @@
  * records chains, reductions, scopes and reads its own results, which must
  * equal a plain C computation; and threads sharing one handle, reading it
  * while others release it, must see its value or an error, never other
- * data.  Built under ThreadSanitizer by scripts/test. */
+ * data; gradients taken on several threads at once.  Built under
+ * ThreadSanitizer by scripts/test. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -96,6 +97,33 @@ static void test_recording_overlaps_execution(void **state)
  * the runtime's, so one thread's flush takes others' requests into its
  * batch; a batch submitted while another waits for flow control must still
  * find that one as its dependency.  Every value is checked against C. */
+/* Gradients on several threads at once (issue 43): each thread marks its
+ * own variable, records sin(x) x, and asks pe_grad while the others record
+ * theirs; the tape is shared, a sweep's pause is its own thread's: every
+ * gradient is cos(x) x + sin(x), and nothing stays alive after. */
+static void *gradient_worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    double x[64], g[64];
+    for (int i = 0; i < 64; i++) x[i] = 0.01 * i + 0.5 * id;
+    for (int it = 0; it < 40; it++) {
+        pe_scope s = pe_scope_begin();
+        pe_array v = pe_grad_enable(pe_f64_1d(x, 64)), out;
+        pe_array y = pe_sum(pe_mul(pe_sin(v), v));
+        if (pe_grad(y, 1, &v, &out) != PE_OK || pe_read(out, g, sizeof g) != PE_OK) return (void *)1;
+        for (int i = 0; i < 64; i++)
+            if (fabs(g[i] - (cos(x[i]) * x[i] + sin(x[i]))) > 1e-14) return (void *)2;
+        pe_scope_end(s);
+    }
+    return NULL;
+}
+
+static void test_gradients_on_threads(void **state)
+{
+    (void)state;
+    run_threads(THREADS, gradient_worker);
+}
+
 enum { STRESS_THREADS = 12, STRESS_ITERATIONS = 400, STRESS_N = 64 };
 
 static void *stress_worker(void *arg)
@@ -239,6 +267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_threads_share_the_runtime, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_recording_overlaps_execution, tu_setup, tu_teardown),
+        cmocka_unit_test_setup_teardown(test_gradients_on_threads, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_many_threads_small_batches, tu_setup, tu_teardown),
         cmocka_unit_test_setup_teardown(test_read_races_release, tu_setup, tu_teardown),
     };
