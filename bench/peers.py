@@ -12,7 +12,8 @@ in RESULTS.md.  Run by scripts/bench.
         epilogue, fft, fft2, a 16-tap convolution; n = 4096 * scale); "ops":
         bench_ops.c's rows (cumsum, stable sort and argsort, histogram,
         bincount, np.add.at, the consumers of roll, pad and a slice update;
-        10^7 * scale float32 elements)
+        10^7 * scale float32 elements); "grad": bench_grad.c's rows in JAX
+        and Dr.Jit where they are installed (grad_peers)
 
 The gallery workloads are bench_gallery.c's, on the same inputs (its glibc
 rand() sequences are drawn through ctypes) and in its precisions (float32,
@@ -48,17 +49,8 @@ import sys
 import time
 
 import numpy as np
-import numexpr as ne
 
 RUNS, WARMUP = 7, 2
-if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] not in ("gallery", "intrinsics", "ops")):
-    sys.exit("usage: peers.py [scale] [gallery | intrinsics | ops]")
-scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-only_gallery = len(sys.argv) == 3 and sys.argv[2] == "gallery"
-only_intrinsics = len(sys.argv) == 3 and sys.argv[2] == "intrinsics"
-only_ops = len(sys.argv) == 3 and sys.argv[2] == "ops"
-tsv = open(os.environ["BENCH_TSV"], "a") if os.environ.get("BENCH_TSV") else None
-f32 = np.float32
 
 
 def median_ms(f):
@@ -70,6 +62,121 @@ def median_ms(f):
         f()
         times.append(time.perf_counter() - t0)
     return statistics.median(times) * 1e3
+
+
+def grad_peers(scale):
+    """bench_grad.c's rows in JAX (jax.jit, float32 / float64 as there) and
+    Dr.Jit (its LLVM backend, drjit.llvm.ad): Black-Scholes call prices of
+    4M * scale options, and their gradient by S, X and T read back; a
+    logistic regression step of 200000 x 32 float64 with the gradient
+    hand-written and derived (jax.value_and_grad; Dr.Jit has no matrix
+    product for it).  Each library is skipped where it is not installed."""
+    r, v = np.float32(0.02), np.float32(0.30)
+    n = int((4 << 20) * scale)
+    gen = np.random.default_rng(1)
+    s = gen.uniform(5, 30, n).astype(np.float32)
+    x = gen.uniform(1, 100, n).astype(np.float32)
+    t = gen.uniform(0.25, 10, n).astype(np.float32)
+    print(f"Black-Scholes, {n} float32 options; median of {RUNS} runs after {WARMUP} warm-ups (ms)")
+    try:
+        import jax
+        import jax.numpy as jnp
+        from jax.scipy.special import ndtr
+
+        def call(s, x, t):
+            sqrt_t = jnp.sqrt(t)
+            d1 = (jnp.log(s / x) + (r + 0.5 * v * v) * t) / (v * sqrt_t)
+            return s * ndtr(d1) - x * jnp.exp(-r * t) * ndtr(d1 - v * sqrt_t)
+
+        @jax.jit
+        def prices_and_gradient(s, x, t):  # reverse mode of the sum of the prices, the prices with it
+            prices, back = jax.vjp(call, s, x, t)
+            return (prices,) + back(jnp.ones_like(prices))
+
+        forward = jax.jit(call)
+        js, jx, jt = (jax.device_put(a) for a in (s, x, t))
+        f_ms = median_ms(lambda: np.asarray(forward(js, jx, jt)))
+        g_ms = median_ms(lambda: [np.asarray(a) for a in prices_and_gradient(js, jx, jt)])
+        print(f"  JAX {jax.__version__}: forward {f_ms:.2f}, gradient by S, X, T (and the prices) {g_ms:.2f}, "
+              f"gradient / forward {g_ms / f_ms:.2f}x")
+    except ImportError:
+        print("  JAX: not installed")
+    try:
+        import drjit as dr
+        from drjit.llvm.ad import Float
+
+        def dr_call(s, x, t):
+            rate, vol = float(r), float(v)  # Python floats: a NumPy scalar would turn Dr.Jit's arrays into NumPy's
+            sqrt_t = dr.sqrt(t)
+            d1 = (dr.log(s / x) + (rate + 0.5 * vol * vol) * t) / (vol * sqrt_t)
+            d2 = d1 - vol * sqrt_t
+            cdf = lambda d: 0.5 * (1 + dr.erf(d * 0.7071067811865476))
+            return s * cdf(d1) - x * dr.exp(-rate * t) * cdf(d2)
+
+        def dr_forward():
+            c = dr_call(Float(s), Float(x), Float(t))
+            return c.numpy()
+
+        def dr_gradient():
+            ds, dx, dt = Float(s), Float(x), Float(t)
+            dr.enable_grad(ds, dx, dt)
+            c = dr_call(ds, dx, dt)
+            dr.backward(c)
+            return c.numpy(), dr.grad(ds).numpy(), dr.grad(dx).numpy(), dr.grad(dt).numpy()
+
+        f_ms, g_ms = median_ms(dr_forward), median_ms(dr_gradient)
+        print(f"  Dr.Jit {dr.__version__} (LLVM): forward {f_ms:.2f}, gradient by S, X, T (and the prices) {g_ms:.2f}, "
+              f"gradient / forward {g_ms / f_ms:.2f}x")
+    except ImportError:
+        print("  Dr.Jit: not installed")
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+        rows, cols, rate = 200000, 32, 0.5
+        xs = jnp.asarray(gen.uniform(-1, 1, (rows, cols)))
+        ys = jnp.asarray((gen.uniform(0, 1, rows) < 0.5).astype(np.float64))
+
+        def loss(w):
+            z = xs @ w
+            return jnp.mean(jnp.maximum(z, 0) + jnp.log1p(jnp.exp(-jnp.abs(z))) - ys * z)
+
+        @jax.jit
+        def by_hand(w):
+            z = xs @ w
+            return loss(w), w - rate * (xs.T @ (jax.nn.sigmoid(z) - ys)) / rows
+
+        @jax.jit
+        def derived(w):
+            value, g = jax.value_and_grad(loss)(w)
+            return value, w - rate * g
+
+        def steps(step):
+            w = jnp.zeros(cols)
+            for _ in range(5):
+                value, w = step(w)
+                float(value)  # the loss read each step, as bench_grad's loop reads it
+        h_ms, d_ms = median_ms(lambda: steps(by_hand)) / 5, median_ms(lambda: steps(derived)) / 5
+        print(f"logistic regression step, {rows} x {cols} float64, JAX: hand-written gradient {h_ms:.3f}, "
+              f"derived {d_ms:.3f}, {d_ms / h_ms:.2f}x")
+    except ImportError:
+        pass
+
+
+if len(sys.argv) == 3 and sys.argv[2] == "grad":
+    grad_peers(float(sys.argv[1]))
+    sys.exit(0)
+
+import numexpr as ne  # noqa: E402 (the grad rows need neither NumPy's peers nor numexpr)
+
+if len(sys.argv) > 3 or (len(sys.argv) == 3 and sys.argv[2] not in ("gallery", "intrinsics", "ops")):
+    sys.exit("usage: peers.py [scale] [gallery | intrinsics | ops | grad]")
+scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+only_gallery = len(sys.argv) == 3 and sys.argv[2] == "gallery"
+only_intrinsics = len(sys.argv) == 3 and sys.argv[2] == "intrinsics"
+only_ops = len(sys.argv) == 3 and sys.argv[2] == "ops"
+tsv = open(os.environ["BENCH_TSV"], "a") if os.environ.get("BENCH_TSV") else None
+f32 = np.float32
 
 
 def row(name, np_ms, ne_ms, check=""):
