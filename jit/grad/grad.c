@@ -13,6 +13,7 @@
 #include "../record/record.h"
 #include "../../exec/base/error.h"
 #include "../../exec/base/grow.h"
+#include "../../exec/base/shape.h"
 #include "../../exec/base/site.h"
 
 static bool is_real_float(pe_dtype t) { return t == PE_F32 || t == PE_F64; }
@@ -242,15 +243,22 @@ pe_array pe_jvp_at(const pe_site *s, pe_array y, int n, const pe_array *wrt, con
         free(wrt_idx);
         return pe_invalid_result(s, PE_OP_data, pe_last_error() ? pe_last_error()->code : PE_E_ARG);
     }
+    if (n > 0 && !tangents) {
+        pe_raise(s, PE_E_ARG, api, "tangents is NULL (%d variables)", n);
+        free(wrt_idx);
+        return pe_invalid_result(s, PE_OP_data, PE_E_ARG);
+    }
     for (int i = 0; i < n; i++) {
-        pe_port *t = tangents ? pe_port_lookup(s, tangents[i], api, NULL) : NULL;
+        pe_port *t = pe_port_lookup(s, tangents[i], api, NULL); /* a bad handle: raised there */
         const pe_port *v = pe_port_at(wrt_idx[i]);
         bool fits = t && t->rank == v->rank;
         for (int d = 0; fits && d < v->rank; d++) fits = t->shape[d] == v->shape[d];
         if (!fits) {
-            if (t || !tangents) pe_raise(s, PE_E_SHAPE, api, "tangent %d must have its variable's shape", i);
+            char want[96];
+            pe_format_shape(want, sizeof want, v->rank, v->shape);
+            if (t) pe_raise(s, PE_E_SHAPE, api, "tangent %d must have its variable's shape %s", i, want);
             free(wrt_idx);
-            return pe_invalid_result(s, PE_OP_data, tangents ? PE_E_SHAPE : PE_E_ARG);
+            return pe_invalid_result(s, PE_OP_data, t ? PE_E_SHAPE : PE_E_HANDLE);
         }
     }
     sweep w = {0};
