@@ -629,6 +629,21 @@ static void test_gradient_through_macro_replays(void **state)
     }
     pe_stats st = tu_stats();
     assert_true(st.macro_hits >= 3);
+    /* pe_grad inside a section: the sweep's operations are the body's, replayed with it */
+    for (int it = 0; it < 4; it++) {
+        pe_scope sc = pe_scope_begin();
+        pe_array x = pe_grad_enable(pe_f64_1d(xs, 3));
+        pe_array ins[1] = {x}, outs[1];
+        PE_MACRO(sweep, ins, 1, outs, 1, NULL, 0) { pe_grad(pe_sum(pe_mul(pe_sin(ins[0]), ins[0])), 1, &ins[0], &outs[0]); }
+        double got[3];
+        read_all(outs[0], got, 3);
+        for (int i = 0; i < 3; i++) {
+            double want = cos(xs[i]) * xs[i] + sin(xs[i]);
+            if (fabs(got[i] - want) > 1e-14 * fabs(want)) fail_msg("in-body sweep %d, x[%d]: %.17g want %.17g", it, i, got[i], want);
+        }
+        pe_scope_end(sc);
+    }
+    assert_true(tu_stats().macro_hits >= st.macro_hits + 3);
     tu_expect_no_error();
 }
 
